@@ -1,0 +1,36 @@
+# The two commands of the README's quick start are `make demo` and `make test`.
+# Each creates .venv and installs the project when it is missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench crds package clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/modelplane render examples/
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+crds: $(STAMP)
+	$(BIN)/modelplane crds --out package/crds
+
+package: $(STAMP)
+	$(BIN)/modelplane package --out package
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

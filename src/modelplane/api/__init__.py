@@ -1,0 +1,52 @@
+"""The API: typed models of every kind Modelplane serves or reads (pure; no I/O)."""
+
+from modelplane.api.base import GROUP_VERSION, RULES, KubeModel, Rule
+from modelplane.api.inferenceclass import Device, InferenceClass, TypedValue
+from modelplane.api.inferencecluster import GpuPool, InferenceCluster, PoolDevice, Taint
+from modelplane.api.kinds import KIND_BY_NAME, KINDS, KindInfo
+from modelplane.api.meta import Condition, ObjectMeta
+from modelplane.api.modelcache import ModelCache
+from modelplane.api.modeldeployment import (
+    DeviceRequest,
+    Engine,
+    EngineMember,
+    ModelDeployment,
+    Toleration,
+)
+from modelplane.api.modelendpoint import ModelEndpoint
+from modelplane.api.modelreplica import (
+    ModelReplica,
+    ReplicaEngine,
+    ReplicaMember,
+    ResolvedDeviceRequest,
+)
+
+__all__ = [
+    "GROUP_VERSION",
+    "KINDS",
+    "KIND_BY_NAME",
+    "RULES",
+    "Condition",
+    "Device",
+    "DeviceRequest",
+    "Engine",
+    "EngineMember",
+    "GpuPool",
+    "InferenceClass",
+    "InferenceCluster",
+    "KindInfo",
+    "KubeModel",
+    "ModelCache",
+    "ModelDeployment",
+    "ModelEndpoint",
+    "ModelReplica",
+    "ObjectMeta",
+    "PoolDevice",
+    "ReplicaEngine",
+    "ReplicaMember",
+    "ResolvedDeviceRequest",
+    "Rule",
+    "Taint",
+    "Toleration",
+    "TypedValue",
+]

@@ -1,0 +1,282 @@
+"""InferenceCluster: one Kubernetes cluster of the fleet."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import ConfigDict, Field
+
+from modelplane.api.base import (
+    GROUP_VERSION,
+    FreeForm,
+    KubeModel,
+    OpenModel,
+    list_map,
+    rule,
+    validations,
+)
+from modelplane.api.inferenceclass import Claim, TypedValue, CapacityValue, ICL_07
+from modelplane.api.meta import CONDITIONS_LIST, Condition, ObjectMeta
+
+Source = Literal["GKE", "EKS", "AKS", "Nebius", "Vultr", "Existing"]
+Stack = Literal["Standard", "Dynamo"]
+
+IC_01 = rule(
+    "IC-01",
+    "self.cluster.source != 'Nebius' || !has(self.nodePools) || self.nodePools.all(p, "
+    "!has(p.fabric) || p.fabric.type != 'InfiniBand' || has(p.fabric.infiniband))",
+    "fabric.infiniband is required when fabric.type is InfiniBand and cluster.source is Nebius.",
+)
+IC_02 = rule(
+    "IC-02",
+    "self.source != 'Existing' || has(self.existing)",
+    "spec.cluster.existing is required when spec.cluster.source is Existing.",
+)
+IC_SOURCE_RULES = [
+    rule(
+        f"IC-0{i + 3}",
+        f"self.source != '{value}' || has(self.{block})",
+        f"spec.cluster.{block} is required when spec.cluster.source is {value}.",
+    )
+    for i, (value, block) in enumerate(
+        [("GKE", "gke"), ("EKS", "eks"), ("AKS", "aks"), ("Nebius", "nebius"), ("Vultr", "vultr")]
+    )
+]
+IC_08 = rule(
+    "IC-08",
+    "self == oldSelf",
+    "spec.stack is immutable; recreate the cluster to change its serving stack.",
+)
+IC_09 = rule(
+    "IC-09",
+    "!has(self.infiniband) || self.type == 'InfiniBand'",
+    "fabric.infiniband is only valid when fabric.type is InfiniBand.",
+)
+IC_10 = rule(
+    "IC-10",
+    "self.metadata.name.size() <= 63",
+    "InferenceCluster names must be at most 63 characters: the name is stamped as the "
+    "modelplane.ai/cluster label value",
+)
+IC_11 = rule(
+    "IC-11",
+    "self.name.matches('^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$')",
+    "node pool name must be a non-empty label value: it is the modelplane.ai/pool node label",
+)
+
+
+class SecretRef(KubeModel):
+    """A key of a Secret holding a kubeconfig."""
+
+    name: str = Field(min_length=1, max_length=253)
+    key: str = Field(default="kubeconfig", min_length=1, max_length=253)
+
+
+class IdentitySecretRef(KubeModel):
+    """A key of a Secret holding cloud identity credentials."""
+
+    name: str = Field(min_length=1, max_length=253)
+    key: str = Field(default="private_key", min_length=1, max_length=253)
+    type: Literal[
+        "GoogleApplicationCredentials", "AWSWebIdentityCredentials", "NebiusServiceAccountCredentials"
+    ] = "GoogleApplicationCredentials"
+
+
+class ExistingCache(KubeModel):
+    """Where an existing cluster stages model caches."""
+
+    storage_class_name: str | None = Field(default=None, min_length=1, max_length=253)
+
+
+class ExistingCluster(KubeModel):
+    """A cluster brought as-is."""
+
+    secret_ref: SecretRef
+    identity_secret_ref: IdentitySecretRef | None = None
+    cache: ExistingCache | None = None
+
+
+class Credentials(KubeModel):
+    """The provider config a cloud cluster is created through."""
+
+    type: Literal["ProviderConfig", "ClusterProviderConfig"] = "ClusterProviderConfig"
+    name: str = Field(default="default", min_length=1, max_length=253)
+
+
+class GKECluster(KubeModel):
+    """A GKE cluster."""
+
+    region: str = Field(min_length=1, max_length=32)
+    kubernetes_version: str = "1.35"
+    credentials: Credentials | None = None
+
+
+class EKSCluster(KubeModel):
+    """An EKS cluster."""
+
+    region: str = Field(min_length=1, max_length=32)
+    kubernetes_version: str = "1.36"
+    credentials: Credentials | None = None
+
+
+class VultrCluster(KubeModel):
+    """A Vultr cluster."""
+
+    region: str = Field(min_length=1, max_length=32)
+    kubernetes_version: str = "v1.36.1+3"
+    credentials: Credentials | None = None
+
+
+class AKSCluster(KubeModel):
+    """An AKS cluster."""
+
+    location: str = Field(min_length=1, max_length=32)
+    kubernetes_version: str = "1.34"
+    credentials: Credentials | None = None
+
+
+class NebiusCluster(KubeModel):
+    """A Nebius cluster."""
+
+    kubernetes_version: str = "1.34"
+    credentials: Credentials | None = None
+
+
+class ClusterSource(KubeModel):
+    """Where the cluster comes from. Validated, not read by the scheduler."""
+
+    model_config = ConfigDict(json_schema_extra=validations(IC_02, *IC_SOURCE_RULES))
+
+    source: Source
+    existing: ExistingCluster | None = None
+    gke: GKECluster | None = None
+    eks: EKSCluster | None = None
+    aks: AKSCluster | None = None
+    nebius: NebiusCluster | None = None
+    vultr: VultrCluster | None = None
+
+
+class Taint(KubeModel):
+    """A cluster taint; NoSchedule keeps new replicas off, NoExecute also drains."""
+
+    key: str = Field(min_length=1)
+    value: str | None = None
+    effect: Literal["NoSchedule", "NoExecute"]
+
+
+class CapacityBlock(KubeModel):
+    """A capacity reservation. Not read."""
+
+    capacity_reservation_id: str = Field(min_length=4, max_length=64, pattern=r"^cr-[0-9a-f]+$")
+
+
+class InfiniBand(KubeModel):
+    """An InfiniBand fabric. Not read."""
+
+    fabric: str = Field(min_length=1, max_length=63)
+
+
+class Fabric(KubeModel):
+    """The node pool's network fabric. Not read."""
+
+    model_config = ConfigDict(json_schema_extra=validations(IC_09))
+
+    type: Literal["None", "EFA", "InfiniBand"] = "None"
+    infiniband: InfiniBand | None = None
+
+
+class NodePool(KubeModel):
+    """A node pool of the cluster, of one InferenceClass."""
+
+    model_config = ConfigDict(json_schema_extra=validations(IC_11))
+
+    name: str = Field(max_length=40, description="The modelplane.ai/pool node label value.")
+    class_name: str = Field(min_length=1, max_length=253, description="An InferenceClass name.")
+    node_count: int = Field(default=1, ge=0)
+    max_node_count: int | None = Field(default=None, ge=1)
+    min_node_count: int | None = Field(default=None, ge=0)
+    zones: list[str] | None = None
+    capacity_block: CapacityBlock | None = None
+    fabric: Fabric | None = None
+
+
+class InferenceClusterSpec(KubeModel):
+    """A cluster of the fleet."""
+
+    model_config = ConfigDict(json_schema_extra=validations(IC_01))
+
+    cluster: ClusterSource
+    stack: Annotated[Stack, Field(json_schema_extra=validations(IC_08))] = "Standard"
+    taints: Annotated[list[Taint], Field(json_schema_extra=list_map("key", "effect"))] | None = None
+    node_pools: Annotated[
+        list[NodePool], Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
+    ] | None = None
+    crossplane: FreeForm | None = None
+
+
+class PoolDevice(KubeModel):
+    """A device of a published pool: the class's device, claim and count required."""
+
+    model_config = ConfigDict(json_schema_extra=validations(ICL_07))
+
+    name: str = Field(min_length=1, max_length=63)
+    claim: Claim
+    driver: str = Field(min_length=1, max_length=253)
+    device_class_name: str | None = Field(default=None, min_length=1, max_length=253)
+    count: int = Field(ge=0)
+    attributes: Annotated[dict[str, TypedValue], Field(max_length=32)] | None = None
+    capacity: Annotated[dict[str, CapacityValue], Field(max_length=32)] | None = None
+
+
+class GpuPool(KubeModel):
+    """A pool the cluster publishes: node count and the devices of each node."""
+
+    name: str
+    nodes: int = Field(ge=0)
+    devices: Annotated[
+        list[PoolDevice], Field(max_length=16, json_schema_extra=list_map("name"))
+    ] | None = None
+
+
+class Gateway(KubeModel):
+    """The workload cluster's inference gateway."""
+
+    address: str | None = None
+
+
+class ProviderConfigRef(KubeModel):
+    """The ClusterProviderConfig every Object composed for this cluster goes through."""
+
+    name: str | None = None
+    kind: Literal["ClusterProviderConfig"] = "ClusterProviderConfig"
+
+
+class ClusterCacheStatus(KubeModel):
+    """Not read."""
+
+    storage_class_name: str | None = Field(default=None, max_length=253)
+
+
+class InferenceClusterStatus(OpenModel):
+    """What the cluster publishes."""
+
+    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
+    gateway: Gateway | None = None
+    provider_config_ref: ProviderConfigRef | None = None
+    gpu_pools: Annotated[
+        list[GpuPool], Field(max_length=8, json_schema_extra=list_map("name"))
+    ] | None = None
+    cache: ClusterCacheStatus | None = None
+    namespace: str | None = None
+
+
+class InferenceCluster(KubeModel):
+    """One Kubernetes cluster of the fleet."""
+
+    model_config = ConfigDict(json_schema_extra=validations(IC_10))
+
+    api_version: Literal["modelplane.ai/v1alpha1"] = GROUP_VERSION
+    kind: Literal["InferenceCluster"] = "InferenceCluster"
+    metadata: ObjectMeta
+    spec: InferenceClusterSpec
+    status: InferenceClusterStatus | None = None

@@ -1,0 +1,117 @@
+"""The six kinds: identity, scope, names and printer columns (api.md §0.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from modelplane.api.base import KubeModel
+from modelplane.api.inferenceclass import InferenceClass
+from modelplane.api.inferencecluster import InferenceCluster
+from modelplane.api.modelcache import ModelCache
+from modelplane.api.modeldeployment import ModelDeployment
+from modelplane.api.modelendpoint import ModelEndpoint
+from modelplane.api.modelreplica import ModelReplica
+
+Scope = Literal["Namespaced", "Cluster"]
+
+
+@dataclass(frozen=True)
+class PrinterColumn:
+    """An additional printer column of the XRD."""
+
+    name: str
+    json_path: str
+    type: str = "string"
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """Everything the CLI and the XRD generator need to know about one kind."""
+
+    kind: str
+    model: type[KubeModel]
+    scope: Scope
+    short_name: str
+    plural: str
+    description: str
+    printer_columns: tuple[PrinterColumn, ...] = ()
+    scale: bool = False
+    categories: tuple[str, ...] = field(default=("crossplane", "modelplane"))
+
+    @property
+    def namespaced(self) -> bool:
+        """True for namespaced kinds."""
+        return self.scope == "Namespaced"
+
+    @property
+    def singular(self) -> str:
+        """The lowercase singular name."""
+        return self.kind.lower()
+
+
+# In the order of api.md §0.1: error messages list kinds in this order.
+KINDS: tuple[KindInfo, ...] = (
+    KindInfo(
+        "ModelDeployment",
+        ModelDeployment,
+        "Namespaced",
+        "md",
+        "modeldeployments",
+        "Deploy a model to the fleet, from one pod to disaggregated prefill and decode.",
+        (PrinterColumn("REPLICAS", ".status.replicas.ready"),),
+        scale=True,
+    ),
+    KindInfo(
+        "ModelReplica",
+        ModelReplica,
+        "Namespaced",
+        "mr",
+        "modelreplicas",
+        "One complete serving instance of a ModelDeployment, pinned to one InferenceCluster.",
+        (PrinterColumn("CLUSTER", ".spec.clusterName"),),
+    ),
+    KindInfo(
+        "InferenceClass",
+        InferenceClass,
+        "Cluster",
+        "icl",
+        "inferenceclasses",
+        "A hardware recipe: the devices one node of a pool of this class offers.",
+    ),
+    KindInfo(
+        "InferenceCluster",
+        InferenceCluster,
+        "Cluster",
+        "ic",
+        "inferenceclusters",
+        "One Kubernetes cluster of the fleet: labels, taints, serving stack and GPU pools.",
+        (
+            PrinterColumn("SOURCE", ".spec.cluster.source"),
+            PrinterColumn("GATEWAY", ".status.gateway.address"),
+        ),
+    ),
+    KindInfo(
+        "ModelCache",
+        ModelCache,
+        "Namespaced",
+        "mc",
+        "modelcaches",
+        "Model weights staged once per matching cluster.",
+        (
+            PrinterColumn("SOURCE", ".spec.huggingFace.repo"),
+            PrinterColumn("READY", ".status.summary.ready"),
+        ),
+    ),
+    KindInfo(
+        "ModelEndpoint",
+        ModelEndpoint,
+        "Namespaced",
+        "me",
+        "modelendpoints",
+        "One reachable OpenAI-compatible backend.",
+        (PrinterColumn("URL", ".spec.url"),),
+    ),
+)
+
+KIND_BY_NAME: dict[str, KindInfo] = {k.kind: k for k in KINDS}

@@ -1,0 +1,63 @@
+"""ObjectMeta, conditions and small references shared by all kinds."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from modelplane.api.base import LABEL_VALUE, KubeModel, OpenModel, list_map
+
+
+class ObjectMeta(OpenModel):
+    """The metadata this project reads; other ObjectMeta fields are accepted and not read."""
+
+    name: str | None = None
+    namespace: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+
+
+class Condition(KubeModel):
+    """A status condition, as Crossplane and Kubernetes write them."""
+
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: str | None = None
+    observed_generation: int | None = None
+
+
+Conditions = list[Condition]
+CONDITIONS_LIST = list_map("type")
+
+
+class LocalObjectReference(KubeModel):
+    """A reference to an object in the same namespace, by name."""
+
+    name: str
+
+
+class NameRef(KubeModel):
+    """A reference by name (at least one character)."""
+
+    name: str = Field(min_length=1)
+
+
+class LabelSelector(KubeModel):
+    """Equality-only label selector: every pair must be present with an equal value."""
+
+    match_labels: dict[str, str] | None = None
+
+
+__all__ = [
+    "LABEL_VALUE",
+    "CONDITIONS_LIST",
+    "Condition",
+    "Conditions",
+    "LabelSelector",
+    "LocalObjectReference",
+    "NameRef",
+    "ObjectMeta",
+]

@@ -1,0 +1,130 @@
+"""ModelReplica: one scheduled replica, pinned to one cluster and, member by member, to a pool."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import ConfigDict, Field
+
+from modelplane.api.base import (
+    ATOMIC,
+    GROUP_VERSION,
+    FreeForm,
+    KubeModel,
+    OpenModel,
+    list_map,
+    rule,
+    validations,
+)
+from modelplane.api.meta import CONDITIONS_LIST, Condition, NameRef, ObjectMeta
+from modelplane.api.modeldeployment import (
+    MD_06,
+    MD_07,
+    MD_08,
+    MD_09,
+    MD_18,
+    MD_19,
+    MD_20,
+    MD_21,
+    Phase,
+    Role,
+    ReplicaServing,
+    WorkerSpec,
+)
+from modelplane.api.pod import ReplicaPodTemplate
+
+
+MR_01 = rule("MR-01", MD_06.rule, MD_06.message)
+MR_02 = rule("MR-02", MD_07.rule, MD_07.message)
+MR_03 = rule("MR-03", MD_08.rule, MD_08.message)
+MR_04 = rule("MR-04", MD_09.rule, MD_09.message)
+MR_05 = rule(
+    "MR-05",
+    "(self.members.size() == 1 && self.members[0].role == 'Standalone') || "
+    "(self.members.exists_one(m, m.role == 'Leader') && self.members.exists(m, m.role == 'Worker') "
+    "&& !self.members.exists(m, m.role == 'Standalone'))",
+    "an engine must be either a single Standalone member or one Leader and one Worker member",
+)
+MR_06 = rule(
+    "MR-06",
+    "self.members.exists(m, has(m.deviceRequests))",
+    "at least one member of an engine must carry deviceRequests",
+)
+
+class ReplicaSelector(KubeModel):
+    """A selector copied verbatim from the deployment."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
+    cel: str | None = Field(default=None, min_length=1, max_length=10240)
+
+
+class ResolvedDeviceRequest(KubeModel):
+    """A claimable request resolved against the member's pool."""
+
+    model_config = ConfigDict(json_schema_extra=validations(MD_21))
+
+    name: str = Field(min_length=1, max_length=63)
+    device_class_name: str = Field(min_length=1, max_length=253)
+    count: int = Field(default=1, ge=1, le=64)
+    selectors: Annotated[
+        list[ReplicaSelector], Field(max_length=8, json_schema_extra=ATOMIC)
+    ] | None = None
+
+
+class ReplicaMember(KubeModel):
+    """A member pinned to a pool, with the device requests it resolved there."""
+
+    model_config = ConfigDict(json_schema_extra=validations(MD_19, MD_20))
+
+    role: Role = "Standalone"
+    node_pool_name: str = Field(min_length=1, description="The pool this member's pods are pinned to.")
+    device_requests: Annotated[
+        list[ResolvedDeviceRequest],
+        Field(min_length=1, max_length=16, json_schema_extra=list_map("name")),
+    ] | None = None
+    worker: WorkerSpec | None = None
+    template: ReplicaPodTemplate
+
+
+class ReplicaEngine(KubeModel):
+    """An engine of a replica, in the deployment's engine order."""
+
+    model_config = ConfigDict(json_schema_extra=validations(MR_05, MR_06, MD_18))
+
+    name: str = Field(min_length=1, max_length=63)
+    copies: int = Field(default=1, ge=1, le=64)
+    phase: Phase | None = None
+    members: Annotated[
+        list[ReplicaMember], Field(min_length=1, max_length=2, json_schema_extra=ATOMIC)
+    ]
+
+
+class ModelReplicaSpec(KubeModel):
+    """The desired state of one replica."""
+
+    model_config = ConfigDict(json_schema_extra=validations(MR_01, MR_02, MR_03, MR_04))
+
+    cluster_name: str = Field(min_length=1, description="The InferenceCluster this replica is pinned to.")
+    model_cache_ref: NameRef | None = None
+    serving: ReplicaServing | None = None
+    engines: Annotated[
+        list[ReplicaEngine], Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
+    ]
+    crossplane: FreeForm | None = None
+
+
+class ModelReplicaStatus(OpenModel):
+    """Conditions of a replica: ModelAccepted, ModelReady, Crossplane's Ready and Synced."""
+
+    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
+
+
+class ModelReplica(KubeModel):
+    """One complete serving instance of a ModelDeployment on one InferenceCluster."""
+
+    api_version: Literal["modelplane.ai/v1alpha1"] = GROUP_VERSION
+    kind: Literal["ModelReplica"] = "ModelReplica"
+    metadata: ObjectMeta
+    spec: ModelReplicaSpec
+    status: ModelReplicaStatus | None = None

@@ -1,0 +1,1 @@
+"""The `modelplane` command (a shell: reads files, prints results)."""
