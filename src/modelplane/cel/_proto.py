@@ -160,7 +160,9 @@ def _build() -> descriptor_pool.DescriptorPool:
 
 _POOL = _build()
 Expr: Any = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("cel.expr.Expr"))
-ParsedExpr: Any = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("cel.expr.ParsedExpr"))
+ParsedExpr: Any = message_factory.GetMessageClass(
+    _POOL.FindMessageTypeByName("cel.expr.ParsedExpr")
+)
 CheckedExpr: Any = message_factory.GetMessageClass(
     _POOL.FindMessageTypeByName("cel.expr.CheckedExpr")
 )
