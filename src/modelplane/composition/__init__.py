@@ -1,0 +1,29 @@
+"""What a placed replica composes on its inference cluster (composition.md §4–§11).
+
+Pure functions: no I/O, clock or randomness. ``compose_replica`` is the entry point.
+"""
+
+from modelplane.composition.conditions import Event
+from modelplane.composition.endpoint import model_endpoint, replica_is_ready
+from modelplane.composition.picker import config_checksum, config_text, default_picker_config
+from modelplane.composition.replica import (
+    ComposedObject,
+    ReplicaComposition,
+    compose_replica,
+    derived_provider_config,
+    provider_config_for,
+)
+
+__all__ = [
+    "ComposedObject",
+    "Event",
+    "ReplicaComposition",
+    "compose_replica",
+    "config_checksum",
+    "config_text",
+    "default_picker_config",
+    "derived_provider_config",
+    "model_endpoint",
+    "provider_config_for",
+    "replica_is_ready",
+]

@@ -1,0 +1,124 @@
+"""Containers of a member's pods and of the picker: injection rules of composition.md §6."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+from modelplane.api.pod import EnvVar, ReplicaContainer, Resources
+from modelplane.composition.members import ENGINE_CONTAINER, MemberContext, http_port
+from modelplane.composition.types import Json
+
+SERVED_MODEL_NAME = "MODELPLANE_SERVED_MODEL_NAME"
+LEADER_ADDRESS = "MODELPLANE_LEADER_ADDRESS"
+RANK = "MODELPLANE_RANK"
+POOL_NAME = "MODELPLANE_POOL_NAME"
+POOL_NAMESPACE = "MODELPLANE_POOL_NAMESPACE"
+PICKER_CONFIG = "MODELPLANE_PICKER_CONFIG"
+
+LWS_LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
+LWS_RANK = "$(LWS_WORKER_INDEX)"
+GROVE_LEADER_ADDRESS = (
+    "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
+)
+
+CLAIM_NAME = "devices"
+DSHM_VOLUME = "dshm"
+CACHE_VOLUME = "model-cache"
+CACHE_MOUNT_PATH = "/mnt/models"
+CACHE_MODEL_ARG = f"--model={CACHE_MOUNT_PATH}"
+
+MANAGED_PROBE: Json = {
+    "httpGet": {"path": "/health", "port": "http"},
+    "initialDelaySeconds": 30,
+    "periodSeconds": 10,
+    "timeoutSeconds": 5,
+}
+
+
+def env_entry(name: str, value: str) -> Json:
+    """A literal environment variable."""
+    return {"name": name, "value": value}
+
+
+def merge_env(injected: Sequence[Json], user: Sequence[EnvVar] | None) -> list[Json]:
+    """Injected entries first, then the user's (unset fields dropped).
+
+    An injected entry whose name the user also sets is left out, so the user's entry
+    stays where the user put it (§6.2; only a hand-written replica can hit this).
+    """
+    user_entries = [e.model_dump(by_alias=True, exclude_none=True, mode="json") for e in user or []]
+    user_names = {e["name"] for e in user_entries}
+    return [e for e in injected if e["name"] not in user_names] + user_entries
+
+
+def member_env(ctx: MemberContext) -> list[Json]:
+    """The entries §6.2 injects into every container of a member's pods, in order."""
+    env = [env_entry(SERVED_MODEL_NAME, ctx.names.served_model_name)]
+    if ctx.member.role == "Standalone":
+        return env
+    if ctx.dynamo_gang:
+        env.append(env_entry(LEADER_ADDRESS, GROVE_LEADER_ADDRESS))
+        # Grove numbers each clique's pods from 0 and Kubernetes cannot add 1, so workers
+        # get no rank rather than a wrong one; the leader's rank is always 0.
+        if ctx.member.role == "Leader":
+            env.append(env_entry(RANK, "0"))
+    else:
+        env.append(env_entry(LEADER_ADDRESS, LWS_LEADER_ADDRESS))
+        env.append(env_entry(RANK, LWS_RANK))
+    return env
+
+
+def with_cache_model_arg(container: ReplicaContainer, has_cache: bool) -> list[str] | None:
+    """The engine args, with ``--model=/mnt/models`` appended when §6.1's rule holds."""
+    args = list(container.args) if container.args is not None else None
+    if not has_cache or container.command is not None:
+        return args
+    if any(a == "--model" or a.startswith("--model=") for a in args or []):
+        return args
+    return [*(args or []), CACHE_MODEL_ARG]
+
+
+def resources(user: Resources | None, claim: bool) -> Json | None:
+    """The user's requests and limits, plus the member's device claim; None when empty."""
+    out: Json = user.model_dump(by_alias=True, exclude_none=True, mode="json") if user else {}
+    if claim:
+        out["claims"] = [{"name": CLAIM_NAME}]
+    return out or None
+
+
+def _ports(container: ReplicaContainer, prepend_http: bool) -> list[Json] | None:
+    ports = [p.model_dump(by_alias=True, exclude_none=True, mode="json") for p in container.ports or []]
+    if prepend_http and http_port(container) is None:
+        ports.insert(0, {"name": "http", "containerPort": 8000})
+    return ports or None
+
+
+def _put(out: Json, key: str, value: object) -> None:
+    """Set ``key`` only when there is a value: unset fields are omitted, never empty."""
+    if value is not None:
+        out[key] = value
+
+
+def member_container(ctx: MemberContext, container: ReplicaContainer) -> Json:
+    """One container of a member's pod: the engine container or a sidecar (§6)."""
+    engine = container.name == ENGINE_CONTAINER
+    serving_engine = engine and ctx.serving
+    out: Json = {"name": container.name, "image": container.image}
+    _put(out, "command", list(container.command) if container.command is not None else None)
+    # Only a serving engine gets --model injected; elsewhere the args stay verbatim.
+    _put(out, "args", with_cache_model_arg(container, serving_engine and ctx.cache_pvc is not None))
+    out["env"] = merge_env(member_env(ctx), container.env)
+    _put(out, "ports", _ports(container, prepend_http=serving_engine))
+    if serving_engine:
+        out["readinessProbe"] = copy.deepcopy(MANAGED_PROBE)
+    elif not engine and container.readiness_probe is not None:
+        out["readinessProbe"] = container.readiness_probe.model_dump(
+            by_alias=True, exclude_none=True, mode="json"
+        )
+    _put(out, "resources", resources(container.resources, claim=engine and ctx.claims))
+    mounts = [{"name": DSHM_VOLUME, "mountPath": "/dev/shm"}] if engine else []
+    if ctx.cache_pvc is not None:
+        mounts.append({"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH})
+    _put(out, "volumeMounts", mounts or None)
+    return out

@@ -1,0 +1,86 @@
+"""Object order (composition.md §10) and delivery through provider-kubernetes Objects (§11)."""
+
+from __future__ import annotations
+
+from modelplane.api import ModelReplica
+from modelplane.composition.claims import claim_template
+from modelplane.composition.names import (
+    KEY_POOL,
+    KEY_ROUTE,
+    ReplicaNames,
+    cache_pvc_name,
+    claim_key,
+    workload_key,
+)
+from modelplane.composition.picker import picker_objects
+from modelplane.composition.routing import http_route, inference_pool, target_port
+from modelplane.composition.types import Json, Stack
+from modelplane.composition.workloads import engine_workload
+
+OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
+OBJECT_KIND = "Object"
+RESOURCE_NAME_ANNOTATION = "crossplane.io/composition-resource-name"
+
+AVAILABLE = (
+    'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Available" '
+    '&& c.status == "True")'
+)
+GROVE_AVAILABLE = (
+    "has(object.status) && has(object.status.observedGeneration) && "
+    "object.status.observedGeneration == object.metadata.generation && "
+    "object.spec.replicas > 0 && has(object.status.availableReplicas) && "
+    "object.status.availableReplicas >= object.spec.replicas"
+)
+DERIVE_FROM_CEL = "DeriveFromCelQuery"
+SUCCESSFUL_CREATE = "SuccessfulCreate"
+
+# Remote kinds whose readiness is a CEL query on their status (§11).
+_CEL_READINESS = {
+    ("apps/v1", "Deployment"): AVAILABLE,
+    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): AVAILABLE,
+    ("grove.io/v1alpha1", "PodCliqueSet"): GROVE_AVAILABLE,
+}
+
+
+def readiness(manifest: Json) -> Json:
+    """The Object's readiness policy for a remote object (§11)."""
+    query = _CEL_READINESS.get((manifest["apiVersion"], manifest["kind"]))
+    if query is None:
+        return {"policy": SUCCESSFUL_CREATE}
+    return {"policy": DERIVE_FROM_CEL, "celQuery": query}
+
+
+def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[str, str]) -> Json:
+    """The provider-kubernetes Object delivering ``manifest`` under resource key ``key``."""
+    kind, name = provider_config
+    return {
+        "apiVersion": OBJECT_API_VERSION,
+        "kind": OBJECT_KIND,
+        "metadata": {
+            "name": names.delivery_object(key),
+            "namespace": names.namespace,
+            "annotations": {RESOURCE_NAME_ANNOTATION: key},
+        },
+        "spec": {
+            "providerConfigRef": {"kind": kind, "name": name},
+            "forProvider": {"manifest": manifest},
+            "readiness": readiness(manifest),
+        },
+    }
+
+
+def remote_objects(replica: ModelReplica, names: ReplicaNames, stack: Stack) -> list[tuple[str, Json]]:
+    """Every remote object of the replica with its resource key, in the order of §10."""
+    cache = replica.spec.model_cache_ref
+    cache_pvc = cache_pvc_name(names.namespace, cache.name) if cache is not None else None
+    objects: list[tuple[str, Json]] = []
+    for engine in replica.spec.engines:
+        objects.append((workload_key(engine.name), engine_workload(names, engine, stack, cache_pvc)))
+        for member in engine.members:
+            template = claim_template(names, engine, member)
+            if template is not None:
+                objects.append((claim_key(engine.name, member.role), template))
+    objects.append((KEY_POOL, inference_pool(names, target_port(replica))))
+    objects.append((KEY_ROUTE, http_route(names)))
+    objects.extend(picker_objects(replica, names))
+    return objects

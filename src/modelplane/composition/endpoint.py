@@ -1,0 +1,32 @@
+"""The ModelEndpoint of a ready replica (composition.md §12, api.md §6.2)."""
+
+from __future__ import annotations
+
+from modelplane.api import GROUP_VERSION, ModelReplica
+from modelplane.composition.types import Json
+
+
+def replica_is_ready(observed: ModelReplica | None) -> bool:
+    """An observed replica counts ready when its ``Ready`` condition is ``True`` (status.md §2.9)."""
+    if observed is None or observed.status is None:
+        return False
+    return any(c.type == "Ready" and c.status == "True" for c in observed.status.conditions or [])
+
+
+def model_endpoint(replica: ModelReplica, ready: bool, gateway_address: str | None) -> Json | None:
+    """The endpoint of ``replica`` (its desired form), or None when it must not exist.
+
+    It exists exactly when the replica is ready and its cluster publishes a gateway
+    address: no traffic may reach a replica that is still loading weights.
+    """
+    if not ready or not gateway_address:
+        return None
+    namespace = replica.metadata.namespace or "default"
+    name = replica.metadata.name or ""
+    prefix = f"/{namespace}/{name}/"
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": "ModelEndpoint",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(replica.metadata.labels or {})},
+        "spec": {"url": f"http://{gateway_address}{prefix}v1", "rewritePath": prefix},
+    }

@@ -1,0 +1,93 @@
+"""Pod metadata and pod specs of a member (composition.md §5)."""
+
+from __future__ import annotations
+
+from modelplane.composition.containers import (
+    CACHE_VOLUME,
+    CLAIM_NAME,
+    DSHM_VOLUME,
+    member_container,
+)
+from modelplane.composition.members import MemberContext, containers_of
+from modelplane.composition.types import Json
+
+POOL_LABEL = "modelplane.ai/pool"
+GPU_TOLERATION: Json = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+KAI_SCHEDULER = "kai-scheduler"
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_QUEUE = "modelplane"
+
+
+def managed_pod_labels(ctx: MemberContext) -> dict[str, str]:
+    """The managed labels of §5 for this member's pods, in the table's order."""
+    names = ctx.names
+    labels = {
+        "modelplane.ai/deployment": names.deployment,
+        "modelplane.ai/deployment-namespace": names.namespace,
+        "modelplane.ai/replica": names.replica,
+        "modelplane.ai/engine": ctx.engine.name,
+        "modelplane.ai/role": ctx.member.role.lower(),
+    }
+    if ctx.serving:
+        labels["modelplane.ai/serving"] = names.serving_key
+    if ctx.kind == "Deployment":
+        labels["modelplane.ai/workload"] = names.deployment_workload(ctx.engine.name)
+    if ctx.serving and ctx.engine.phase is not None:
+        phase = ctx.engine.phase.lower()
+        labels["llm-d.ai/role"] = phase
+        labels["modelplane.ai/phase"] = phase
+    if ctx.dynamo_gang:
+        labels[KAI_QUEUE_LABEL] = KAI_QUEUE
+    return labels
+
+
+def pod_labels(ctx: MemberContext) -> dict[str, str]:
+    """The member's template labels with the managed labels laid over them (managed win)."""
+    metadata = ctx.member.template.metadata
+    user = dict(metadata.labels or {}) if metadata is not None else {}
+    return {**user, **managed_pod_labels(ctx)}
+
+
+def pod_annotations(ctx: MemberContext) -> dict[str, str] | None:
+    """The member's template annotations; None when there are none (the key is omitted)."""
+    metadata = ctx.member.template.metadata
+    annotations = metadata.annotations if metadata is not None else None
+    return dict(annotations) if annotations else None
+
+
+def pod_metadata(ctx: MemberContext) -> Json:
+    """``{labels, annotations?}`` of a pod template."""
+    out: Json = {"labels": pod_labels(ctx)}
+    annotations = pod_annotations(ctx)
+    if annotations is not None:
+        out["annotations"] = annotations
+    return out
+
+
+def pod_volumes(ctx: MemberContext) -> list[Json]:
+    """``/dev/shm`` as memory, then the ModelCache PVC when the replica has a cache."""
+    volumes: list[Json] = [{"name": DSHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
+    if ctx.cache_pvc is not None:
+        volumes.append(
+            {"name": CACHE_VOLUME, "persistentVolumeClaim": {"claimName": ctx.cache_pvc}}
+        )
+    return volumes
+
+
+def pod_spec(ctx: MemberContext) -> Json:
+    """The pod spec of every pod of the member: the template plus §5's plumbing."""
+    spec: Json = {
+        "nodeSelector": {POOL_LABEL: ctx.member.node_pool_name},
+        "tolerations": [dict(GPU_TOLERATION)],
+    }
+    if ctx.claims:
+        rct = ctx.names.claim_template(ctx.engine.name, ctx.member.role)
+        spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": rct}]
+    if ctx.dynamo_gang:
+        spec["schedulerName"] = KAI_SCHEDULER
+    spec["containers"] = [member_container(ctx, c) for c in containers_of(ctx.member)]
+    spec["volumes"] = pod_volumes(ctx)
+    template_spec = ctx.member.template.spec
+    if template_spec is not None and template_spec.image_pull_secrets:
+        spec["imagePullSecrets"] = [{"name": s.name} for s in template_spec.image_pull_secrets]
+    return spec

@@ -1,0 +1,160 @@
+"""The replica function: one ModelReplica and its InferenceCluster to delivered objects.
+
+Pure: the same replica, cluster and observed objects always give the same result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.composition.conditions import (
+    ClusterProblem,
+    Event,
+    composite_ready,
+    readiness_policy,
+    ready_flag,
+    replica_conditions,
+    replica_events,
+)
+from modelplane.composition.delivery import readiness, remote_objects, wrap
+from modelplane.composition.members import containers_of, engine_container
+from modelplane.composition.names import replica_names, workload_key
+from modelplane.composition.types import Json, Stack
+from modelplane.naming import child_name
+
+PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
+
+# Metadata of an observed Object worth re-emitting; the rest (uid, resourceVersion,
+# managedFields, ...) belongs to the API server.
+_KEPT_METADATA = ("name", "namespace", "labels", "annotations")
+
+
+@dataclass(frozen=True)
+class ComposedObject:
+    """One desired composed resource: its resource key, the Object, its readiness flag.
+
+    ``ready`` is True when the resource is marked ready (status.md §3.3) and None when
+    it is left unmarked.
+    """
+
+    key: str
+    object: Json
+    ready: bool | None = None
+
+
+@dataclass(frozen=True)
+class ReplicaComposition:
+    """What the replica function returns for one reconcile."""
+
+    objects: list[ComposedObject]
+    conditions: list[dict[str, str]]
+    events: list[Event] = field(default_factory=list)
+    # False: explicitly not ready; None: left to Crossplane (status.md §3.3).
+    ready: bool | None = None
+    # True when the cluster was unresolved and observed objects were kept (§3.2).
+    held: bool = False
+
+
+def provider_config_for(cluster: InferenceCluster) -> tuple[str, str] | None:
+    """``(kind, name)`` of the cluster's ``status.providerConfigRef``, or None when absent."""
+    ref = cluster.status.provider_config_ref if cluster.status is not None else None
+    if ref is None or not ref.name:
+        return None
+    return ref.kind, ref.name
+
+
+def derived_provider_config(cluster: InferenceCluster) -> tuple[str, str]:
+    """The provider config a local run assumes for a cluster that publishes none (api.md §4.4)."""
+    return PROVIDER_CONFIG_KIND, child_name(cluster.metadata.name or "", "cluster-kubeconfig")
+
+
+def cluster_stack(cluster: InferenceCluster) -> Stack:
+    """The cluster's serving stack (absent reads Standard)."""
+    return cluster.spec.stack
+
+
+def _engine_image(replica: ModelReplica) -> str:
+    """The image of the engine container of the first member of the first engine."""
+    engines = replica.spec.engines
+    if not engines:
+        return ""
+    member = engines[0].members[0]
+    container = engine_container(member)
+    if container is None:
+        containers = containers_of(member)
+        return containers[0].image if containers else ""
+    return container.image
+
+
+def _kept(observed: Json) -> Json:
+    """An observed Object re-emitted as desired: its apiVersion, kind, spec and identity."""
+    metadata = observed.get("metadata") or {}
+    kept: Json = {"apiVersion": observed.get("apiVersion"), "kind": observed.get("kind")}
+    kept_meta = {k: metadata[k] for k in _KEPT_METADATA if k in metadata}
+    if kept_meta:
+        kept["metadata"] = kept_meta
+    if "spec" in observed:
+        kept["spec"] = observed["spec"]
+    return kept
+
+
+def _problem(
+    cluster: InferenceCluster | None,
+    cluster_fetched: bool,
+    derive_provider_config: bool,
+) -> tuple[ClusterProblem | None, tuple[str, str] | None]:
+    """Why the cluster is unresolved (if it is), else its provider config."""
+    if cluster is None:
+        return ("NotFound" if cluster_fetched else "NotFetched"), None
+    provider = provider_config_for(cluster)
+    if provider is None and derive_provider_config:
+        provider = derived_provider_config(cluster)
+    if provider is None:
+        return "NoProviderConfig", None
+    return None, provider
+
+
+def compose_replica(
+    replica: ModelReplica,
+    cluster: InferenceCluster | None,
+    observed: Mapping[str, Json] | None = None,
+    *,
+    cluster_fetched: bool = True,
+    derive_provider_config: bool = False,
+) -> ReplicaComposition:
+    """Compose a replica's objects on its cluster, with its conditions and readiness.
+
+    ``observed`` maps resource keys to the observed provider-kubernetes Objects.
+    ``cluster`` None means the InferenceCluster is missing: not found, or, with
+    ``cluster_fetched=False``, not fetched yet (function runtime). With
+    ``derive_provider_config`` (local ``render``) a cluster without
+    ``status.providerConfigRef`` gets the derived one; otherwise it is unresolved and,
+    as when the cluster is missing, the observed objects are re-emitted unchanged
+    (Decision 4) instead of being deleted.
+    """
+    seen: Mapping[str, Json] = observed or {}
+    cluster_name = replica.spec.cluster_name
+    workloads = [workload_key(e.name) for e in replica.spec.engines]
+    problem, provider = _problem(cluster, cluster_fetched, derive_provider_config)
+    conditions = replica_conditions(workloads, seen, problem, cluster_name)
+    events = replica_events(
+        problem, cluster_name, _engine_image(replica), any(k in seen for k in workloads)
+    )
+    if problem is not None or cluster is None or provider is None:
+        kept = [
+            ComposedObject(key, _kept(obj), ready_flag(readiness_policy(obj), obj))
+            for key, obj in seen.items()
+        ]
+        return ReplicaComposition(kept, conditions, events, composite_ready(conditions), True)
+    names = replica_names(replica)
+    objects = [
+        ComposedObject(
+            key,
+            wrap(names, key, manifest, provider),
+            ready_flag(readiness(manifest)["policy"], seen.get(key)),
+        )
+        for key, manifest in remote_objects(replica, names, cluster_stack(cluster))
+    ]
+    return ReplicaComposition(objects, conditions, events, composite_ready(conditions), False)

@@ -1,0 +1,182 @@
+"""Inputs for composition tests: the seed's replica, clusters, and variants of both."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from modelplane.api import InferenceCluster, ModelReplica
+
+SEL = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0\n'
+PC = "us-east-1-cluster-kubeconfig-3f87b"
+
+SEED_ENGINE_CONTAINER: dict[str, Any] = {
+    "name": "engine",
+    "image": "vllm/vllm-openai:v0.23.0",
+    "args": ["--model=Qwen/Qwen3-8B", "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)"],
+}
+
+
+def gpu_request(count: int = 1, name: str = "gpu") -> dict[str, Any]:
+    """A resolved device request as the scheduler writes it."""
+    return {"name": name, "deviceClassName": "gpu.nvidia.com", "count": count, "selectors": [{"cel": SEL}]}
+
+
+def standalone_engine(name: str = "qwen3-8b", **extra: Any) -> dict[str, Any]:
+    """The seed's engine: one Standalone member with one GPU."""
+    return {
+        "name": name,
+        "copies": 1,
+        "members": [
+            {
+                "role": "Standalone",
+                "nodePoolName": "h100",
+                "deviceRequests": [gpu_request()],
+                "template": {"spec": {"containers": [copy.deepcopy(SEED_ENGINE_CONTAINER)]}},
+            }
+        ],
+        **extra,
+    }
+
+
+def gang_engine(
+    name: str = "big", nodes: int = 1, leader_claims: bool = True, copies: int = 1
+) -> dict[str, Any]:
+    """A Leader + Worker engine, 8 GPUs on each pod (the leader optionally claimless)."""
+    leader: dict[str, Any] = {
+        "role": "Leader",
+        "nodePoolName": "h100",
+        "template": {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "engine",
+                        "image": "vllm/vllm-openai:v0.23.0",
+                        "command": ["sh", "-c"],
+                        "args": ["vllm serve --rank $(MODELPLANE_RANK) --leader $(MODELPLANE_LEADER_ADDRESS)"],
+                    }
+                ]
+            }
+        },
+    }
+    if leader_claims:
+        leader["deviceRequests"] = [gpu_request(8)]
+    worker: dict[str, Any] = {
+        "role": "Worker",
+        "nodePoolName": "h100-b",
+        "deviceRequests": [gpu_request(8)],
+        "worker": {"nodes": nodes},
+        "template": {
+            "spec": {
+                "containers": [
+                    {"name": "engine", "image": "vllm/vllm-openai:v0.23.0", "args": ["--worker"]}
+                ]
+            }
+        },
+    }
+    return {"name": name, "copies": copies, "members": [leader, worker]}
+
+
+def replica_dict(
+    engines: list[dict[str, Any]] | None = None,
+    name: str = "qwen3-8b-e7f0a",
+    namespace: str = "ml-team",
+    deployment: str = "qwen3-8b",
+    **spec: Any,
+) -> dict[str, Any]:
+    """A ModelReplica as the deployment function writes it."""
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelReplica",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {
+                "modelplane.ai/deployment": deployment,
+                "modelplane.ai/deployment-namespace": namespace,
+                "modelplane.ai/cluster": "us-east-1",
+                "modelplane.ai/replica-index": "0",
+            },
+        },
+        "spec": {
+            "clusterName": "us-east-1",
+            "engines": engines if engines is not None else [standalone_engine()],
+            **spec,
+        },
+    }
+
+
+def replica(engines: list[dict[str, Any]] | None = None, **kwargs: Any) -> ModelReplica:
+    """A validated ModelReplica (schema defaults applied)."""
+    return ModelReplica.model_validate(replica_dict(engines, **kwargs))
+
+
+def cluster(
+    stack: str = "Standard", provider_config: str | None = PC, name: str = "us-east-1"
+) -> InferenceCluster:
+    """The worked example's cluster, on the given stack."""
+    status: dict[str, Any] = {"gateway": {"address": "203.0.113.10"}}
+    if provider_config is not None:
+        status["providerConfigRef"] = {"name": provider_config}
+    return InferenceCluster.model_validate(
+        {
+            "apiVersion": "modelplane.ai/v1alpha1",
+            "kind": "InferenceCluster",
+            "metadata": {"name": name},
+            "spec": {
+                "cluster": {"source": "Existing", "existing": {"secretRef": {"name": "kubeconfig"}}},
+                "stack": stack,
+            },
+            "status": status,
+        }
+    )
+
+
+def user_picker(config: dict[str, Any] | None = None, **container: Any) -> dict[str, Any]:
+    """A user-written endpoint picker under ``router: EndpointPicker``."""
+    picker: dict[str, Any] = {
+        "template": {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "router",
+                        "image": "ghcr.io/llm-d/llm-d-inference-scheduler:v0.3.0",
+                        "args": [
+                            "--pool-name=$(MODELPLANE_POOL_NAME)",
+                            "--pool-namespace=$(MODELPLANE_POOL_NAMESPACE)",
+                            "--config-file=$(MODELPLANE_PICKER_CONFIG)",
+                            "--grpc-port=9002",
+                        ],
+                        **container,
+                    }
+                ]
+            }
+        }
+    }
+    if config is not None:
+        picker["config"] = config
+    return picker
+
+
+def manifests(composition: Any) -> dict[str, dict[str, Any]]:
+    """The remote objects of a composition by resource key."""
+    return {o.key: o.object["spec"]["forProvider"]["manifest"] for o in composition.objects}
+
+
+def pod_templates(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every pod template ``{metadata, spec}`` of a workload, whatever its kind."""
+    kind = manifest["kind"]
+    if kind == "Deployment":
+        return [manifest["spec"]["template"]]
+    if kind == "LeaderWorkerSet":
+        lwt = manifest["spec"]["leaderWorkerTemplate"]
+        return [lwt["leaderTemplate"], lwt["workerTemplate"]]
+    if kind == "PodCliqueSet":
+        return [
+            {
+                "metadata": {k: c[k] for k in ("labels", "annotations") if k in c},
+                "spec": c["spec"]["podSpec"],
+            }
+            for c in manifest["spec"]["template"]["cliques"]
+        ]
+    raise AssertionError(f"not a workload: {kind}")

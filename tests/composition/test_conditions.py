@@ -1,0 +1,189 @@
+"""ModelReplica conditions, events and readiness (status.md §3), and endpoint gating (§12)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from modelplane.api import ModelReplica
+from modelplane.composition import (
+    compose_replica,
+    model_endpoint,
+    provider_config_for,
+    replica_is_ready,
+)
+
+from .builders import PC, cluster, replica, replica_dict, standalone_engine
+
+READY = {"type": "Ready", "status": "True", "reason": "Available"}
+NOT_READY = {"type": "Ready", "status": "False", "reason": "Unavailable"}
+
+
+def _observed(accepted: bool = True, ready: bool = True, engines: list[str] | None = None, others: bool = True) -> dict[str, Any]:
+    """Observed Objects as provider-kubernetes reports them, from a fresh composition."""
+    composed = compose_replica(replica([standalone_engine(e) for e in engines or ["qwen3-8b"]]), cluster())
+    observed: dict[str, Any] = {}
+    for o in composed.objects:
+        if not others and not o.key.startswith("model-serving-"):
+            continue
+        obj = copy.deepcopy(o.object)
+        obj["metadata"].update(uid="u-1", resourceVersion="42")
+        obj["status"] = {
+            "atProvider": {"manifest": obj["spec"]["forProvider"]["manifest"] if accepted else {}},
+            "conditions": [READY if ready else NOT_READY],
+        }
+        observed[o.key] = obj
+    return observed
+
+
+def _cond(type_: str, status: str, reason: str, message: str = "") -> dict[str, str]:
+    return {"type": type_, "status": status, "reason": reason, "message": message}
+
+
+def test_fresh_replica_is_deploying_and_waiting() -> None:
+    result = compose_replica(replica(), cluster())
+    assert result.conditions == [
+        _cond("ModelAccepted", "False", "Deploying"),
+        _cond("ModelReady", "False", "WaitingForModel"),
+    ]
+    assert [e.message for e in result.events] == ["Composing vllm/vllm-openai:v0.23.0 on us-east-1"]
+    assert result.ready is False
+
+
+def test_accepted_but_not_available_is_starting() -> None:
+    result = compose_replica(replica(), cluster(), _observed(ready=False))
+    assert result.conditions == [
+        _cond("ModelAccepted", "True", "Accepted"),
+        _cond("ModelReady", "False", "ModelStarting"),
+    ]
+    assert result.events == []
+    assert result.ready is False
+    flags = {o.key: o.ready for o in result.objects}
+    # Workloads and the picker Deployment wait for Ready; the rest count once observed.
+    assert flags["model-serving-qwen3-8b"] is None
+    assert flags["epp"] is None
+    assert flags["epp-service"] is True
+    assert flags["inference-pool"] is True
+
+
+def test_every_workload_ready_is_serving_and_left_to_crossplane() -> None:
+    result = compose_replica(replica(), cluster(), _observed())
+    assert result.conditions == [
+        _cond("ModelAccepted", "True", "Accepted"),
+        _cond("ModelReady", "True", "Serving"),
+    ]
+    assert result.ready is None
+    assert all(o.ready is True for o in result.objects)
+    assert result.held is False
+
+
+def test_objects_not_observed_yet_stay_unmarked() -> None:
+    observed = _observed(others=False)
+    result = compose_replica(replica(), cluster(), observed)
+    flags = {o.key: o.ready for o in result.objects}
+    assert flags["model-serving-qwen3-8b"] is True
+    assert {k for k, v in flags.items() if v is None} == {o.key for o in result.objects} - {"model-serving-qwen3-8b"}
+
+
+def test_every_workload_counts() -> None:
+    two = [standalone_engine("a"), standalone_engine("b")]
+    observed = _observed(engines=["a", "b"])
+    observed["model-serving-b"]["status"] = {"atProvider": {"manifest": {}}, "conditions": [NOT_READY]}
+    result = compose_replica(replica(two), cluster(), observed)
+    assert [c["reason"] for c in result.conditions] == ["Deploying", "WaitingForModel"]
+    del observed["model-serving-b"]
+    result = compose_replica(replica(two), cluster(), observed)
+    assert [c["reason"] for c in result.conditions] == ["Deploying", "WaitingForModel"]
+    # A workload is observed, so this is not the first compose: no event.
+    assert result.events == []
+
+
+@pytest.mark.parametrize(
+    ("cluster_arg", "fetched", "message", "event"),
+    [
+        (None, False, "Waiting for InferenceCluster us-east-1", "Waiting for cluster to be resolved"),
+        (None, True, "InferenceCluster us-east-1 not found", "Waiting for cluster to be resolved"),
+        ("no-pc", True, "InferenceCluster us-east-1 has no status.providerConfigRef yet", "Waiting for cluster providerConfigRef"),
+    ],
+)
+def test_unresolved_cluster_keeps_observed_objects(
+    cluster_arg: str | None, fetched: bool, message: str, event: str
+) -> None:
+    observed = _observed()
+    clu = cluster(provider_config=None) if cluster_arg == "no-pc" else None
+    result = compose_replica(replica(), clu, observed, cluster_fetched=fetched)
+    assert result.held is True
+    assert [o.key for o in result.objects] == list(observed)
+    for composed in result.objects:
+        seen = observed[composed.key]
+        assert composed.object["apiVersion"] == seen["apiVersion"]
+        assert composed.object["kind"] == seen["kind"]
+        assert composed.object["spec"] == seen["spec"]
+        assert composed.object["metadata"]["name"] == seen["metadata"]["name"]
+        assert "status" not in composed.object
+        assert "uid" not in composed.object["metadata"]
+        assert composed.ready is True
+    assert result.conditions == [
+        _cond("ModelAccepted", "False", "WaitingForCluster", message),
+        _cond("ModelReady", "True", "Serving"),
+    ]
+    # A serving replica stays Ready through the blip.
+    assert result.ready is None
+    assert [(e.severity, e.message) for e in result.events] == [("Normal", event)]
+
+
+def test_unresolved_cluster_with_nothing_observed_composes_nothing() -> None:
+    result = compose_replica(replica(), None, None, cluster_fetched=False)
+    assert result.objects == []
+    assert result.conditions[1] == _cond("ModelReady", "False", "WaitingForModel")
+    assert result.ready is False
+    assert result.held is True
+
+
+def test_render_derives_a_missing_provider_config() -> None:
+    clu = cluster(provider_config=None)
+    assert provider_config_for(clu) is None
+    result = compose_replica(replica(), clu, derive_provider_config=True)
+    assert not result.held
+    # child_name("us-east-1", "cluster-kubeconfig") is the worked example's PC.
+    assert {o.object["spec"]["providerConfigRef"]["name"] for o in result.objects} == {PC}
+    assert provider_config_for(cluster()) == ("ClusterProviderConfig", PC)
+
+
+def _with_status(conditions: list[dict[str, str]] | None) -> ModelReplica:
+    data = replica_dict()
+    if conditions is not None:
+        data["status"] = {"conditions": conditions}
+    return ModelReplica.model_validate(data)
+
+
+def test_endpoint_only_for_a_ready_replica_with_a_gateway() -> None:
+    desired = replica()
+    ready = replica_is_ready(_with_status([READY]))
+    assert ready
+    assert not replica_is_ready(_with_status([NOT_READY]))
+    assert not replica_is_ready(_with_status(None))
+    assert not replica_is_ready(None)
+    assert model_endpoint(desired, False, "203.0.113.10") is None
+    assert model_endpoint(desired, True, None) is None
+    assert model_endpoint(desired, True, "") is None
+    assert model_endpoint(desired, ready, "203.0.113.10") == {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelEndpoint",
+        "metadata": {
+            "name": "qwen3-8b-e7f0a",
+            "namespace": "ml-team",
+            "labels": {
+                "modelplane.ai/deployment": "qwen3-8b",
+                "modelplane.ai/deployment-namespace": "ml-team",
+                "modelplane.ai/cluster": "us-east-1",
+                "modelplane.ai/replica-index": "0",
+            },
+        },
+        "spec": {
+            "url": "http://203.0.113.10/ml-team/qwen3-8b-e7f0a/v1",
+            "rewritePath": "/ml-team/qwen3-8b-e7f0a/",
+        },
+    }

@@ -1,0 +1,100 @@
+"""Injected environment (composition.md §6.2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.composition import compose_replica
+
+from .builders import cluster, gang_engine, manifests, pod_templates, replica, standalone_engine
+
+GROVE_ADDRESS = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
+
+
+def _env_by_container(pod: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
+    return {
+        c["name"]: [(e["name"], e.get("value", e.get("valueFrom"))) for e in c["env"]]
+        for c in pod["spec"]["containers"]
+    }
+
+
+def _gang_with_sidecars(stack: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    engine = gang_engine()
+    for member in engine["members"]:
+        member["template"]["spec"]["containers"].append(
+            {"name": "agent", "image": "agent:1", "env": [{"name": "A", "value": "1"}]}
+        )
+    objs = manifests(compose_replica(replica([engine], modelCacheRef={"name": "c"}), cluster(stack)))
+    leader, worker = pod_templates(objs["model-serving-big"])
+    return leader, worker
+
+
+def test_standard_gang_gets_lws_address_and_rank_in_every_container() -> None:
+    leader, worker = _gang_with_sidecars("Standard")
+    expected = [
+        ("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b"),
+        ("MODELPLANE_LEADER_ADDRESS", "$(LWS_LEADER_ADDRESS)"),
+        ("MODELPLANE_RANK", "$(LWS_WORKER_INDEX)"),
+    ]
+    for pod in (leader, worker):
+        env = _env_by_container(pod)
+        assert env["engine"] == expected
+        assert env["agent"] == [*expected, ("A", "1")]
+
+
+def test_dynamo_gang_ranks_only_the_leader() -> None:
+    leader, worker = _gang_with_sidecars("Dynamo")
+    base = [
+        ("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b"),
+        ("MODELPLANE_LEADER_ADDRESS", GROVE_ADDRESS),
+    ]
+    assert _env_by_container(leader) == {
+        "engine": [*base, ("MODELPLANE_RANK", "0")],
+        "agent": [*base, ("MODELPLANE_RANK", "0"), ("A", "1")],
+    }
+    assert _env_by_container(worker) == {"engine": base, "agent": [*base, ("A", "1")]}
+
+
+def test_standalone_gets_no_leader_or_rank() -> None:
+    pod = manifests(compose_replica(replica(), cluster("Dynamo")))["model-serving-qwen3-8b"]["spec"]["template"]
+    assert _env_by_container(pod) == {"engine": [("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b")]}
+
+
+def test_a_user_entry_with_an_injected_name_replaces_it_where_the_user_put_it() -> None:
+    # MD-30 refuses this in a deployment; a hand-written replica can still carry it.
+    engine = gang_engine()
+    engine["members"][0]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "FIRST", "value": "1"},
+        {"name": "MODELPLANE_RANK", "value": "7"},
+    ]
+    objs = manifests(compose_replica(replica([engine], modelCacheRef={"name": "c"}), cluster()))
+    leader, _ = pod_templates(objs["model-serving-big"])
+    assert _env_by_container(leader)["engine"] == [
+        ("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b"),
+        ("MODELPLANE_LEADER_ADDRESS", "$(LWS_LEADER_ADDRESS)"),
+        ("FIRST", "1"),
+        ("MODELPLANE_RANK", "7"),
+    ]
+
+
+def test_value_from_is_kept_as_written_and_unset_fields_dropped() -> None:
+    engine = standalone_engine()
+    engine["members"][0]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
+        {"name": "CFG", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k", "optional": True}}},
+    ]
+    pod = manifests(compose_replica(replica([engine]), cluster()))["model-serving-qwen3-8b"]["spec"]["template"]
+    assert pod["spec"]["containers"][0]["env"][1:] == [
+        {"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
+        {"name": "CFG", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k", "optional": True}}},
+    ]
+
+
+def test_served_model_name_uses_namespace_and_deployment() -> None:
+    objs = manifests(compose_replica(replica(namespace="prod", deployment="llama"), cluster()))
+    engine = objs["model-serving-qwen3-8b"]["spec"]["template"]["spec"]["containers"][0]
+    picker = objs["epp"]["spec"]["template"]["spec"]["containers"][0]
+    assert engine["env"][0] == {"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "prod/llama"}
+    assert picker["env"][0] == {"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "prod/llama"}

@@ -1,0 +1,339 @@
+"""Each workload shape, on the full composed object (composition.md §4–§8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from modelplane.composition import compose_replica
+
+from .builders import cluster, gang_engine, manifests, pod_templates, replica, standalone_engine
+from .shapes import PROXY_SIDECAR, SHAPES
+
+B = "ml-team-qwen3-8b-e7f0a-84943"
+PVC = "modelcache-ml-team-qwen-17db2"
+TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+PROBE = {
+    "httpGet": {"path": "/health", "port": "http"},
+    "initialDelaySeconds": 30,
+    "periodSeconds": 10,
+    "timeoutSeconds": 5,
+}
+LWS_ADDRESS = "$(LWS_LEADER_ADDRESS)"
+GROVE_ADDRESS = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
+
+
+def _pod(leader_or_worker: str, pool: str, rct: str | None, containers: list[Any], extra: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = {"nodeSelector": {"modelplane.ai/pool": pool}, "tolerations": [TOLERATION]}
+    if rct is not None:
+        spec["resourceClaims"] = [{"name": "devices", "resourceClaimTemplateName": rct}]
+    spec.update(extra)
+    spec["containers"] = containers
+    spec["volumes"] = [
+        {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+        {"name": "model-cache", "persistentVolumeClaim": {"claimName": PVC}},
+    ]
+    return spec
+
+
+def _labels(role: str, **extra: str) -> dict[str, str]:
+    labels = {
+        "modelplane.ai/deployment": "qwen3-8b",
+        "modelplane.ai/deployment-namespace": "ml-team",
+        "modelplane.ai/replica": "qwen3-8b-e7f0a",
+        "modelplane.ai/engine": "big",
+        "modelplane.ai/role": role,
+    }
+    labels.update(extra)
+    return labels
+
+
+MOUNTS = [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "model-cache", "mountPath": "/mnt/models"}]
+
+
+def _leader_container(address: str, rank: str) -> dict[str, Any]:
+    return {
+        "name": "engine",
+        "image": "vllm/vllm-openai:v0.23.0",
+        "command": ["sh", "-c"],
+        "args": ["vllm serve --rank $(MODELPLANE_RANK) --leader $(MODELPLANE_LEADER_ADDRESS)"],
+        "env": [
+            {"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "ml-team/qwen3-8b"},
+            {"name": "MODELPLANE_LEADER_ADDRESS", "value": address},
+            {"name": "MODELPLANE_RANK", "value": rank},
+        ],
+        "ports": [{"name": "http", "containerPort": 8000}],
+        "readinessProbe": PROBE,
+        "resources": {"claims": [{"name": "devices"}]},
+        "volumeMounts": MOUNTS,
+    }
+
+
+def _worker_container(env: list[dict[str, str]]) -> dict[str, Any]:
+    # A Worker's engine: no http port, no probe, no --model injection, no serving label.
+    return {
+        "name": "engine",
+        "image": "vllm/vllm-openai:v0.23.0",
+        "args": ["--worker"],
+        "env": [{"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "ml-team/qwen3-8b"}, *env],
+        "resources": {"claims": [{"name": "devices"}]},
+        "volumeMounts": MOUNTS,
+    }
+
+
+def test_leader_worker_on_standard_is_a_leader_worker_set() -> None:
+    objs = manifests(compose_replica(*SHAPES["leader-worker-standard"]))
+    lws = objs["model-serving-big"]
+    leader_rct = "ml-team-qwen3-8b-e7f0a-big-leader-devices-9beb2"
+    worker_rct = "ml-team-qwen3-8b-e7f0a-big-worker-devices-03f56"
+    rank = [
+        {"name": "MODELPLANE_LEADER_ADDRESS", "value": LWS_ADDRESS},
+        {"name": "MODELPLANE_RANK", "value": "$(LWS_WORKER_INDEX)"},
+    ]
+    assert lws == {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "ml-team-qwen3-8b-e7f0a-big-206b3", "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "leaderWorkerTemplate": {
+                "size": 3,
+                "leaderTemplate": {
+                    "metadata": {"labels": _labels("leader", **{"modelplane.ai/serving": B})},
+                    "spec": _pod("leader", "h100", leader_rct, [_leader_container(LWS_ADDRESS, "$(LWS_WORKER_INDEX)")], {}),
+                },
+                "workerTemplate": {
+                    "metadata": {"labels": _labels("worker")},
+                    "spec": _pod("worker", "h100-b", worker_rct, [_worker_container(rank)], {}),
+                },
+            },
+        },
+    }
+    assert list(objs) == [
+        "model-serving-big",
+        "resource-claim-big-leader",
+        "resource-claim-big-worker",
+        "inference-pool",
+        "model-route",
+        "epp-serviceaccount",
+        "epp-role",
+        "epp-rolebinding",
+        "epp-config",
+        "epp",
+        "epp-service",
+    ]
+    for key, rct in (("resource-claim-big-leader", leader_rct), ("resource-claim-big-worker", worker_rct)):
+        assert objs[key]["metadata"]["name"] == rct
+        assert objs[key]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 8
+
+
+def test_leader_worker_on_dynamo_is_a_pod_clique_set() -> None:
+    objs = manifests(compose_replica(*SHAPES["leader-worker-dynamo"]))
+    pcs = objs["model-serving-big"]
+    kai = {"kai.scheduler/queue": "modelplane"}
+    leader_rct = "ml-team-qwen3-8b-e7f0a-big-leader-devices-9beb2"
+    worker_rct = "ml-team-qwen3-8b-e7f0a-big-worker-devices-03f56"
+    worker_env = [{"name": "MODELPLANE_LEADER_ADDRESS", "value": GROVE_ADDRESS}]
+    assert pcs == {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodCliqueSet",
+        "metadata": {"name": "ml-team-qwen3-8b-e-206b3", "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "template": {
+                "cliqueStartupType": "CliqueStartupTypeExplicit",
+                "terminationDelay": "4h",
+                "headlessServiceConfig": {"publishNotReadyAddresses": True},
+                "cliques": [
+                    {
+                        "name": "leader",
+                        "labels": _labels("leader", **{"modelplane.ai/serving": B}, **kai),
+                        "spec": {
+                            "roleName": "leader",
+                            "replicas": 1,
+                            "minAvailable": 1,
+                            "podSpec": _pod(
+                                "leader", "h100", leader_rct, [_leader_container(GROVE_ADDRESS, "0")],
+                                {"schedulerName": "kai-scheduler"},
+                            ),
+                        },
+                    },
+                    {
+                        "name": "worker",
+                        "labels": _labels("worker", **kai),
+                        "spec": {
+                            "roleName": "worker",
+                            "replicas": 2,
+                            "minAvailable": 2,
+                            "podSpec": _pod(
+                                "worker", "h100-b", worker_rct, [_worker_container(worker_env)],
+                                {"schedulerName": "kai-scheduler"},
+                            ),
+                        },
+                    },
+                ],
+                "podCliqueScalingGroups": [
+                    {"name": "gang", "cliqueNames": ["leader", "worker"], "replicas": 1, "minAvailable": 1}
+                ],
+            },
+        },
+    }
+    assert len(pcs["metadata"]["name"]) <= 24
+    # The routing objects do not depend on the stack.
+    standard = manifests(compose_replica(*SHAPES["leader-worker-standard"]))
+    for key in ("inference-pool", "model-route", "epp-config", "epp", "epp-service"):
+        assert objs[key] == standard[key]
+
+
+def test_standalone_is_the_same_deployment_on_both_stacks() -> None:
+    standard = manifests(compose_replica(*SHAPES["standalone"]))
+    dynamo = manifests(compose_replica(*SHAPES["standalone-on-dynamo"]))
+    assert standard == dynamo
+    pod = standard["model-serving-qwen3-8b"]["spec"]["template"]["spec"]
+    assert "schedulerName" not in pod
+
+
+def test_sidecar_gets_model_name_its_own_port_and_probe_but_no_claim_or_shm() -> None:
+    objs = manifests(compose_replica(*SHAPES["sidecar"]))
+    pod = objs["model-serving-qwen3-8b"]["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["engine", "proxy"]
+    assert pod["containers"][1] == {
+        "name": "proxy",
+        "image": PROXY_SIDECAR["image"],
+        "env": [{"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "ml-team/qwen3-8b"}],
+        "ports": [{"name": "proxy", "containerPort": 9000}],
+        "readinessProbe": {"tcpSocket": {"port": 9000}},
+    }
+
+
+def test_claimless_leader_keeps_pin_and_toleration_but_claims_nothing() -> None:
+    for shape in ("claimless-leader-standard", "claimless-leader-dynamo"):
+        objs = manifests(compose_replica(*SHAPES[shape]))
+        leader, worker = pod_templates(objs["model-serving-big"])
+        assert leader["spec"]["nodeSelector"] == {"modelplane.ai/pool": "h100"}
+        assert leader["spec"]["tolerations"] == [TOLERATION]
+        assert "resourceClaims" not in leader["spec"]
+        assert "resources" not in leader["spec"]["containers"][0]
+        assert "resourceClaims" in worker["spec"]
+        assert "resource-claim-big-leader" not in objs
+        assert "resource-claim-big-worker" in objs
+
+
+def test_cache_mounts_every_container_and_injects_model_only_when_needed() -> None:
+    objs = manifests(compose_replica(*SHAPES["cache"]))
+    pod = objs["model-serving-qwen3-8b"]["spec"]["template"]["spec"]
+    assert pod["volumes"][1] == {"name": "model-cache", "persistentVolumeClaim": {"claimName": PVC}}
+    engine = pod["containers"][0]
+    # The seed's args already set --model=, so nothing is injected.
+    assert engine["args"] == ["--model=Qwen/Qwen3-8B", "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)"]
+    assert engine["volumeMounts"] == MOUNTS
+
+    bare = standalone_engine()
+    bare["members"][0]["template"]["spec"]["containers"][0]["args"] = ["--port=8000"]
+    bare["members"][0]["template"]["spec"]["containers"].append({"name": "side", "image": "busybox"})
+    pod = manifests(compose_replica(replica([bare], modelCacheRef={"name": "qwen"}), cluster()))[
+        "model-serving-qwen3-8b"
+    ]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["args"] == ["--port=8000", "--model=/mnt/models"]
+    assert pod["containers"][1]["volumeMounts"] == [{"name": "model-cache", "mountPath": "/mnt/models"}]
+    assert "args" not in pod["containers"][1]
+
+
+def test_model_injection_rules() -> None:
+    def engine_args(args: list[str] | None, command: list[str] | None = None) -> Any:
+        eng = standalone_engine()
+        container = eng["members"][0]["template"]["spec"]["containers"][0]
+        container.pop("args")
+        if args is not None:
+            container["args"] = args
+        if command is not None:
+            container["command"] = command
+        pod = manifests(compose_replica(replica([eng], modelCacheRef={"name": "c"}), cluster()))[
+            "model-serving-qwen3-8b"
+        ]["spec"]["template"]["spec"]
+        return pod["containers"][0].get("args")
+
+    assert engine_args(None) == ["--model=/mnt/models"]
+    assert engine_args(["--model", "x"]) == ["--model", "x"]
+    assert engine_args(["--model-name=x"]) == ["--model-name=x", "--model=/mnt/models"]
+    assert engine_args(["serve"], command=["vllm"]) == ["serve"]
+    assert engine_args(None, command=["vllm"]) is None
+
+
+def test_copies_map_to_each_workload_kind() -> None:
+    objs = manifests(compose_replica(*SHAPES["copies"]))
+    assert objs["model-serving-qwen3-8b"]["spec"]["replicas"] == 3
+    group = objs["model-serving-gang"]["spec"]["template"]["podCliqueScalingGroups"][0]
+    assert objs["model-serving-gang"]["spec"]["replicas"] == 1
+    assert (group["replicas"], group["minAvailable"]) == (2, 2)
+    lws = manifests(
+        compose_replica(replica([gang_engine(copies=4)], modelCacheRef={"name": "qwen"}), cluster())
+    )["model-serving-big"]
+    assert lws["spec"]["replicas"] == 4
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
+
+
+def test_worker_without_worker_block_spans_one_node() -> None:
+    engine = gang_engine()
+    del engine["members"][1]["worker"]
+    objs = manifests(compose_replica(replica([engine], modelCacheRef={"name": "q"}), cluster()))
+    assert objs["model-serving-big"]["spec"]["leaderWorkerTemplate"]["size"] == 2
+
+
+def test_two_engines_each_get_a_workload_followed_by_their_claims() -> None:
+    objs = manifests(
+        compose_replica(replica([standalone_engine("a"), standalone_engine("b")]), cluster())
+    )
+    assert list(objs)[:4] == [
+        "model-serving-a",
+        "resource-claim-a-standalone",
+        "model-serving-b",
+        "resource-claim-b-standalone",
+    ]
+    a = objs["model-serving-a"]["spec"]["template"]["metadata"]["labels"]
+    b = objs["model-serving-b"]["spec"]["template"]["metadata"]["labels"]
+    assert a["modelplane.ai/serving"] == b["modelplane.ai/serving"] == B
+    assert a["modelplane.ai/workload"] != b["modelplane.ai/workload"]
+
+
+def test_user_labels_and_annotations_reach_pods_and_managed_labels_win() -> None:
+    engine = standalone_engine()
+    engine["members"][0]["template"]["metadata"] = {
+        "labels": {"team": "ml", "llm-d.ai/role": "mine"},
+        "annotations": {"sidecar.istio.io/inject": "false"},
+    }
+    prefill = dict(engine, phase="Prefill")
+    decode = standalone_engine("decode", phase="Decode")
+    from .builders import user_picker
+
+    objs = manifests(
+        compose_replica(
+            replica(
+                [prefill, decode],
+                serving={"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": user_picker()},
+            ),
+            cluster(),
+        )
+    )
+    meta = objs["model-serving-qwen3-8b"]["spec"]["template"]["metadata"]
+    assert meta["labels"]["team"] == "ml"
+    assert meta["labels"]["llm-d.ai/role"] == "prefill"
+    assert meta["annotations"] == {"sidecar.istio.io/inject": "false"}
+    assert "annotations" not in objs["model-serving-decode"]["spec"]["template"]["metadata"]
+
+
+def test_image_pull_secrets_are_copied_as_names() -> None:
+    engine = standalone_engine()
+    engine["members"][0]["template"]["spec"]["imagePullSecrets"] = [{"name": "regcred"}]
+    pod = manifests(compose_replica(replica([engine]), cluster()))["model-serving-qwen3-8b"]["spec"][
+        "template"
+    ]["spec"]
+    assert pod["imagePullSecrets"] == [{"name": "regcred"}]
+
+
+def test_composition_is_deterministic() -> None:
+    for shape, (rep, clu) in SHAPES.items():
+        first = yaml.safe_dump([o.object for o in compose_replica(rep, clu).objects])
+        again = yaml.safe_dump([o.object for o in compose_replica(rep, clu).objects])
+        assert first == again, shape
