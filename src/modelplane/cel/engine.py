@@ -27,6 +27,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from cel_expr_python import cel
+from cel_expr_python.ext.ext_strings import ExtStrings
 from google.protobuf import any_pb2
 
 from . import _proto
@@ -307,9 +308,11 @@ def _env(kind: str) -> _EnvPair:
             cel.NewEnv(variables=_SELECTOR_VARS_RUNTIME, functions=_runtime_decls()),
             True,
         )
+    # CRD rules run with the API server's strings library (`split`, `lowerAscii`, ...);
+    # DRA selectors deliberately do not (scheduling.md §5.3).
     return _EnvPair(
-        cel.NewEnv(variables=_RULE_VARS, functions=_check_decls()),
-        cel.NewEnv(variables=_RULE_VARS, functions=_runtime_decls()),
+        cel.NewEnv(variables=_RULE_VARS, functions=_check_decls(), extensions=[ExtStrings()]),
+        cel.NewEnv(variables=_RULE_VARS, functions=_runtime_decls(), extensions=[ExtStrings()]),
         False,
     )
 
