@@ -9,14 +9,14 @@ never disagree.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 API_GROUP = "modelplane.ai"
 API_VERSION = "v1alpha1"
-GROUP_VERSION = f"{API_GROUP}/{API_VERSION}"
+GROUP_VERSION: Final = "modelplane.ai/v1alpha1"  # f"{API_GROUP}/{API_VERSION}", as a literal type
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 LABEL_KEY = (
@@ -54,6 +54,11 @@ def rule(rule_id: str, cel: str, message: str) -> Rule:
 
 VALIDATIONS_KEY = "x-kubernetes-validations"
 RULE_IDS_KEY = "x-modelplane-rule-ids"  # kept out of the CRDs; lets errors be traced to a rule
+# Marks a string field holding a DRA device selector, compiled by the validator (api.md §0.2
+# step 5). Like the rule IDs, it exists only in the validator's schema, never in a CRD.
+DRA_SELECTOR_KEY = "x-modelplane-dra-selector"
+# Extension keys that are ours alone and are stripped from every generated CRD.
+INTERNAL_KEYS: frozenset[str] = frozenset({RULE_IDS_KEY, DRA_SELECTOR_KEY})
 
 
 def validations(*rules: Rule) -> dict[str, Any]:
@@ -70,6 +75,7 @@ def list_map(*keys: str) -> dict[str, Any]:
 
 
 ATOMIC: dict[str, Any] = {"x-kubernetes-list-type": "atomic"}
+DRA_SELECTOR: dict[str, Any] = {DRA_SELECTOR_KEY: True}
 
 # An integer or a string, as Kubernetes' int-or-string.
 IntOrString = Annotated[int | str, WithJsonSchema({"x-kubernetes-int-or-string": True})]

@@ -15,7 +15,7 @@ from modelplane.api.base import (
     rule,
     validations,
 )
-from modelplane.api.inferenceclass import Claim, TypedValue, CapacityValue, ICL_07
+from modelplane.api.inferenceclass import ICL_07, CapacityValue, Claim, TypedValue
 from modelplane.api.meta import CONDITIONS_LIST, Condition, ObjectMeta
 
 Source = Literal["GKE", "EKS", "AKS", "Nebius", "Vultr", "Existing"]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
 from modelplane.api.base import GROUP_VERSION, FreeForm, KubeModel, OpenModel, rule, validations
-from modelplane.api.meta import LabelSelector, ObjectMeta
+from modelplane.api.meta import CONDITIONS_LIST, Condition, LabelSelector, ObjectMeta
 
 MC_01 = rule(
     "MC-01",
@@ -47,6 +47,8 @@ class ModelCacheSpec(KubeModel):
 
 class ModelCacheStatus(OpenModel):
     """Not read: placement never waits for hydration."""
+
+    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
 
 
 class ModelCache(KubeModel):

@@ -8,6 +8,7 @@ from pydantic import ConfigDict, Field
 
 from modelplane.api.base import (
     ATOMIC,
+    DRA_SELECTOR,
     GROUP_VERSION,
     FreeForm,
     KubeModel,
@@ -225,7 +226,10 @@ class Selector(KubeModel):
         default=None,
         min_length=1,
         max_length=10240,
-        description="A DRA CEL expression evaluated against one device.",
+        description="A DRA CEL expression evaluated against one device. It reads device.driver, "
+        "device.attributes[\"<domain>\"].<name> and device.capacity[\"<domain>\"].<name> (a "
+        "quantity), with the quantity() and semver() helpers.",
+        json_schema_extra=DRA_SELECTOR,
     )
 
 

@@ -8,6 +8,7 @@ from pydantic import ConfigDict, Field
 
 from modelplane.api.base import (
     ATOMIC,
+    DRA_SELECTOR,
     GROUP_VERSION,
     FreeForm,
     KubeModel,
@@ -27,12 +28,11 @@ from modelplane.api.modeldeployment import (
     MD_20,
     MD_21,
     Phase,
-    Role,
     ReplicaServing,
+    Role,
     WorkerSpec,
 )
 from modelplane.api.pod import ReplicaPodTemplate
-
 
 MR_01 = rule("MR-01", MD_06.rule, MD_06.message)
 MR_02 = rule("MR-02", MD_07.rule, MD_07.message)
@@ -56,7 +56,13 @@ class ReplicaSelector(KubeModel):
 
     model_config = ConfigDict(json_schema_extra={"minProperties": 1})
 
-    cel: str | None = Field(default=None, min_length=1, max_length=10240)
+    cel: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=10240,
+        description="A DRA CEL expression evaluated against one device, as the deployment wrote it.",
+        json_schema_extra=DRA_SELECTOR,
+    )
 
 
 class ResolvedDeviceRequest(KubeModel):
@@ -90,7 +96,7 @@ class ReplicaMember(KubeModel):
 class ReplicaEngine(KubeModel):
     """An engine of a replica, in the deployment's engine order."""
 
-    model_config = ConfigDict(json_schema_extra=validations(MR_05, MR_06, MD_18))
+    model_config = ConfigDict(json_schema_extra=validations(MD_18, MR_05, MR_06))
 
     name: str = Field(min_length=1, max_length=63)
     copies: int = Field(default=1, ge=1, le=64)

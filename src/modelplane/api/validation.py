@@ -1,0 +1,511 @@
+"""Validate one document exactly as the API server would read it (api.md §0.2) (pure).
+
+The steps, in order:
+
+1. ``apiVersion`` and ``kind`` identify one of the six kinds; otherwise stop.
+2. Defaults of the kind's schema are applied inside present objects, after null
+   fields are pruned (the API server prunes nulls of non-nullable fields first).
+3. Structural checks against the schema, plus ObjectMeta (api.md §0.4).
+4. CEL rules (``x-kubernetes-validations``), only when step 3 found nothing.
+5. DRA selectors compiled, in the same walk as step 4 so the two sets of
+   problems come out in one depth-first order.
+
+Messages are the fixed texts of api.md §0.2; paths use Kubernetes notation.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from modelplane.api.base import (
+    DNS_LABEL,
+    DRA_SELECTOR_KEY,
+    GROUP_VERSION,
+    LABEL_KEY,
+    LABEL_VALUE,
+    VALIDATIONS_KEY,
+    KubeModel,
+)
+from modelplane.api.kinds import KIND_BY_NAME, KINDS, KindInfo
+from modelplane.api.openapi import INT_OR_STRING, PRESERVE_UNKNOWN, Schema, validator_schema
+from modelplane.cel import CelError, CompiledRule, check_selector, compile_rule
+
+SELECTOR_PREFIX = "Invalid nodeSelector CEL expression: "
+_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+# Fields of the root in the order errors are reported (api.md §0.2, "Reporting").
+_ROOT_ORDER = ("apiVersion", "kind", "metadata", "spec", "status")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One located validation problem: a Kubernetes field path and a fixed message."""
+
+    path: str
+    message: str
+
+
+@dataclass
+class ValidationResult:
+    """What validation learnt about one document."""
+
+    kind: Any
+    """The document's ``kind`` as written (None when absent)."""
+    info: KindInfo | None
+    """The kind's description when ``kind`` names one of the six kinds."""
+    name: Any
+    """``metadata.name`` as written (None when absent)."""
+    namespace: Any
+    """The defaulted namespace of a namespaced kind; None for cluster-scoped or unknown kinds."""
+    defaulted: dict[str, Any]
+    """The document after defaulting (api.md §0.2 step 2); the input when step 1 failed."""
+    problems: list[Problem] = field(default_factory=list)
+    model: KubeModel | None = None
+    """The typed object; set exactly when there are no problems."""
+
+    @property
+    def ok(self) -> bool:
+        """True when the document is valid."""
+        return not self.problems
+
+    def object_ref(self) -> str:
+        """``<Kind> <namespace>/<name>``, or ``<Kind> <name>`` when not namespaced (cli.md)."""
+        kind = self.kind if isinstance(self.kind, str) and self.kind else _display(self.kind)
+        name = _display(self.name)
+        if self.info is not None and self.info.namespaced:
+            return f"{kind} {_display(self.namespace)}/{name}"
+        return f"{kind} {name}"
+
+
+def validate_document(raw: Any) -> ValidationResult:
+    """Validate one parsed document; never raises on any JSON-like input."""
+    try:
+        return _validate(_normalize(raw))
+    except RecursionError:
+        return ValidationResult(None, None, None, None, {}, [Problem("", "document nests too deeply")])
+
+
+def _validate(doc: Any) -> ValidationResult:
+    if not isinstance(doc, dict):
+        return ValidationResult(None, None, None, None, {}, [Problem("", "document is not an object")])
+    kind = doc.get("kind")
+    info = KIND_BY_NAME.get(kind) if isinstance(kind, str) else None
+    result = ValidationResult(kind, info, _meta_field(doc, "name"), None, doc)
+    if info is not None and info.namespaced:
+        result.namespace = _meta_field(doc, "namespace") or "default"
+    result.problems = _check_identity(doc)
+    if result.problems or info is None:
+        return result
+
+    schema = validator_schema(info.model)
+    defaulted = copy.deepcopy(doc)
+    _apply_defaults(schema, defaulted)
+    _default_namespace(defaulted, info)
+    result.defaulted = defaulted
+    result.name = _meta_field(defaulted, "name")
+    if info.namespaced:
+        result.namespace = _meta_field(defaulted, "namespace")
+
+    result.problems = _check_root(schema, defaulted, info)
+    if result.problems:
+        return result
+    result.problems = _check_rules(schema, defaulted, "")
+    if result.problems:
+        return result
+    try:
+        result.model = info.model.model_validate(defaulted)
+    except ValidationError as err:
+        # The models and the schema are one source, so this is a bug; still no crash.
+        result.problems = [
+            Problem(_loc_path(e["loc"]), f"internal: {e['msg']}") for e in err.errors()
+        ]
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Rendering values the way the messages of api.md §0.2 spell them.
+
+
+def _json(value: Any) -> str:
+    """Compact JSON, as messages show values."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _display(value: Any) -> str:
+    """A name, namespace or kind in the object part of a problem line."""
+    if value is None or value == "":
+        return '""'
+    if isinstance(value, str):
+        return value
+    return _json(value)
+
+
+def _loc_path(loc: Iterable[int | str]) -> str:
+    path = ""
+    for part in loc:
+        path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
+    return path
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _normalize(value: Any) -> Any:
+    """A JSON-like copy: string keys (as sigs.k8s.io/yaml turns YAML keys into JSON keys)."""
+    if isinstance(value, dict):
+        return {_key(k): _normalize(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normalize(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return str(key)
+
+
+def _meta_field(doc: dict[str, Any], name: str) -> Any:
+    meta = doc.get("metadata")
+    return meta.get(name) if isinstance(meta, dict) else None
+
+
+# ---------------------------------------------------------------------------
+# Step 1: apiVersion and kind.
+
+
+def _check_identity(doc: dict[str, Any]) -> list[Problem]:
+    kinds = [k.kind for k in KINDS]
+    return [
+        *_check_enum_field(doc, "apiVersion", [GROUP_VERSION]),
+        *_check_enum_field(doc, "kind", kinds),
+    ]
+
+
+def _check_enum_field(doc: dict[str, Any], name: str, allowed: list[str]) -> list[Problem]:
+    value = doc.get(name)
+    if value is None or value == "":
+        return [Problem(name, "Required value")]
+    if not isinstance(value, str):
+        return [Problem(name, _type_message(value, ("string",)))]
+    if value not in allowed:
+        return [Problem(name, _enum_message(value, allowed))]
+    return []
+
+
+# ---------------------------------------------------------------------------
+# Step 2: defaults.
+
+
+def _apply_defaults(schema: Schema, value: Any) -> None:
+    """Prune null fields and fill in defaults inside ``value``, in place, as the API server does."""
+    if isinstance(value, dict):
+        properties: dict[str, Schema] = schema.get("properties", {})
+        for name, sub in properties.items():
+            if name in value and value[name] is None:
+                del value[name]
+            if name not in value and "default" in sub:
+                value[name] = copy.deepcopy(sub["default"])
+            if name in value:
+                _apply_defaults(sub, value[name])
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for entry in value.values():
+                _apply_defaults(extra, entry)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            _apply_defaults(schema["items"], item)
+
+
+def _default_namespace(doc: dict[str, Any], info: KindInfo) -> None:
+    meta = doc.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        return
+    if not info.namespaced:
+        # The API server ignores a namespace on a cluster-scoped object (api.md §0.4).
+        meta.pop("namespace", None)
+    elif meta.get("namespace") in (None, ""):
+        meta["namespace"] = "default"
+
+
+# ---------------------------------------------------------------------------
+# Step 3: structure.
+
+
+def _check_root(schema: Schema, doc: dict[str, Any], info: KindInfo) -> list[Problem]:
+    out: list[Problem] = []
+    properties: dict[str, Schema] = schema["properties"]
+    required = set(schema.get("required", []))
+    for name in _ROOT_ORDER:
+        if name in ("apiVersion", "kind"):
+            continue  # checked in step 1
+        if name == "metadata":
+            _check_metadata(doc.get("metadata", {}), info, out)
+        elif name in doc:
+            _check(properties[name], doc[name], name, out)
+        elif name in required:
+            out.append(Problem(name, "Required value"))
+    for name in sorted(set(doc) - set(_ROOT_ORDER)):
+        out.append(Problem(name, "unknown field"))
+    return out
+
+
+def _check(schema: Schema, value: Any, path: str, out: list[Problem], duplicate: str = "") -> None:
+    """Structural checks of one node and, depth-first, of its children."""
+    expected = _expected_types(schema)
+    actual = _json_type(value)
+    if expected and actual not in expected:
+        out.append(Problem(path, _type_message(value, expected)))
+        return
+    if duplicate:
+        out.append(Problem(path, f"Duplicate value: {duplicate}"))
+    if actual == "object":
+        _check_object(schema, value, path, out)
+    elif actual == "array":
+        _check_array(schema, value, path, out)
+    else:
+        _check_scalar(schema, value, path, out)
+
+
+def _expected_types(schema: Schema) -> tuple[str, ...]:
+    if schema.get(INT_OR_STRING):
+        return ("integer", "string")
+    declared = schema.get("type")
+    return (declared,) if isinstance(declared, str) else ()
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "null"
+
+
+def _type_message(value: Any, expected: tuple[str, ...]) -> str:
+    return f"Invalid value: {_json(value)}: must be of type {' or '.join(expected)}"
+
+
+def _enum_message(value: Any, allowed: Iterable[Any]) -> str:
+    shown = _json(value)
+    return f"Unsupported value: {shown}: supported values: " + ", ".join(_json(a) for a in allowed)
+
+
+def _check_object(schema: Schema, value: dict[str, Any], path: str, out: list[Problem]) -> None:
+    count = len(value)
+    if "minProperties" in schema and count < schema["minProperties"]:
+        out.append(
+            Problem(path, f"Invalid value: {count}: must have at least {schema['minProperties']} properties")
+        )
+    if "maxProperties" in schema and count > schema["maxProperties"]:
+        out.append(
+            Problem(path, f"Too many: {count}: must have at most {schema['maxProperties']} entries")
+        )
+    properties: dict[str, Schema] | None = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    if properties is None and isinstance(extra, dict):
+        for key in sorted(value):
+            _check(extra, value[key], f"{path}[{key}]", out)
+        return
+    if properties is None and schema.get(PRESERVE_UNKNOWN):
+        return  # free-form
+    properties = properties or {}
+    required = set(schema.get("required", []))
+    for name, sub in properties.items():
+        if name in value:
+            _check(sub, value[name], _join(path, name), out)
+        elif name in required:
+            out.append(Problem(_join(path, name), "Required value"))
+    if not schema.get(PRESERVE_UNKNOWN):
+        for name in sorted(set(value) - set(properties)):
+            out.append(Problem(_join(path, name), "unknown field"))
+
+
+def _check_array(schema: Schema, value: list[Any], path: str, out: list[Problem]) -> None:
+    count = len(value)
+    if "minItems" in schema and count < schema["minItems"]:
+        out.append(Problem(path, f"Invalid value: {count}: must have at least {schema['minItems']} items"))
+    if "maxItems" in schema and count > schema["maxItems"]:
+        out.append(Problem(path, f"Too many: {count}: must have at most {schema['maxItems']} items"))
+    items: Schema = schema.get("items", {})
+    keys: list[str] = (
+        schema.get("x-kubernetes-list-map-keys", [])
+        if schema.get("x-kubernetes-list-type") == "map"
+        else []
+    )
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        duplicate = ""
+        if keys and isinstance(item, dict) and all(k in item for k in keys):
+            identity = json.dumps([item[k] for k in keys], sort_keys=True, default=str)
+            if identity in seen:
+                duplicate = _json({k: item[k] for k in keys})
+            seen.add(identity)
+        _check(items, item, f"{path}[{index}]", out, duplicate)
+
+
+def _check_scalar(schema: Schema, value: Any, path: str, out: list[Problem]) -> None:
+    if "enum" in schema and value not in schema["enum"]:
+        out.append(Problem(path, _enum_message(value, schema["enum"])))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            out.append(
+                Problem(path, f"Invalid value: {_json(value)}: must be greater than or equal to {schema['minimum']}")
+            )
+        if "maximum" in schema and value > schema["maximum"]:
+            out.append(
+                Problem(path, f"Invalid value: {_json(value)}: must be less than or equal to {schema['maximum']}")
+            )
+    if isinstance(value, str):
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            out.append(
+                Problem(path, f"Invalid value: {_json(value)}: must be at least {schema['minLength']} characters")
+            )
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            out.append(Problem(path, f"Too long: must have at most {schema['maxLength']} characters"))
+        if "pattern" in schema and not _matches(schema["pattern"], value):
+            out.append(Problem(path, f"Invalid value: {_json(value)}: must match '{schema['pattern']}'"))
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    # In RE2 and ECMA-262, `$` matches only at the very end; Python's also matches before a
+    # final newline, so spell it \Z. Our patterns use `$` only as an anchor.
+    return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern))
+
+
+def _matches(pattern: str, value: str) -> bool:
+    return _regex(pattern).search(value) is not None
+
+
+def _check_metadata(meta: Any, info: KindInfo, out: list[Problem]) -> None:
+    """ObjectMeta checks of api.md §0.4; other ObjectMeta fields are accepted unread."""
+    if not isinstance(meta, dict):
+        out.append(Problem("metadata", _type_message(meta, ("object",))))
+        return
+    name = meta.get("name")
+    if name is None or name == "":
+        out.append(Problem("metadata.name", "Required value"))
+    elif not isinstance(name, str):
+        out.append(Problem("metadata.name", _type_message(name, ("string",))))
+    elif len(name) > 253 or not _matches(_DNS_SUBDOMAIN, name):
+        out.append(Problem("metadata.name", f"Invalid value: {_json(name)}: must be a DNS subdomain"))
+    if info.namespaced:
+        namespace = meta.get("namespace")
+        if not isinstance(namespace, str):
+            out.append(Problem("metadata.namespace", _type_message(namespace, ("string",))))
+        elif len(namespace) > 63 or not _matches(DNS_LABEL, namespace):
+            out.append(
+                Problem("metadata.namespace", f"Invalid value: {_json(namespace)}: must be a DNS label")
+            )
+    _check_string_map(meta, "labels", out, check_values=True)
+    _check_string_map(meta, "annotations", out, check_values=False)
+
+
+def _check_string_map(meta: dict[str, Any], field_name: str, out: list[Problem], *, check_values: bool) -> None:
+    path = f"metadata.{field_name}"
+    entries = meta.get(field_name)
+    if entries is None:
+        return
+    if not isinstance(entries, dict):
+        out.append(Problem(path, _type_message(entries, ("object",))))
+        return
+    for key in sorted(entries):
+        entry_path = f"{path}[{key}]"
+        if not _valid_label_key(key):
+            out.append(Problem(entry_path, f"Invalid value: {_json(key)}: must be a valid label key"))
+        value = entries[key]
+        if not isinstance(value, str):
+            out.append(Problem(entry_path, _type_message(value, ("string",))))
+        elif check_values and (len(value) > 63 or not _matches(LABEL_VALUE, value)):
+            out.append(Problem(entry_path, f"Invalid value: {_json(value)}: must be a valid label value"))
+
+
+def _valid_label_key(key: str) -> bool:
+    prefix, _, _ = key.rpartition("/")
+    return len(prefix) <= 253 and _matches(LABEL_KEY, key)
+
+
+# ---------------------------------------------------------------------------
+# Steps 4 and 5: CEL rules and DRA selectors, in one depth-first walk.
+
+
+def _check_rules(schema: Schema, value: Any, path: str) -> list[Problem]:
+    out: list[Problem] = []
+    _walk_rules(schema, value, path, out)
+    return out
+
+
+def _walk_rules(schema: Schema, value: Any, path: str, out: list[Problem]) -> None:
+    for entry in schema.get(VALIDATIONS_KEY, []):
+        text = entry["rule"]
+        if _is_transition_rule(text):
+            continue  # there is no previous object to compare with
+        if not _holds(text, value):
+            # A rule at the root checks the name (MD-01, IC-10), so it is reported there.
+            out.append(Problem(path or "metadata.name", entry["message"]))
+    if schema.get(DRA_SELECTOR_KEY) and isinstance(value, str):
+        detail = check_selector(value)
+        if detail is not None:
+            out.append(Problem(path, SELECTOR_PREFIX + detail))
+    if isinstance(value, dict):
+        properties: dict[str, Schema] | None = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        if properties is not None:
+            for name, sub in properties.items():
+                if name in value:
+                    _walk_rules(sub, value[name], _join(path, name), out)
+        elif isinstance(extra, dict):
+            for key in sorted(value):
+                _walk_rules(extra, value[key], f"{path}[{key}]", out)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            _walk_rules(schema["items"], item, f"{path}[{index}]", out)
+
+
+def _is_transition_rule(text: str) -> bool:
+    return re.search(r"\boldSelf\b", text) is not None
+
+
+@functools.cache
+def _compiled(text: str) -> CompiledRule | None:
+    try:
+        return compile_rule(text)
+    except CelError:
+        return None
+
+
+def _holds(text: str, value: Any) -> bool:
+    """True when the rule holds; a rule that does not compile or errors counts as failed."""
+    compiled = _compiled(text)
+    if compiled is None:
+        return False
+    try:
+        return compiled.evaluate(value) is True
+    except Exception:  # noqa: BLE001 - the adapter promises False, but a user must never see a trace
+        return False
