@@ -1,0 +1,182 @@
+"""`modelplane schedule PATH... [-o table|json] [--explain]`: preview placements (cli.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from modelplane.api import (
+    InferenceClass,
+    InferenceCluster,
+    ModelCache,
+    ModelDeployment,
+    ModelReplica,
+)
+from modelplane.manifests import PathError, load
+from modelplane.reconcile.conditions import DeploymentStatus, condition_wire, deployment_status
+from modelplane.scheduling import Placement, Scheduled, schedule_all
+from modelplane.scheduling.model import namespace_of
+
+EXAMPLE = """\
+example:
+  modelplane schedule examples/
+  modelplane schedule fleet/ deployments/qwen3-8b.yaml -o json --explain
+
+Schedules every ModelDeployment of the input, in (namespace, name) order, against the
+InferenceClusters, InferenceClasses, ModelCaches and observed ModelReplicas of the input.
+Exit 0 when the input is valid (even if nothing could be placed), 1 on invalid input.
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the verb to the command's sub-parsers."""
+    parser = subparsers.add_parser(
+        "schedule",
+        help="place every deployment's replicas on the fleet and show why",
+        description="Run the fleet scheduler for every ModelDeployment in the input against the "
+        "fleet in the input. Nothing is written anywhere.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="a manifest file or a directory")
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "json"),
+        default="table",
+        help="table for people (default), json for programs",
+    )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="say, per deployment, why each cluster that got no new replica was passed over",
+    )
+    parser.set_defaults(func=run, parser=parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, schedule and print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
+    try:
+        loaded = load(args.paths)
+    except PathError as err:
+        print(f"modelplane schedule: error: {err}", file=sys.stderr)
+        return 2
+    if loaded.problems:
+        for line in loaded.problems:
+            print(line, file=sys.stderr)
+        return 1
+    observed = loaded.of_kind(ModelReplica)
+    results = schedule_all(
+        loaded.of_kind(ModelDeployment),
+        loaded.of_kind(InferenceCluster),
+        loaded.of_kind(InferenceClass),
+        loaded.of_kind(ModelCache),
+        observed,
+    )
+    # Conditions read readiness from the input's replicas, not from what earlier deployments got.
+    statuses = [deployment_status(r.deployment, r.schedule, r.cache, observed) for r in results]
+    if args.output == "json":
+        out = to_json(results, statuses, explain=args.explain)
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    else:
+        sys.stdout.write(to_table(results, statuses, explain=args.explain))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON (cli.md)
+
+
+def _placement_json(p: Placement) -> dict[str, Any]:
+    return {
+        "name": p.name,
+        "cluster": p.cluster,
+        "index": p.index,
+        "retained": p.retained,
+        "engines": [
+            {
+                "name": e.name,
+                "members": [
+                    {
+                        "role": m.role,
+                        "pool": m.pool,
+                        "nodes": m.nodes,
+                        "devices": [
+                            {"name": r.name, "deviceClassName": r.device_class_name, "count": r.count}
+                            for r in m.device_requests
+                        ],
+                    }
+                    for m in e.members
+                ],
+            }
+            for e in p.engines
+        ],
+    }
+
+
+def to_json(
+    results: Sequence[Scheduled], statuses: Sequence[DeploymentStatus], *, explain: bool
+) -> dict[str, Any]:
+    """The ``-o json`` document of cli.md."""
+    deployments = []
+    for result, status in zip(results, statuses, strict=True):
+        item: dict[str, Any] = {
+            "namespace": namespace_of(result.deployment.metadata.namespace),
+            "name": result.deployment.metadata.name,
+            "desired": result.schedule.desired,
+            "replicas": [_placement_json(p) for p in result.schedule.replicas],
+            "conditions": [condition_wire(c) for c in status.conditions],
+        }
+        if explain:
+            item["explain"] = [
+                {"cluster": e.cluster, "reason": e.reason, "message": e.message}
+                for e in result.schedule.explain
+            ]
+        deployments.append(item)
+    return {"deployments": deployments}
+
+
+# ---------------------------------------------------------------------------------------------
+# Table
+
+
+def _columns(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _state(p: Placement) -> str:
+    if p.held:
+        return "held"
+    return "retained" if p.retained else "new"
+
+
+def to_table(
+    results: Sequence[Scheduled], statuses: Sequence[DeploymentStatus], *, explain: bool
+) -> str:
+    """One row per replica, then one summary line per deployment (and its explain section)."""
+    rows: list[list[str]] = [["DEPLOYMENT", "REPLICA", "CLUSTER", "INDEX", "STATE", "ENGINE/MEMBER -> POOL"]]
+    for result in results:
+        ident = f"{namespace_of(result.deployment.metadata.namespace)}/{result.deployment.metadata.name}"
+        for p in result.schedule.replicas:
+            members = ", ".join(f"{e.name}/{m.role} -> {m.pool}" for e in p.engines for m in e.members)
+            rows.append([ident, p.name, p.cluster, str(p.index), _state(p), members])
+    out = _columns(rows) if len(rows) > 1 else "No replicas placed.\n"
+    for result, status in zip(results, statuses, strict=True):
+        deployment = result.deployment
+        ident = f"{namespace_of(deployment.metadata.namespace)}/{deployment.metadata.name}"
+        out += f"\n{ident}: {result.schedule.total} of {result.schedule.desired} replicas placed\n"
+        out += _indent(_columns([[c.type, c.status, c.reason or "", c.message or ""] for c in status.conditions]))
+        if explain:
+            entries = [[e.cluster, e.reason, e.message] for e in result.schedule.explain]
+            out += "  explain:\n"
+            out += _indent(_indent(_columns(entries))) if entries else "    (no cluster passed over)\n"
+    return out
+
+
+def _indent(text: str) -> str:
+    return "".join(f"  {line}\n" for line in text.splitlines())

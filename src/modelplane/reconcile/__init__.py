@@ -1,0 +1,1 @@
+"""Pure reconcile steps shared by the local commands and the Crossplane functions."""

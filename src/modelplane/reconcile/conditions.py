@@ -1,0 +1,179 @@
+"""A ModelDeployment's status: replica counts, conditions and events (status.md §2).
+
+Pure: computed from the deployment, its schedule (scheduling.md), the cache state
+and the observed ModelReplicas. Shared by ``schedule``, ``render`` and the
+deployment function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from modelplane.api import Condition, ModelDeployment, ModelReplica
+from modelplane.scheduling.model import CacheKind, CacheState, HoldCause, Mode, Schedule
+from modelplane.scheduling.replicas import identity, owns, sort_key
+
+MODEL_CACHE_RESOLVED = "ModelCacheResolved"
+REPLICAS_SCHEDULED = "ReplicasScheduled"
+REPLICAS_READY = "ReplicasReady"
+
+NO_CLUSTERS_FOUND = "No InferenceClusters found"
+WAITING_FOR_CLUSTERS = "Waiting for InferenceClusters"
+SCALED_TO_ZERO = "Scaled to zero: removing all replicas"
+ZERO_DESIRED = "0 replicas desired"
+
+
+@dataclass(frozen=True)
+class Event:
+    """A function result Crossplane records on the composite as an event (status.md §2.10)."""
+
+    severity: Literal["Normal", "Warning"]
+    message: str
+
+
+@dataclass(frozen=True)
+class DeploymentStatus:
+    """``status.replicas`` {total, ready}, the conditions in order, and the events in order."""
+
+    total: int
+    ready: int
+    conditions: tuple[Condition, ...]
+    events: tuple[Event, ...]
+
+    def to_wire(self) -> dict[str, object]:
+        """The status block as render prints it: replicas, then conditions (status.md §1)."""
+        return {
+            "replicas": {"ready": self.ready, "total": self.total},
+            "conditions": [condition_wire(c) for c in self.conditions],
+        }
+
+
+def condition(type_: str, status: bool, reason: str, message: str = "") -> Condition:
+    """A condition with exactly type, status, reason and message."""
+    return Condition(type=type_, status="True" if status else "False", reason=reason, message=message)
+
+
+def condition_wire(c: Condition) -> dict[str, str]:
+    """The four keys printed for a condition, ``message`` "" when empty (status.md §1)."""
+    return {"type": c.type, "status": c.status, "reason": c.reason or "", "message": c.message or ""}
+
+
+def is_ready(replica: ModelReplica) -> bool:
+    """A replica counts ready when its Ready condition is "True" (status.md §2.9)."""
+    status = replica.status
+    return status is not None and any(
+        c.type == "Ready" and c.status == "True" for c in status.conditions or ()
+    )
+
+
+def observed_by_identity(
+    deployment: ModelDeployment, observed_replicas: Iterable[ModelReplica]
+) -> dict[tuple[str, int], ModelReplica]:
+    """Our observed replicas by (cluster, index); the first by name wins a shared identity (§1)."""
+    out: dict[tuple[str, int], ModelReplica] = {}
+    for replica in sorted((r for r in observed_replicas if owns(deployment, r)), key=sort_key):
+        out.setdefault(identity(replica), replica)
+    return out
+
+
+def deployment_status(
+    deployment: ModelDeployment,
+    schedule: Schedule,
+    cache: CacheState,
+    observed_replicas: Iterable[ModelReplica],
+) -> DeploymentStatus:
+    """Replica counts, conditions (§2.1 order) and events (§2.10 order) of one reconcile."""
+    observed = observed_by_identity(deployment, observed_replicas)
+    if schedule.mode is Mode.PARKED:
+        return DeploymentStatus(
+            0,
+            0,
+            (
+                condition(REPLICAS_SCHEDULED, True, "NoReplicasDesired", ZERO_DESIRED),
+                condition(REPLICAS_READY, True, "NoReplicasDesired", ZERO_DESIRED),
+            ),
+            (Event("Normal", SCALED_TO_ZERO),) if observed else (),
+        )
+    total = schedule.total
+    # A replica placed in this reconcile is never ready yet, even on a reused identity.
+    ready = sum(
+        1
+        for p in schedule.replicas
+        if p.retained and (p.cluster, p.index) in observed and is_ready(observed[(p.cluster, p.index)])
+    )
+    any_observed = any((p.cluster, p.index) in observed for p in schedule.replicas)
+    conditions: list[Condition] = []
+    events: list[Event] = []
+    cache_condition = _cache_condition(deployment, cache)
+    if cache_condition is not None:
+        conditions.append(cache_condition[0])
+        if cache_condition[1] is not None:
+            events.append(cache_condition[1])
+    conditions.append(_scheduled(schedule, total, any_observed, events))
+    conditions.append(_ready(total, ready))
+    if schedule.mode is Mode.NORMAL and total > 0 and not any_observed:
+        names = sorted({p.cluster for p in schedule.replicas})
+        events.append(
+            Event(
+                "Normal",
+                f"Scheduled {total} replicas across {len(names)} clusters: {', '.join(names)}",
+            )
+        )
+    return DeploymentStatus(total, ready, tuple(conditions), tuple(events))
+
+
+def _cache_condition(
+    deployment: ModelDeployment, cache: CacheState
+) -> tuple[Condition, Event | None] | None:
+    ref = deployment.spec.template.spec.model_cache_ref
+    if ref is None:
+        return None
+    if cache.kind is CacheKind.PRESENT:
+        return condition(MODEL_CACHE_RESOLVED, True, "ModelCacheResolved"), None
+    if cache.kind is CacheKind.UNRESOLVED:
+        return (
+            condition(MODEL_CACHE_RESOLVED, False, "ModelCacheUnresolved", f"Waiting for ModelCache {ref.name}"),
+            None,
+        )
+    text = f"ModelCache {ref.name} not found; holding replica placement"
+    return condition(MODEL_CACHE_RESOLVED, False, "ModelCacheNotFound", text), Event("Warning", text)
+
+
+def _scheduled(schedule: Schedule, total: int, any_observed: bool, events: list[Event]) -> Condition:
+    """ReplicasScheduled (§2.7), appending the events its case raises (§2.10)."""
+    desired = schedule.desired
+    if schedule.cause is HoldCause.CLUSTERS_UNRESOLVED:
+        message = NO_CLUSTERS_FOUND if schedule.clusters_fetched else WAITING_FOR_CLUSTERS
+        if schedule.clusters_fetched:
+            events.append(Event("Warning", NO_CLUSTERS_FOUND))
+        if total:
+            message += f"; keeping {total} existing replicas"
+        return condition(REPLICAS_SCHEDULED, False, "ClustersUnresolved", message)
+    if schedule.cause is HoldCause.INVALID_NODE_SELECTOR:
+        message = f"Invalid nodeSelector CEL expression: {schedule.selector_error}"
+        events.append(Event("Warning", message))
+        return condition(REPLICAS_SCHEDULED, False, "InvalidNodeSelector", message)
+    if schedule.cluster_count == 0:
+        events.append(Event("Warning", NO_CLUSTERS_FOUND))
+        return condition(REPLICAS_SCHEDULED, False, "NoClusters", NO_CLUSTERS_FOUND)
+    if total == 0:
+        return condition(
+            REPLICAS_SCHEDULED,
+            False,
+            "InsufficientCapacity",
+            f"0 of {desired} replicas scheduled (checked {schedule.checked} clusters)",
+        )
+    if not any_observed:
+        return condition(REPLICAS_SCHEDULED, False, "Scheduling")
+    return condition(REPLICAS_SCHEDULED, True, "ReplicasCreated", f"Scheduled {total} of {desired} replicas")
+
+
+def _ready(total: int, ready: int) -> Condition:
+    """ReplicasReady (§2.8)."""
+    if total == 0:
+        return condition(REPLICAS_READY, False, "NoReplicasScheduled")
+    if ready == total:
+        return condition(REPLICAS_READY, True, "AllReplicasReady", f"{ready} of {total} ready")
+    return condition(REPLICAS_READY, False, "ModelStarting", f"{ready} of {total} ready")

@@ -1,0 +1,206 @@
+"""Capacity in devices: node vectors, first-fit packing, trials and the ledger (§8)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+from modelplane.api import ModelReplica
+from modelplane.scheduling.fleet import ClusterView, Pool, PoolShape
+
+Demand = tuple[tuple[int, int], ...]  # (device index in the pool, count) pairs, non-zero
+
+
+class PoolState:
+    """The free vectors of a pool's nodes (indexed like the pool's devices) and its closed flag.
+
+    Synthetic devices keep a 0 slot that no demand ever touches (§8.1).
+    """
+
+    __slots__ = ("free", "closed")
+
+    def __init__(self, free: list[list[int]], closed: bool = False) -> None:
+        self.free = free
+        self.closed = closed
+
+    @staticmethod
+    def fresh(pool: Pool) -> PoolState:
+        """Every node at its full device counts."""
+        start = [d.count if d.dra else 0 for d in pool.shape.devices]
+        return PoolState([list(start) for _ in range(pool.nodes)])
+
+    def copy(self) -> PoolState:
+        """An independent copy (a trial works on copies, §8.3)."""
+        return PoolState([list(node) for node in self.free], self.closed)
+
+    def pack(self, demand: Demand, pods: int) -> bool:
+        """Pack ``pods`` pods of ``demand`` first-fit onto the nodes, in place (§8.2).
+
+        Returns False when some pod fits no node; the pods placed before it stay
+        charged, so callers pack onto a copy unless they mean to keep a partial charge.
+        """
+        if not demand or pods <= 0:
+            return True
+        if self.closed:
+            return False
+        node = 0
+        nodes = self.free
+        if len(demand) == 1:
+            # The common single-device demand, without the generic per-device loop.
+            ((j, n),) = demand
+            for _ in range(pods):
+                while node < len(nodes) and nodes[node][j] < n:
+                    node += 1
+                if node == len(nodes):
+                    return False
+                nodes[node][j] -= n
+            return True
+        for _ in range(pods):
+            # First fit restarts at the lowest node each pod, but nodes before the last one
+            # used were already too full for this same demand, so the scan can resume there.
+            while node < len(nodes) and not all(nodes[node][j] >= n for j, n in demand):
+                node += 1
+            if node == len(nodes):
+                return False
+            free = nodes[node]
+            for j, n in demand:
+                free[j] -= n
+        return True
+
+
+class ClusterState:
+    """One cluster's pool states: the ledger's, or a trial's copy-on-write overlay (§8.3)."""
+
+    __slots__ = ("base", "changed")
+
+    def __init__(self, base: Mapping[str, PoolState]) -> None:
+        self.base = base
+        self.changed: dict[str, PoolState] = {}
+
+    def get(self, pool: str) -> PoolState:
+        """The current state of a pool."""
+        return self.changed.get(pool) or self.base[pool]
+
+    def attempt(self, pool: str, packs: Sequence[tuple[Demand, int]]) -> bool:
+        """Pack every (demand, pods) onto a copy of ``pool``; keep the copy only if all fit."""
+        if all(not demand or pods <= 0 for demand, pods in packs):
+            return True
+        state = self.get(pool).copy()
+        for demand, pods in packs:
+            if not state.pack(demand, pods):
+                return False
+        self.changed[pool] = state
+        return True
+
+
+class Ledger:
+    """Free capacity of every candidate cluster that is not pool-unknown (§8.4).
+
+    Pool states are created on first use: a fresh pool needs no vectors until something
+    is charged to it or a trial reads it.
+    """
+
+    __slots__ = ("clusters", "pools")
+
+    def __init__(self, clusters: Sequence[ClusterView]) -> None:
+        self.clusters = {c.name: c for c in clusters if c.pools is not None}
+        self.pools: dict[str, _LazyPools] = {}
+
+    @staticmethod
+    def build(clusters: Sequence[ClusterView]) -> Ledger:
+        """A ledger over the given clusters' pools, every node free."""
+        return Ledger(clusters)
+
+    def states(self, cluster: str) -> _LazyPools | None:
+        """The pool states of a cluster in the ledger (None when it is not in the ledger)."""
+        states = self.pools.get(cluster)
+        if states is None:
+            view = self.clusters.get(cluster)
+            if view is None:
+                return None
+            states = self.pools[cluster] = _LazyPools(view)
+        return states
+
+    def trial(self, cluster: str) -> ClusterState:
+        """A trial over a cluster: reads the ledger, writes its own copies."""
+        states = self.states(cluster)
+        if states is None:
+            raise KeyError(cluster)
+        return ClusterState(states)
+
+    def commit(self, cluster: str, trial: ClusterState) -> None:
+        """The chosen trial becomes the ledger's state for its cluster (§8.3)."""
+        states = self.states(cluster)
+        if states is not None:
+            states.update(trial.changed)
+
+    def charge_observed(self, replica: ModelReplica, cluster: ClusterView) -> None:
+        """Charge an observed replica from its stamped spec (§8.4)."""
+        states = self.states(cluster.name)
+        if states is None:
+            return
+        pools = cluster.pool_map
+        for engine in replica.spec.engines:
+            for member in engine.members:
+                requests = member.device_requests
+                if not requests:
+                    continue
+                pool = pools.get(member.node_pool_name)
+                if pool is None:
+                    continue  # pinned to a pool the cluster no longer publishes: cannot run
+                demand = _observed_demand(
+                    pool.shape, tuple([(r.device_class_name, r.count) for r in requests])
+                )
+                if not demand:
+                    continue
+                worker = member.worker
+                pods = pods_of(member.role, worker.nodes if worker is not None else None)
+                state = states[pool.name]
+                # A pod that fits nowhere closes the pool for the rest of this schedule.
+                if not state.pack(demand, pods * engine.copies):
+                    state.closed = True
+
+
+class _LazyPools(dict[str, PoolState]):
+    """A cluster's pool states by name, each created fresh on first access."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: ClusterView) -> None:
+        super().__init__()
+        self.view = view
+
+    def __missing__(self, name: str) -> PoolState:
+        pool = self.view.pool(name)
+        if pool is None:
+            raise KeyError(name)
+        state = self[name] = PoolState.fresh(pool)
+        return state
+
+
+def observed_demand(pool: Pool, requests: tuple[tuple[str, int], ...]) -> Demand:
+    """Map stamped (deviceClassName, count) requests to the pool's devices (§8.4 step 1)."""
+    return _observed_demand(pool.shape, requests)
+
+
+@lru_cache(maxsize=1 << 14)
+def _observed_demand(shape: PoolShape, requests: tuple[tuple[str, int], ...]) -> Demand:
+    devices = shape.devices
+    remaining = [d.count if d.dra else 0 for d in devices]
+    demand: dict[int, int] = {}
+    for class_name, count in requests:
+        candidates = [j for j, d in enumerate(devices) if d.dra and d.device_class_name == class_name]
+        if not candidates:
+            continue  # no device of that class: the request is skipped
+        # The first device of the class that still covers the request, else the first of the class.
+        chosen = next((j for j in candidates if remaining[j] >= count), candidates[0])
+        remaining[chosen] -= count
+        demand[chosen] = demand.get(chosen, 0) + count
+    return tuple(sorted((j, n) for j, n in demand.items() if n > 0))
+
+
+def pods_of(role: str, worker_nodes: int | None) -> int:
+    """``pods(member)``: worker.nodes for a Worker (1 without a worker block), else 1 (§3.1)."""
+    if role == "Worker":
+        return max(0, worker_nodes) if worker_nodes is not None else 1
+    return 1

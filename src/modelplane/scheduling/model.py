@@ -1,0 +1,172 @@
+"""The scheduler's input markers and result types (scheduling.md §1, §1.1).
+
+Everything here is an immutable value: a Schedule can be compared, hashed into
+sets by its parts, and printed without touching the API models it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+from typing import Final, Literal
+
+from modelplane.api import InferenceCluster, ModelCache, ModelDeployment, ModelReplica
+
+
+class _Unresolved(Enum):
+    UNRESOLVED = "UNRESOLVED"
+
+    def __repr__(self) -> str:
+        return "UNRESOLVED"
+
+
+UNRESOLVED: Final = _Unresolved.UNRESOLVED
+"""The cluster list has not been fetched yet (function runtime only)."""
+
+Clusters = Sequence[InferenceCluster] | Literal[_Unresolved.UNRESOLVED]
+
+
+class CacheKind(StrEnum):
+    """The state of the ModelCache a deployment references (§1, §9.5)."""
+
+    NONE = "None"
+    PRESENT = "Present"
+    ABSENT = "Absent"
+    UNRESOLVED = "Unresolved"
+
+
+@dataclass(frozen=True)
+class CacheState:
+    """A cache state; ``selector`` is the ModelCache's matchLabels when PRESENT."""
+
+    kind: CacheKind
+    selector: tuple[tuple[str, str], ...] = ()
+
+    @staticmethod
+    def present(selector: Mapping[str, str] | None = None) -> CacheState:
+        """PRESENT with the cache's ``spec.clusterSelector.matchLabels`` (None: no constraint)."""
+        return CacheState(CacheKind.PRESENT, tuple(sorted((selector or {}).items())))
+
+    @property
+    def gate_open(self) -> bool:
+        """Whether fill may place new replicas (§9.5)."""
+        return self.kind in (CacheKind.NONE, CacheKind.PRESENT)
+
+
+CACHE_NONE: Final = CacheState(CacheKind.NONE)
+CACHE_ABSENT: Final = CacheState(CacheKind.ABSENT)
+CACHE_UNRESOLVED: Final = CacheState(CacheKind.UNRESOLVED)
+
+
+def namespace_of(meta_namespace: str | None) -> str:
+    """A namespaced object's namespace; a missing one means ``default`` (cli.md)."""
+    return meta_namespace or "default"
+
+
+def cache_state(deployment: ModelDeployment, caches: Iterable[ModelCache]) -> CacheState:
+    """The cache state of a local run: the input is complete, so a missing cache is ABSENT."""
+    ref = deployment.spec.template.spec.model_cache_ref
+    if ref is None:
+        return CACHE_NONE
+    namespace = namespace_of(deployment.metadata.namespace)
+    for cache in caches:
+        if cache.metadata.name == ref.name and namespace_of(cache.metadata.namespace) == namespace:
+            selector = cache.spec.cluster_selector
+            return CacheState.present(selector.match_labels if selector else None)
+    return CACHE_ABSENT
+
+
+class Mode(StrEnum):
+    """How the schedule was computed (§1.1)."""
+
+    NORMAL = "Normal"
+    PARKED = "Parked"
+    HELD = "Held"
+
+
+class HoldCause(StrEnum):
+    """Why a schedule is Held (§10)."""
+
+    CLUSTERS_UNRESOLVED = "ClustersUnresolved"
+    INVALID_NODE_SELECTOR = "InvalidNodeSelector"
+
+
+@dataclass(frozen=True)
+class ResolvedRequest:
+    """A claimable request a member resolved on its pool (§6 step 3)."""
+
+    name: str
+    device_class_name: str
+    count: int
+    selectors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MemberPlacement:
+    """One member pinned to a pool; ``nodes`` is the pods it charges (§1.1)."""
+
+    role: str
+    pool: str
+    nodes: int
+    device_requests: tuple[ResolvedRequest, ...] = ()
+
+
+@dataclass(frozen=True)
+class EnginePlacement:
+    """One engine of a placement, members in member order."""
+
+    name: str
+    members: tuple[MemberPlacement, ...]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One replica of the result (§1.1).
+
+    ``held`` marks a replica kept exactly as observed (§10, §9.2 check 4): it is
+    re-emitted with its observed spec, which ``observed`` carries.
+    """
+
+    cluster: str
+    index: int
+    name: str
+    retained: bool
+    gateway_address: str
+    engines: tuple[EnginePlacement, ...]
+    held: bool = False
+    observed: ModelReplica | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ExplainEntry:
+    """Why a cluster received no new replica (§11)."""
+
+    cluster: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The result of scheduling one deployment (§1.1).
+
+    Beside the spec's fields it records what status.md needs to word its
+    conditions: whether the cluster list was fetched, how many clusters it held,
+    and the compile error of a held-by-selector schedule.
+    """
+
+    mode: Mode
+    desired: int
+    replicas: tuple[Placement, ...]
+    checked: int
+    explain: tuple[ExplainEntry, ...]
+    cause: HoldCause | None = None
+    clusters_fetched: bool = True
+    cluster_count: int = 0
+    selector_error: str | None = None
+
+    @property
+    def total(self) -> int:
+        """Replicas in the desired set (status.md §2.6)."""
+        return len(self.replicas)

@@ -1,0 +1,233 @@
+"""Placing a replica's engines on one cluster: whole phase, then split phase (§7)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from modelplane.api import ModelDeployment
+from modelplane.scheduling.capacity import ClusterState, Demand, PoolState, pods_of
+from modelplane.scheduling.fleet import ClusterView, Pool, PoolShape
+from modelplane.scheduling.matching import Match, Requests, match, member_requests
+from modelplane.scheduling.model import EnginePlacement, MemberPlacement
+
+NO_MATCHING_POOL = "NoMatchingPool"
+NO_CLAIMABLE_DEVICE = "NoClaimableDevice"
+INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+
+_MAX_NODES_SHOWN = 8
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSpec:
+    """A deployment member as placement needs it."""
+
+    role: str
+    requests: Requests
+    pods: int  # pods(member) x copies
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSpec:
+    """A deployment engine as placement needs it."""
+
+    name: str
+    members: tuple[MemberSpec, ...]
+
+
+def engine_specs(deployment: ModelDeployment) -> tuple[EngineSpec, ...]:
+    """The deployment's engines, members and requests in deployment order (§3.1)."""
+    return tuple(
+        EngineSpec(
+            engine.name,
+            tuple(
+                MemberSpec(
+                    m.role,
+                    member_requests(m),
+                    pods_of(m.role, m.worker.nodes if m.worker else None) * engine.copies,
+                )
+                for m in engine.members
+            ),
+        )
+        for engine in deployment.spec.template.spec.engines
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why a replica cannot be placed on a cluster: an explain reason and message (§11)."""
+
+    reason: str
+    message: str
+
+
+@dataclass(slots=True)
+class Trial:
+    """A successful placement attempt: the engines' members and the trial pool states."""
+
+    engines: tuple[EnginePlacement, ...]
+    state: ClusterState
+
+
+def member_placement(member: MemberSpec, pool: str, result: Match) -> MemberPlacement:
+    """The placement record of a member on a pool (§1.1: nodes 0 when it claims nothing)."""
+    return MemberPlacement(
+        role=member.role,
+        pool=pool,
+        nodes=member.pods if result.resolved else 0,
+        device_requests=result.resolved,
+    )
+
+
+def place_replica(
+    engines: Sequence[EngineSpec], cluster: ClusterView, state: ClusterState
+) -> Trial | Failure:
+    """Place every engine on ``cluster`` on one shared trial; the first failure wins (§7)."""
+    placed: list[EnginePlacement] = []
+    for engine in engines:
+        outcome = place_engine(engine, cluster.pools or (), state)
+        if isinstance(outcome, Failure):
+            return outcome
+        placed.append(outcome)
+    return Trial(tuple(placed), state)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What §7 steps 1-4 decide for an engine on a list of pool shapes, before any packing."""
+
+    matches: tuple[tuple[Match, ...], ...]  # [member][pool]
+    unmatched: int  # the first member that matches no pool, or -1
+    claimable: bool  # some member claims on some pool
+    acceptable: tuple[tuple[int, ...], ...]  # [member] -> acceptable pool indexes
+    whole: tuple[int, ...]  # pools acceptable for every member
+
+
+@lru_cache(maxsize=1 << 12)
+def _plan(engine: EngineSpec, shapes: tuple[PoolShape, ...]) -> _Plan:
+    # Steps 1-4 depend only on the engine and the pools' shapes, so clusters with the same
+    # pool shapes share one plan (§5.7); only packing looks at a cluster's free capacity.
+    matches = tuple(tuple(match(m.requests, shape) for shape in shapes) for m in engine.members)
+    unmatched = next((k for k, row in enumerate(matches) if not any(r.ok for r in row)), -1)
+    claimable = [any(r.claims for r in row) for row in matches]
+    # A member able to claim somewhere is never placed claimless (§7 step 4).
+    acceptable = tuple(
+        tuple(i for i, r in enumerate(row) if r.ok and (r.claims or not can))
+        for row, can in zip(matches, claimable, strict=True)
+    )
+    whole = tuple(i for i in range(len(shapes)) if all(i in a for a in acceptable))
+    return _Plan(matches, unmatched, any(claimable), acceptable, whole)
+
+
+def place_engine(
+    engine: EngineSpec, pools: Sequence[Pool], state: ClusterState
+) -> EnginePlacement | Failure:
+    """Place one engine's members on pools of one cluster, charging ``state`` (§7 steps 1-6)."""
+    plan = _plan(engine, tuple(p.shape for p in pools))
+    if plan.unmatched >= 0:
+        member = engine.members[plan.unmatched]
+        row = plan.matches[plan.unmatched]
+        clauses = "; ".join(_match_clause(p, r) for p, r in zip(pools, row, strict=True))
+        return Failure(
+            NO_MATCHING_POOL,
+            f"engine {engine.name} member {member.role}: no pool matches: {clauses}",
+        )
+    if not plan.claimable:
+        return Failure(
+            NO_CLAIMABLE_DEVICE,
+            f"engine {engine.name}: no member resolves a claim: DRA device on any pool",
+        )
+    if plan.whole:
+        return _whole_phase(engine, pools, state, plan.matches, plan.whole)
+    return _split_phase(engine, pools, state, plan.matches, plan.acceptable)
+
+
+def _whole_phase(
+    engine: EngineSpec,
+    pools: Sequence[Pool],
+    state: ClusterState,
+    matches: tuple[tuple[Match, ...], ...],
+    whole: tuple[int, ...],
+) -> EnginePlacement | Failure:
+    members = engine.members
+    for i in whole:
+        packs = [(matches[k][i].demand, m.pods) for k, m in enumerate(members)]
+        if state.attempt(pools[i].name, packs):
+            return EnginePlacement(
+                engine.name,
+                tuple(member_placement(m, pools[i].name, matches[k][i]) for k, m in enumerate(members)),
+            )
+    clauses = "; ".join(
+        _room_clause(
+            pools[i],
+            state.get(pools[i].name),
+            [(m.role, m.pods, matches[k][i].demand) for k, m in enumerate(members)],
+        )
+        for i in whole
+    )
+    return Failure(INSUFFICIENT_CAPACITY, f"engine {engine.name}: no pool has room: {clauses}")
+
+
+def _split_phase(
+    engine: EngineSpec,
+    pools: Sequence[Pool],
+    state: ClusterState,
+    matches: tuple[tuple[Match, ...], ...],
+    acceptable: tuple[tuple[int, ...], ...],
+) -> EnginePlacement | Failure:
+    placed: list[MemberPlacement] = []
+    for k, member in enumerate(engine.members):
+        chosen = next(
+            (i for i in acceptable[k] if state.attempt(pools[i].name, [(matches[k][i].demand, member.pods)])),
+            None,
+        )
+        if chosen is None:
+            clauses = "; ".join(
+                _room_clause(
+                    pools[i], state.get(pools[i].name), [(member.role, member.pods, matches[k][i].demand)]
+                )
+                for i in acceptable[k]
+            )
+            return Failure(
+                INSUFFICIENT_CAPACITY,
+                f"engine {engine.name} member {member.role}: no pool has room: {clauses}",
+            )
+        placed.append(member_placement(member, pools[chosen].name, matches[k][chosen]))
+    return EnginePlacement(engine.name, tuple(placed))
+
+
+# ---------------------------------------------------------------------------------------------
+# Explain clauses (§11)
+
+
+def _match_clause(pool: Pool, result: Match) -> str:
+    if result.failed_device is None:
+        return f"pool {pool.name}: request {result.failed_request} matches no device"
+    return (
+        f"pool {pool.name}: request {result.failed_request} needs {result.failed_count} "
+        f"of device {result.failed_device}, {result.failed_remaining} left"
+    )
+
+
+def _room_clause(pool: Pool, state: PoolState, needs: Sequence[tuple[str, int, Demand]]) -> str:
+    claiming = [(role, pods, demand) for role, pods, demand in needs if demand and pods > 0]
+    if state.closed:
+        return f"pool {pool.name} is overcommitted by observed replicas"
+    devices = pool.shape.devices
+    shown = sorted({j for _, _, demand in claiming for j, _ in demand})
+    need = " + ".join(
+        f"{role} {pods}x{{{','.join(f'{devices[j].name}={n}' for j, n in demand)}}}"
+        for role, pods, demand in claiming
+    )
+    if not state.free:
+        free = "(no nodes)"
+    else:
+        nodes = [
+            "[" + ",".join(f"{devices[j].name}={node[j]}" for j in shown) + "]"
+            for node in state.free[:_MAX_NODES_SHOWN]
+        ]
+        free = ", ".join(nodes)
+        if len(state.free) > _MAX_NODES_SHOWN:
+            free += f", ... ({len(state.free)} nodes)"
+    return f"pool {pool.name} needs {need}, free per node {free}"

@@ -1,0 +1,111 @@
+"""Replica ownership, identity, and the ModelReplica written for a placement (§2; composition.md §3)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from modelplane.api import ModelDeployment, ModelReplica
+from modelplane.scheduling.model import Placement, namespace_of
+
+DEPLOYMENT_LABEL = "modelplane.ai/deployment"
+DEPLOYMENT_NAMESPACE_LABEL = "modelplane.ai/deployment-namespace"
+CLUSTER_LABEL = "modelplane.ai/cluster"
+INDEX_LABEL = "modelplane.ai/replica-index"
+
+_DIGITS = re.compile(r"^[0-9]+$")
+
+
+def owns(deployment: ModelDeployment, replica: ModelReplica) -> bool:
+    """A replica belongs to a deployment by (namespace, name label) (§2.1)."""
+    labels = replica.metadata.labels or {}
+    return labels.get(DEPLOYMENT_LABEL) == deployment.metadata.name and namespace_of(
+        replica.metadata.namespace
+    ) == namespace_of(deployment.metadata.namespace)
+
+
+def index_of(labels: dict[str, str] | None) -> int:
+    """The replica-index label as a decimal; absent or not ``^[0-9]+$`` reads 0 (§2.2)."""
+    value = (labels or {}).get(INDEX_LABEL, "")
+    return int(value) if _DIGITS.match(value) else 0
+
+
+def identity(replica: ModelReplica) -> tuple[str, int]:
+    """A replica's identity (cluster, index) (§2.2)."""
+    return replica.spec.cluster_name, index_of(replica.metadata.labels)
+
+
+def sort_key(replica: ModelReplica) -> tuple[str, str]:
+    """Observed replicas are walked in (namespace, name) order (§3.1)."""
+    meta = replica.metadata
+    return meta.namespace or "default", meta.name or ""
+
+
+def managed_labels(deployment: ModelDeployment, cluster: str, index: int) -> dict[str, str]:
+    """The four managed labels (api.md §7)."""
+    return {
+        DEPLOYMENT_LABEL: deployment.metadata.name or "",
+        DEPLOYMENT_NAMESPACE_LABEL: namespace_of(deployment.metadata.namespace),
+        CLUSTER_LABEL: cluster,
+        INDEX_LABEL: str(index),
+    }
+
+
+def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelReplica:
+    """The ModelReplica composed for one placement (composition.md §3).
+
+    A held placement is re-emitted with its observed spec unchanged and its
+    managed labels re-asserted over its observed labels (scheduling.md §10).
+    """
+    namespace = namespace_of(deployment.metadata.namespace)
+    managed = managed_labels(deployment, placement.cluster, placement.index)
+    if placement.held and placement.observed is not None:
+        labels = {**(placement.observed.metadata.labels or {}), **managed}
+        return ModelReplica.model_validate(
+            {
+                "metadata": {"name": placement.name, "namespace": namespace, "labels": labels},
+                "spec": placement.observed.spec.to_wire(),
+            }
+        )
+    template = deployment.spec.template
+    labels = {**((template.metadata.labels if template.metadata else None) or {}), **managed}
+    spec: dict[str, Any] = {"clusterName": placement.cluster}
+    if template.spec.model_cache_ref is not None:
+        spec["modelCacheRef"] = template.spec.model_cache_ref.to_wire()
+    if template.spec.serving is not None:
+        spec["serving"] = template.spec.serving.to_wire()
+    spec["engines"] = [
+        _engine(engine, placed) for engine, placed in zip(template.spec.engines, placement.engines, strict=True)
+    ]
+    return ModelReplica.model_validate(
+        {
+            "metadata": {"name": placement.name, "namespace": namespace, "labels": labels},
+            "spec": spec,
+        }
+    )
+
+
+def _engine(engine: Any, placed: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": engine.name, "copies": engine.copies}
+    if engine.phase is not None:
+        out["phase"] = engine.phase
+    out["members"] = [_member(m, p) for m, p in zip(engine.members, placed.members, strict=True)]
+    return out
+
+
+def _member(member: Any, placed: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": member.role, "nodePoolName": placed.pool}
+    if placed.device_requests:
+        out["deviceRequests"] = [
+            {
+                "name": r.name,
+                "deviceClassName": r.device_class_name,
+                "count": r.count,
+                "selectors": [{"cel": s} for s in r.selectors],
+            }
+            for r in placed.device_requests
+        ]
+    if member.worker is not None:
+        out["worker"] = member.worker.to_wire()
+    out["template"] = member.template.to_wire()
+    return out

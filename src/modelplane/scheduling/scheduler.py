@@ -1,0 +1,446 @@
+"""The fleet scheduler: retain, scale down, fill; holding; explain (§9, §10, §11).
+
+``schedule`` is a pure function of its inputs: no I/O, no clock, no randomness.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from modelplane.api import InferenceClass, ModelCache, ModelDeployment, ModelReplica
+from modelplane.cel import check_selector
+from modelplane.naming import replica_name
+from modelplane.scheduling.capacity import Ledger, pods_of
+from modelplane.scheduling.explain import (
+    NO_REPLICAS_DESIRED,
+    SCHEDULING_HELD,
+    Gates,
+    explain_cluster,
+    new_replica_failure,
+    selector_failure,
+)
+from modelplane.scheduling.fleet import ClusterView, evicts, fleet, rank_engine
+from modelplane.scheduling.matching import match
+from modelplane.scheduling.model import (
+    UNRESOLVED,
+    CacheState,
+    Clusters,
+    EnginePlacement,
+    ExplainEntry,
+    HoldCause,
+    MemberPlacement,
+    Mode,
+    Placement,
+    ResolvedRequest,
+    Schedule,
+    cache_state,
+    namespace_of,
+)
+from modelplane.scheduling.placement import (
+    EngineSpec,
+    Failure,
+    Trial,
+    engine_specs,
+    member_placement,
+    place_replica,
+)
+from modelplane.scheduling.replicas import (
+    DEPLOYMENT_LABEL,
+    identity,
+    owns,
+    replica_object,
+    sort_key,
+)
+
+
+def schedule(
+    deployment: ModelDeployment,
+    clusters: Clusters,
+    classes: Sequence[InferenceClass],
+    cache: CacheState,
+    observed_replicas: Iterable[ModelReplica],
+) -> Schedule:
+    """Place one deployment's replicas on the fleet (scheduling.md §1, order of §9.1)."""
+    desired = deployment.spec.replicas
+    if desired == 0:
+        return _parked(clusters)
+    observed = sorted(observed_replicas, key=sort_key)
+    ours = owned(deployment, observed)
+    if clusters is UNRESOLVED or (not clusters and any(r.spec.cluster_name for r in ours)):
+        fetched = clusters is not UNRESOLVED
+        return _held(deployment, ours, {}, HoldCause.CLUSTERS_UNRESOLVED, fetched=fetched)
+    views = fleet(clusters, classes)
+    error = first_compile_error(deployment)
+    if error is not None:
+        return _held(
+            deployment, ours, {v.name: v for v in views}, HoldCause.INVALID_NODE_SELECTOR, error=error
+        )
+    return _Run(deployment, views, cache, observed, ours).schedule()
+
+
+def owned(deployment: ModelDeployment, replicas: Iterable[ModelReplica]) -> list[ModelReplica]:
+    """The replicas a deployment owns (§2.1), in the given order."""
+    name = deployment.metadata.name
+    namespace = namespace_of(deployment.metadata.namespace)
+    return [
+        r
+        for r in replicas
+        if r.metadata.labels is not None
+        and r.metadata.labels.get(DEPLOYMENT_LABEL) == name
+        and (r.metadata.namespace or "default") == namespace
+    ]
+
+
+def first_compile_error(deployment: ModelDeployment) -> str | None:
+    """The compile error of the first selector (deployment order) that fails, if any (§5.1)."""
+    for engine in deployment.spec.template.spec.engines:
+        for member in engine.members:
+            for request in member.node_selector.devices if member.node_selector else ():
+                for selector in request.selectors:
+                    if selector.cel:
+                        error = check_selector(selector.cel)
+                        if error is not None:
+                            return error
+    return None
+
+
+def _parked(clusters: Clusters) -> Schedule:
+    names = sorted(c.metadata.name or "" for c in clusters) if clusters is not UNRESOLVED else []
+    return Schedule(
+        mode=Mode.PARKED,
+        desired=0,
+        replicas=(),
+        checked=0,
+        explain=tuple(ExplainEntry(n, NO_REPLICAS_DESIRED, "spec.replicas is 0") for n in names),
+        clusters_fetched=clusters is not UNRESOLVED,
+        cluster_count=len(names),
+    )
+
+
+def _held(
+    deployment: ModelDeployment,
+    ours: Sequence[ModelReplica],
+    views: dict[str, ClusterView],
+    cause: HoldCause,
+    *,
+    fetched: bool = True,
+    error: str | None = None,
+) -> Schedule:
+    """Keep what was observed: de-duplicate, scale down, no fill (§10)."""
+    seen: set[tuple[str, int]] = set()
+    kept: list[Placement] = []
+    for replica in ours:
+        key = identity(replica)
+        if key in seen:
+            continue
+        seen.add(key)
+        view = views.get(key[0])
+        kept.append(held_placement(deployment, replica, view.gateway if view else ""))
+    kept = scale_down(kept, deployment.spec.replicas)
+    explain: tuple[ExplainEntry, ...] = ()
+    checked = 0
+    if cause is HoldCause.INVALID_NODE_SELECTOR:
+        message = f"Invalid nodeSelector CEL expression: {error}; existing replicas are kept"
+        explain = tuple(ExplainEntry(name, SCHEDULING_HELD, message) for name in sorted(views))
+        want = _selector(deployment)
+        checked = sum(
+            1 for v in views.values() if all(v.labels.get(k) == w for k, w in want.items())
+        )
+    return Schedule(
+        mode=Mode.HELD,
+        desired=deployment.spec.replicas,
+        replicas=tuple(sorted(kept, key=lambda p: (p.cluster, p.index))),
+        checked=checked,
+        explain=explain,
+        cause=cause,
+        clusters_fetched=fetched,
+        cluster_count=len(views),
+        selector_error=error,
+    )
+
+
+def held_placement(deployment: ModelDeployment, replica: ModelReplica, gateway: str) -> Placement:
+    """A replica kept exactly as observed: pools and requests read from its spec (§10)."""
+    cluster, index = identity(replica)
+    engines = tuple(
+        EnginePlacement(
+            engine.name,
+            tuple(
+                MemberPlacement(
+                    role=m.role,
+                    pool=m.node_pool_name,
+                    nodes=(
+                        pods_of(m.role, m.worker.nodes if m.worker else None) * engine.copies
+                        if m.device_requests
+                        else 0
+                    ),
+                    device_requests=tuple(
+                        ResolvedRequest(
+                            r.name,
+                            r.device_class_name,
+                            r.count,
+                            tuple(s.cel for s in r.selectors or () if s.cel),
+                        )
+                        for r in m.device_requests or ()
+                    ),
+                )
+                for m in engine.members
+            ),
+        )
+        for engine in replica.spec.engines
+    )
+    return Placement(
+        cluster=cluster,
+        index=index,
+        name=replica_name(deployment.metadata.name or "", cluster, index),
+        retained=True,
+        gateway_address=gateway,
+        engines=engines,
+        held=True,
+        observed=replica,
+    )
+
+
+def scale_down(kept: list[Placement], desired: int) -> list[Placement]:
+    """Remove the largest (load, cluster, index) until ``desired`` remain (§9.3)."""
+    kept = list(kept)
+    while len(kept) > desired:
+        load = Counter(p.cluster for p in kept)
+        victim = max(kept, key=lambda p: (load[p.cluster], p.cluster, p.index))
+        kept.remove(victim)
+    return kept
+
+
+def _selector(deployment: ModelDeployment) -> dict[str, str]:
+    selector = deployment.spec.template.spec.cluster_selector
+    return dict(selector.match_labels or {}) if selector else {}
+
+
+class _Run:
+    """One normal-mode schedule: candidates, retain, scale down, ledger, fill, explain."""
+
+    def __init__(
+        self,
+        deployment: ModelDeployment,
+        views: tuple[ClusterView, ...],
+        cache: CacheState,
+        observed: list[ModelReplica],
+        ours: list[ModelReplica],
+    ) -> None:
+        self.deployment = deployment
+        self.views = views
+        self.cache = cache
+        self.observed = observed
+        self.ours = ours
+        spec = deployment.spec.template.spec
+        self.gates = Gates(
+            selector=_selector(deployment),
+            cache=cache,
+            cache_name=spec.model_cache_ref.name if spec.model_cache_ref else "",
+            tolerations=spec.tolerations or [],
+            rank_engine=rank_engine(deployment),
+        )
+        self.engines: tuple[EngineSpec, ...] = engine_specs(deployment)
+        self.candidates = {v.name: v for v in views if selector_failure(self.gates, v) is None}
+        self.trials: dict[str, Trial | Failure] = {}
+
+    def schedule(self) -> Schedule:
+        desired = self.deployment.spec.replicas
+        kept = scale_down(self._retain(), desired)
+        kept_ids = {id(p.observed) for p in kept}
+        self.ledger = Ledger.build(list(self.candidates.values()))
+        ours_ids = {id(r) for r in self.ours}
+        for replica in self.observed:
+            if id(replica) in ours_ids and id(replica) not in kept_ids:
+                continue  # dropped or scaled down: its devices are freed for the refill
+            view = self.candidates.get(replica.spec.cluster_name)
+            if view is None or view.pool_unknown or not replica.spec.engines:
+                continue
+            self.ledger.charge_observed(replica, view)
+        new: list[Placement] = []
+        if len(kept) < desired and self.cache.gate_open:
+            new = self._fill(kept, desired - len(kept))
+        new_clusters = sorted({p.cluster for p in new})
+        explain = tuple(
+            explain_cluster(self.gates, v, self._trial, new_clusters, len(kept), desired)
+            for v in self.views
+            if v.name not in new_clusters
+        )
+        # Retained placements carry their observed replica only to be told apart above.
+        replicas = [p if p.held else _detach(p) for p in kept] + new
+        return Schedule(
+            mode=Mode.NORMAL,
+            desired=desired,
+            replicas=tuple(sorted(replicas, key=lambda p: (p.cluster, p.index))),
+            checked=len(self.candidates),
+            explain=explain,
+            cluster_count=len(self.views),
+        )
+
+    def _retain(self) -> list[Placement]:
+        """Walk our observed replicas in (namespace, name) order; keep those that pass (§9.2)."""
+        kept: list[Placement] = []
+        held: set[tuple[str, int]] = set()
+        tolerations = self.gates.tolerations
+        for replica in self.ours:
+            cluster, index = identity(replica)
+            view = self.candidates.get(cluster) if cluster else None
+            if view is None or (cluster, index) in held or evicts(view, tolerations):
+                continue
+            if view.pool_unknown:
+                kept.append(held_placement(self.deployment, replica, view.gateway))
+            else:
+                if view.dynamo and self.gates.rank_engine is not None:
+                    continue  # re-placed like a changed shape (§4 stack check)
+                engines = self._reresolve(replica, view)
+                if engines is None:
+                    continue
+                kept.append(
+                    Placement(
+                        cluster=cluster,
+                        index=index,
+                        name=replica_name(self.deployment.metadata.name or "", cluster, index),
+                        retained=True,
+                        gateway_address=view.gateway,
+                        engines=engines,
+                        observed=replica,
+                    )
+                )
+            held.add((cluster, index))
+        return kept
+
+    def _reresolve(
+        self, replica: ModelReplica, view: ClusterView
+    ) -> tuple[EnginePlacement, ...] | None:
+        """Re-check an observed replica's pins against the current deployment (§9.2 check 5)."""
+        observed = {e.name: e for e in replica.spec.engines}
+        if len(replica.spec.engines) != len(self.engines) or set(observed) != {
+            e.name for e in self.engines
+        }:
+            return None
+        placed: list[EnginePlacement] = []
+        for engine in self.engines:
+            stamped = observed[engine.name]
+            if len(stamped.members) != len(engine.members):
+                return None
+            members: list[MemberPlacement] = []
+            for member, pinned in zip(engine.members, stamped.members, strict=True):
+                if pinned.role != member.role:
+                    return None
+                pool = view.pool(pinned.node_pool_name) if pinned.node_pool_name else None
+                if pool is None:
+                    return None
+                result = match(member.requests, pool.shape)
+                if not result.ok:
+                    return None
+                members.append(member_placement(member, pool.name, result))
+            if not any(m.device_requests for m in members):
+                return None
+            placed.append(EnginePlacement(engine.name, tuple(members)))
+        return tuple(placed)
+
+    def _trial(self, view: ClusterView) -> Trial | Failure:
+        """Placing one more replica on a cluster against the current ledger, memoised.
+
+        A cluster's ledger state changes only when it is chosen, and then its entry
+        is replaced, so a memoised outcome is always the current one (§9.4).
+        """
+        outcome = self.trials.get(view.name)
+        if outcome is None:
+            outcome = place_replica(self.engines, view, self.ledger.trial(view.name))
+            self.trials[view.name] = outcome
+        return outcome
+
+    def _fill(self, kept: list[Placement], needed: int) -> list[Placement]:
+        """Place new replicas: fewest of ours first, then cluster name, lowest free index (§9.4)."""
+        load: Counter[str] = Counter(p.cluster for p in kept)
+        used: defaultdict[str, set[int]] = defaultdict(set)
+        for p in kept:
+            used[p.cluster].add(p.index)
+        eligible = {
+            name: v
+            for name, v in self.candidates.items()
+            if new_replica_failure(self.gates, v) is None
+        }
+        # Only the chosen cluster's ledger changes in a round, so every other cluster's trial
+        # stays valid: a heap over (load, name) of the clusters whose trial succeeds is exact.
+        heap = [(load[name], name) for name, v in eligible.items() if isinstance(self._trial(v), Trial)]
+        heapq.heapify(heap)
+        new: list[Placement] = []
+        name_of = self.deployment.metadata.name or ""
+        while len(new) < needed and heap:
+            _, cluster = heapq.heappop(heap)
+            view = eligible[cluster]
+            trial = self._trial(view)
+            assert isinstance(trial, Trial)
+            index = next(i for i in range(len(used[cluster]) + 1) if i not in used[cluster])
+            new.append(
+                Placement(
+                    cluster=cluster,
+                    index=index,
+                    name=replica_name(name_of, cluster, index),
+                    retained=False,
+                    gateway_address=view.gateway,
+                    engines=trial.engines,
+                )
+            )
+            self.ledger.commit(cluster, trial.state)
+            load[cluster] += 1
+            used[cluster].add(index)
+            del self.trials[cluster]
+            if isinstance(self._trial(view), Trial):
+                heapq.heappush(heap, (load[cluster], cluster))
+        return new
+
+
+def _detach(placement: Placement) -> Placement:
+    return Placement(
+        cluster=placement.cluster,
+        index=placement.index,
+        name=placement.name,
+        retained=placement.retained,
+        gateway_address=placement.gateway_address,
+        engines=placement.engines,
+    )
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """One deployment of a multi-deployment run: its cache state, schedule and replicas."""
+
+    deployment: ModelDeployment
+    cache: CacheState
+    schedule: Schedule
+    replicas: tuple[ModelReplica, ...]
+
+
+def deployment_key(deployment: ModelDeployment) -> tuple[str, str]:
+    """Deployments are scheduled in (namespace, name) order (§1)."""
+    return namespace_of(deployment.metadata.namespace), deployment.metadata.name or ""
+
+
+def schedule_all(
+    deployments: Iterable[ModelDeployment],
+    clusters: Clusters,
+    classes: Sequence[InferenceClass],
+    caches: Sequence[ModelCache],
+    observed_replicas: Iterable[ModelReplica],
+) -> list[Scheduled]:
+    """Schedule several deployments in (namespace, name) order, each seeing the earlier ones' (§1).
+
+    An earlier deployment's own observed replicas are replaced by the ModelReplicas
+    it was given, so later deployments' ledgers charge exactly those. Caches are
+    resolved as in a local run: a referenced cache missing from ``caches`` is ABSENT.
+    """
+    observed = list(observed_replicas)
+    results: list[Scheduled] = []
+    for deployment in sorted(deployments, key=deployment_key):
+        cache = cache_state(deployment, caches)
+        result = schedule(deployment, clusters, classes, cache, observed)
+        given = tuple(replica_object(deployment, p) for p in result.replicas)
+        observed = [r for r in observed if not owns(deployment, r)] + list(given)
+        results.append(Scheduled(deployment, cache, result, given))
+    return results

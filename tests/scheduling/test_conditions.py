@@ -1,0 +1,173 @@
+"""ModelDeployment conditions, counts and events (status.md §2), row by row."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from modelplane.api import InferenceCluster, ModelDeployment, ModelReplica
+from modelplane.reconcile.conditions import DeploymentStatus, Event, deployment_status
+from modelplane.scheduling import (
+    CACHE_ABSENT,
+    CACHE_NONE,
+    CACHE_UNRESOLVED,
+    UNRESOLVED,
+    CacheState,
+    schedule,
+)
+
+from .builders import cluster, deployment, engine, gpu, member, pool, replica, request
+
+
+def status(
+    d: ModelDeployment,
+    clusters: Sequence[InferenceCluster] | Any,
+    observed: Sequence[ModelReplica] = (),
+    cache: CacheState = CACHE_NONE,
+) -> DeploymentStatus:
+    return deployment_status(d, schedule(d, clusters, [], cache, observed), cache, observed)
+
+
+def conds(s: DeploymentStatus) -> list[tuple[str, str, str, str]]:
+    return [(c.type, c.status, c.reason or "", c.message or "") for c in s.conditions]
+
+
+FLEET = [cluster("a", pool("h100", 1, gpu())), cluster("b", pool("h100", 1, gpu()))]
+
+
+def test_parked() -> None:
+    s = status(deployment("chat", 0, cache="qwen"), FLEET, [replica("chat", "a", 0)], CACHE_ABSENT)
+    assert (s.total, s.ready) == (0, 0)
+    assert conds(s) == [
+        ("ReplicasScheduled", "True", "NoReplicasDesired", "0 replicas desired"),
+        ("ReplicasReady", "True", "NoReplicasDesired", "0 replicas desired"),
+    ]
+    assert s.events == (Event("Normal", "Scaled to zero: removing all replicas"),)
+    assert status(deployment("chat", 0), FLEET).events == ()
+
+
+def test_fresh_deployment_is_scheduling() -> None:
+    s = status(deployment("chat", 2), FLEET)
+    assert (s.total, s.ready) == (2, 0)
+    assert conds(s) == [
+        ("ReplicasScheduled", "False", "Scheduling", ""),
+        ("ReplicasReady", "False", "ModelStarting", "0 of 2 ready"),
+    ]
+    assert s.events == (Event("Normal", "Scheduled 2 replicas across 2 clusters: a, b"),)
+
+
+def test_observed_and_ready() -> None:
+    observed = [replica("chat", "a", 0, ready=True), replica("chat", "b", 0, ready=True)]
+    s = status(deployment("chat", 2), FLEET, observed)
+    assert (s.total, s.ready) == (2, 2)
+    assert conds(s) == [
+        ("ReplicasScheduled", "True", "ReplicasCreated", "Scheduled 2 of 2 replicas"),
+        ("ReplicasReady", "True", "AllReplicasReady", "2 of 2 ready"),
+    ]
+    assert s.events == ()
+
+
+def test_partial_shortfall_still_reads_created() -> None:
+    observed = [replica("chat", "a", 0, ready=True)]
+    big = engine("chat", member("Standalone", request("gpu", 8)))
+    s = status(deployment("chat", 3, big), FLEET, observed)
+    # a/0 is re-resolved at 8 GPUs (kept) but charged its observed 1: no room for another 8 on a.
+    assert conds(s) == [
+        ("ReplicasScheduled", "True", "ReplicasCreated", "Scheduled 2 of 3 replicas"),
+        ("ReplicasReady", "False", "ModelStarting", "1 of 2 ready"),
+    ]
+
+
+def test_new_placement_on_a_reused_identity_is_not_ready() -> None:
+    # The observed a/0 is on a pool the deployment no longer accepts: re-placed at a/0 anew.
+    observed = [replica("chat", "a", 0, pool_name="gone", ready=True)]
+    s = status(deployment("chat", 1), FLEET[:1], observed)
+    assert s.ready == 0
+    assert conds(s)[0] == ("ReplicasScheduled", "True", "ReplicasCreated", "Scheduled 1 of 1 replicas")
+
+
+def test_insufficient_capacity() -> None:
+    big = engine("chat", member("Standalone", request("gpu", 16)))
+    s = status(deployment("chat", 2, big), FLEET)
+    assert conds(s) == [
+        ("ReplicasScheduled", "False", "InsufficientCapacity", "0 of 2 replicas scheduled (checked 2 clusters)"),
+        ("ReplicasReady", "False", "NoReplicasScheduled", ""),
+    ]
+
+
+def test_no_clusters() -> None:
+    s = status(deployment("chat", 1), [])
+    assert conds(s)[0] == ("ReplicasScheduled", "False", "NoClusters", "No InferenceClusters found")
+    assert s.events == (Event("Warning", "No InferenceClusters found"),)
+
+
+def test_clusters_unresolved_not_fetched() -> None:
+    observed = [replica("chat", "a", 0, ready=True), replica("chat", "b", 0)]
+    s = status(deployment("chat", 2), UNRESOLVED, observed)
+    assert (s.total, s.ready) == (2, 1)
+    assert conds(s) == [
+        ("ReplicasScheduled", "False", "ClustersUnresolved", "Waiting for InferenceClusters; keeping 2 existing replicas"),
+        ("ReplicasReady", "False", "ModelStarting", "1 of 2 ready"),
+    ]
+    assert s.events == ()
+    empty = status(deployment("chat", 2), UNRESOLVED)
+    assert conds(empty)[0] == ("ReplicasScheduled", "False", "ClustersUnresolved", "Waiting for InferenceClusters")
+
+
+def test_clusters_unresolved_empty_list() -> None:
+    s = status(deployment("chat", 2), [], [replica("chat", "a", 0)])
+    assert conds(s)[0] == (
+        "ReplicasScheduled", "False", "ClustersUnresolved", "No InferenceClusters found; keeping 1 existing replicas"
+    )  # fmt: skip
+    assert s.events == (Event("Warning", "No InferenceClusters found"),)
+
+
+def test_invalid_selector() -> None:
+    d = deployment("chat", 1, engine("chat", member("Standalone", request("gpu", 1, "device.count >= 1"))), cache="q")
+    s = status(d, FLEET, [replica("chat", "a", 0, ready=True)], CACHE_ABSENT)
+    error = conds(s)[1][3]
+    assert error.startswith("Invalid nodeSelector CEL expression: ")
+    assert conds(s) == [
+        ("ModelCacheResolved", "False", "ModelCacheNotFound", "ModelCache q not found; holding replica placement"),
+        ("ReplicasScheduled", "False", "InvalidNodeSelector", error),
+        ("ReplicasReady", "True", "AllReplicasReady", "1 of 1 ready"),
+    ]
+    assert s.events == (
+        Event("Warning", "ModelCache q not found; holding replica placement"),
+        Event("Warning", error),
+    )
+
+
+@pytest.mark.parametrize(
+    ("cache", "row"),
+    [
+        (CacheState.present({}), ("ModelCacheResolved", "True", "ModelCacheResolved", "")),
+        (CACHE_ABSENT, ("ModelCacheResolved", "False", "ModelCacheNotFound", "ModelCache qwen not found; holding replica placement")),
+        (CACHE_UNRESOLVED, ("ModelCacheResolved", "False", "ModelCacheUnresolved", "Waiting for ModelCache qwen")),
+    ],
+)  # fmt: skip
+def test_model_cache_resolved(cache: CacheState, row: tuple[str, str, str, str]) -> None:
+    s = status(deployment("chat", 1, cache="qwen"), FLEET, [], cache)
+    assert conds(s)[0] == row
+    assert [c.type for c in s.conditions] == ["ModelCacheResolved", "ReplicasScheduled", "ReplicasReady"]
+
+
+def test_absent_cache_with_nothing_to_retain() -> None:
+    s = status(deployment("chat", 1, cache="qwen"), FLEET, [], CACHE_ABSENT)
+    assert conds(s)[1:] == [
+        ("ReplicasScheduled", "False", "InsufficientCapacity", "0 of 1 replicas scheduled (checked 2 clusters)"),
+        ("ReplicasReady", "False", "NoReplicasScheduled", ""),
+    ]
+
+
+def test_wire_form() -> None:
+    s = status(deployment("chat", 1), FLEET)
+    assert s.to_wire() == {
+        "replicas": {"ready": 0, "total": 1},
+        "conditions": [
+            {"type": "ReplicasScheduled", "status": "False", "reason": "Scheduling", "message": ""},
+            {"type": "ReplicasReady", "status": "False", "reason": "ModelStarting", "message": "0 of 1 ready"},
+        ],
+    }
