@@ -1,0 +1,128 @@
+"""`modelplane render PATH... [-o yaml|json] [--out DIR]`: one full reconcile, printed (cli.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+
+from modelplane.api import (
+    InferenceClass,
+    InferenceCluster,
+    ModelCache,
+    ModelDeployment,
+    ModelEndpoint,
+    ModelReplica,
+)
+from modelplane.manifests import PathError, load
+from modelplane.reconcile.render import Fleet, RenderedDeployment, render
+
+EXAMPLE = """\
+example:
+  modelplane render examples/
+  modelplane render examples/ -o json --out out/
+
+Prints, per ModelDeployment in (namespace, name) order: the deployment with its computed
+status, its ModelReplicas, the Objects composed for each replica's cluster, and its
+ModelEndpoints. A short summary goes to stderr. Feed the output back (without the
+Objects, and with ModelReplica status.conditions Ready=True) to model later reconciles.
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the verb to the command's sub-parsers."""
+    parser = subparsers.add_parser(
+        "render",
+        help="reconcile the input and print every object the control plane would compose",
+        description="One full local reconcile of the input: exactly what the control plane "
+        "would compose.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="a manifest file or a directory")
+    parser.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    parser.add_argument(
+        "--out", metavar="DIR", help="write control-plane.<ext> and cluster-<name>.<ext> files"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, reconcile, print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
+    try:
+        loaded = load(args.paths)
+    except PathError as err:
+        print(f"modelplane render: error: {err}", file=sys.stderr)
+        return 2
+    if loaded.problems:
+        for line in loaded.problems:
+            print(line, file=sys.stderr)
+        return 1
+    fleet = Fleet(
+        deployments=loaded.of_kind(ModelDeployment),
+        clusters=loaded.of_kind(InferenceCluster),
+        classes=loaded.of_kind(InferenceClass),
+        caches=loaded.of_kind(ModelCache),
+        replicas=loaded.of_kind(ModelReplica),
+        endpoints=loaded.of_kind(ModelEndpoint),
+    )
+    rendered = render(fleet)
+    if args.out:
+        write_files(rendered, args.out, args.output)
+    else:
+        sys.stdout.write(serialise([o for r in rendered for o in r.in_order()], args.output))
+    print(summary(rendered), file=sys.stderr)
+    return 0
+
+
+def serialise(objects: Sequence[dict[str, Any]], output: str) -> str:
+    """A YAML stream or a JSON array; byte-identical for the same objects."""
+    if output == "json":
+        return json.dumps(list(objects), indent=2, ensure_ascii=False) + "\n"
+    return yaml.safe_dump_all(
+        objects, sort_keys=False, explicit_start=True, allow_unicode=True, width=100
+    )
+
+
+def write_files(rendered: Sequence[RenderedDeployment], directory: str, output: str) -> None:
+    """control-plane.<ext> and one cluster-<name>.<ext> per cluster with Objects (cli.md)."""
+    os.makedirs(directory, exist_ok=True)
+    per_cluster: dict[str, list[dict[str, Any]]] = {}
+    for r in rendered:
+        for cluster, obj in r.remote:
+            per_cluster.setdefault(cluster, []).append(obj)
+    files = {f"control-plane.{output}": [o for r in rendered for o in r.control_plane()]}
+    files.update({f"cluster-{c}.{output}": objs for c, objs in sorted(per_cluster.items())})
+    for name, objects in files.items():
+        with open(os.path.join(directory, name), "w", encoding="utf-8") as handle:
+            handle.write(serialise(objects, output))
+
+
+def summary(rendered: Sequence[RenderedDeployment]) -> str:
+    """A few lines for people: replicas per cluster and the conditions, per deployment."""
+    if not rendered:
+        return "no ModelDeployments in the input"
+    lines = []
+    for r in rendered:
+        meta = r.deployment["metadata"]
+        status = r.result.status
+        clusters: dict[str, int] = {}
+        for replica in r.replicas:
+            name = replica["spec"]["clusterName"]
+            clusters[name] = clusters.get(name, 0) + 1
+        where = ", ".join(f"{c} x{n}" for c, n in sorted(clusters.items())) or "nowhere"
+        desired = r.deployment["spec"]["replicas"]
+        lines.append(
+            f"{meta['namespace']}/{meta['name']}: {status['replicas']['total']} of {desired} "
+            f"replicas on {where}; {len(r.remote)} objects for the clusters, "
+            f"{len(r.endpoints)} endpoints"
+        )
+        for c in status["conditions"]:
+            message = f": {c['message']}" if c["message"] else ""
+            lines.append(f"  {c['type']}={c['status']} {c['reason']}{message}")
+    return "\n".join(lines)

@@ -1,0 +1,229 @@
+"""The deployment reconcile: one ModelDeployment to its replicas, endpoints and status.
+
+Pure: observed state in, desired state out (composition.md §1, §3, §12; status.md §2).
+The local ``render`` and the Crossplane deployment function both run it, so the
+two runtimes cannot disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from modelplane.api import (
+    InferenceClass,
+    InferenceCluster,
+    ModelCache,
+    ModelDeployment,
+    ModelEndpoint,
+    ModelReplica,
+)
+from modelplane.composition import model_endpoint
+from modelplane.naming import endpoint_key, replica_key
+from modelplane.reconcile.conditions import (
+    DeploymentStatus,
+    Event,
+    deployment_status,
+    is_ready,
+    observed_by_identity,
+)
+from modelplane.scheduling.model import (
+    CACHE_ABSENT,
+    CACHE_NONE,
+    CACHE_UNRESOLVED,
+    UNRESOLVED,
+    CacheState,
+    HoldCause,
+    Mode,
+    Placement,
+    Schedule,
+    namespace_of,
+)
+from modelplane.scheduling.replicas import (
+    CLUSTER_LABEL,
+    DEPLOYMENT_LABEL,
+    index_of,
+    replica_object,
+)
+from modelplane.scheduling.scheduler import schedule
+
+CacheLookupState = Literal["NONE", "PRESENT", "ABSENT", "UNRESOLVED"]
+
+__all__ = [
+    "CacheLookup",
+    "DeploymentInputs",
+    "DeploymentResult",
+    "DesiredObject",
+    "Event",
+    "finish_deployment",
+    "reconcile_deployment",
+]
+
+
+@dataclass(frozen=True)
+class CacheLookup:
+    """What the lookup of the referenced ModelCache found (api.md §5.2)."""
+
+    state: CacheLookupState
+    cache: ModelCache | None = None
+
+    def to_state(self) -> CacheState:
+        """The scheduler's view: PRESENT carries the cache's footprint selector."""
+        if self.state == "PRESENT" and self.cache is not None:
+            selector = self.cache.spec.cluster_selector
+            return CacheState.present(selector.match_labels if selector else None)
+        return {"NONE": CACHE_NONE, "ABSENT": CACHE_ABSENT}.get(self.state, CACHE_UNRESOLVED)
+
+
+@dataclass(frozen=True)
+class DeploymentInputs:
+    """Everything one deployment reconcile reads.
+
+    ``clusters`` is None while the InferenceCluster list has not been fetched
+    (function runtime only). ``observed_replicas`` holds every ModelReplica of
+    every namespace, ours included; ``observed_endpoints`` at least ours.
+    """
+
+    deployment: ModelDeployment
+    clusters: Sequence[InferenceCluster] | None
+    classes: Sequence[InferenceClass]
+    cache: CacheLookup
+    observed_replicas: Sequence[ModelReplica]
+    observed_endpoints: Sequence[ModelEndpoint] = ()
+
+
+@dataclass
+class DesiredObject:
+    """One composed resource: its Crossplane resource key, the object, its readiness flag."""
+
+    key: str
+    object: dict[str, Any]
+    ready: bool | None = None  # None: leave the flag unset (not observed ready yet)
+
+
+@dataclass
+class DeploymentResult:
+    """The desired state and status of one deployment reconcile."""
+
+    replicas: list[DesiredObject]
+    endpoints: list[DesiredObject]
+    status: dict[str, Any]
+    events: list[Event]
+    composite_ready: bool | None  # True/False: set explicitly; None: left to Crossplane
+    schedule: Schedule
+    replica_models: list[ModelReplica] = field(default_factory=list)
+
+
+def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
+    """Schedule one deployment and derive its replicas, endpoints and status."""
+    cache = inputs.cache.to_state()
+    clusters = UNRESOLVED if inputs.clusters is None else inputs.clusters
+    result = schedule(inputs.deployment, clusters, inputs.classes, cache, inputs.observed_replicas)
+    return finish_deployment(
+        inputs.deployment, result, cache, inputs.observed_replicas, inputs.observed_endpoints
+    )
+
+
+def finish_deployment(
+    deployment: ModelDeployment,
+    result: Schedule,
+    cache: CacheState,
+    observed_replicas: Sequence[ModelReplica],
+    observed_endpoints: Sequence[ModelEndpoint],
+) -> DeploymentResult:
+    """Everything after the schedule: replica objects, endpoints, status and readiness."""
+    ours = observed_by_identity(deployment, observed_replicas)
+    endpoints_seen = _endpoints_by_identity(deployment, observed_endpoints)
+    status = deployment_status(deployment, result, cache, observed_replicas)
+    models = [replica_object(deployment, p) for p in result.replicas]
+    replicas = [
+        DesiredObject(
+            replica_key(p.cluster, p.index),
+            model.to_wire(),
+            True if _ready_at(ours, p) else None,
+        )
+        for p, model in zip(result.replicas, models, strict=True)
+    ]
+    held = result.mode is Mode.HELD
+    endpoints = [
+        obj
+        for p, model in zip(result.replicas, models, strict=True)
+        if (obj := _endpoint(p, model, ours, endpoints_seen, held)) is not None
+    ]
+    return DeploymentResult(
+        replicas=replicas,
+        endpoints=endpoints,
+        status=status.to_wire(),
+        events=list(status.events),
+        composite_ready=_composite_ready(result, status),
+        schedule=result,
+        replica_models=models,
+    )
+
+
+def _ready_at(ours: dict[tuple[str, int], ModelReplica], placement: Placement) -> bool:
+    # A replica placed afresh on a reused identity is a new object: never ready yet.
+    observed = ours.get((placement.cluster, placement.index))
+    return placement.retained and observed is not None and is_ready(observed)
+
+
+def _endpoint(
+    placement: Placement,
+    replica: ModelReplica,
+    ours: dict[tuple[str, int], ModelReplica],
+    seen: dict[tuple[str, int], ModelEndpoint],
+    held: bool,
+) -> DesiredObject | None:
+    """The ModelEndpoint of a ready replica whose cluster has a gateway (composition.md §12)."""
+    if not _ready_at(ours, placement):
+        return None
+    identity = (placement.cluster, placement.index)
+    observed = seen.get(identity)
+    key = endpoint_key(*identity)
+    if held:
+        # A held reconcile re-emits what it observed and creates nothing (status.md §2.4).
+        return None if observed is None else DesiredObject(key, _as_desired(observed), _ready(observed) or None)
+    endpoint = model_endpoint(replica, True, placement.gateway_address)
+    if endpoint is None:
+        return None
+    return DesiredObject(key, endpoint, True if observed is not None and _ready(observed) else None)
+
+
+def _ready(endpoint: ModelEndpoint) -> bool:
+    status = endpoint.status
+    return status is not None and any(
+        c.type == "Ready" and c.status == "True" for c in status.conditions or ()
+    )
+
+
+def _as_desired(endpoint: ModelEndpoint) -> dict[str, Any]:
+    """An observed endpoint as desired state: everything but its status."""
+    wire = endpoint.to_wire()
+    wire.pop("status", None)
+    return wire
+
+
+def _endpoints_by_identity(
+    deployment: ModelDeployment, endpoints: Iterable[ModelEndpoint]
+) -> dict[tuple[str, int], ModelEndpoint]:
+    """Our observed endpoints by (cluster, index) labels; the first by name wins (status.md §1)."""
+    namespace = namespace_of(deployment.metadata.namespace)
+    out: dict[tuple[str, int], ModelEndpoint] = {}
+    for endpoint in sorted(endpoints, key=lambda e: e.metadata.name or ""):
+        labels = endpoint.metadata.labels or {}
+        if labels.get(DEPLOYMENT_LABEL) != deployment.metadata.name:
+            continue
+        if namespace_of(endpoint.metadata.namespace) != namespace:
+            continue
+        out.setdefault((labels.get(CLUSTER_LABEL, ""), index_of(labels)), endpoint)
+    return out
+
+
+def _composite_ready(result: Schedule, status: DeploymentStatus) -> bool | None:
+    """Composite readiness of the deployment (status.md §2.9)."""
+    if result.mode is Mode.PARKED:
+        return True
+    if status.total == 0 or result.cause is HoldCause.INVALID_NODE_SELECTOR:
+        return False
+    return None

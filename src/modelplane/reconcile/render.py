@@ -1,0 +1,92 @@
+"""One full local reconcile of a fleet: what ``modelplane render`` prints (cli.md).
+
+Pure: typed objects in, ordered desired objects out. Deployments are reconciled in
+(namespace, name) order, each seeing the replicas the earlier ones were given
+(scheduling.md §1); each replica is then composed on its cluster (composition.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelplane.api import (
+    InferenceClass,
+    InferenceCluster,
+    ModelCache,
+    ModelDeployment,
+    ModelEndpoint,
+    ModelReplica,
+)
+from modelplane.composition import compose_replica
+from modelplane.reconcile.deployment import DeploymentResult, finish_deployment
+from modelplane.scheduling import schedule_all
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """Everything a local run reads, as typed objects."""
+
+    deployments: Sequence[ModelDeployment]
+    clusters: Sequence[InferenceCluster]
+    classes: Sequence[InferenceClass] = ()
+    caches: Sequence[ModelCache] = ()
+    replicas: Sequence[ModelReplica] = ()
+    endpoints: Sequence[ModelEndpoint] = ()
+
+
+@dataclass
+class RenderedDeployment:
+    """One deployment's part of the output, each list already in print order."""
+
+    deployment: Json
+    result: DeploymentResult
+    replicas: list[Json]
+    remote: list[tuple[str, Json]] = field(default_factory=list)  # (cluster, Object)
+    endpoints: list[Json] = field(default_factory=list)
+
+    def control_plane(self) -> list[Json]:
+        """The control-plane objects: the deployment, its replicas, its endpoints."""
+        return [self.deployment, *self.replicas, *self.endpoints]
+
+    def in_order(self) -> list[Json]:
+        """Everything, in the order ``render`` prints it (cli.md)."""
+        return [self.deployment, *self.replicas, *(o for _, o in self.remote), *self.endpoints]
+
+
+def render(fleet: Fleet) -> list[RenderedDeployment]:
+    """Reconcile every deployment of the fleet and compose every desired replica."""
+    clusters = {c.metadata.name: c for c in fleet.clusters}
+    scheduled = schedule_all(
+        fleet.deployments, fleet.clusters, fleet.classes, fleet.caches, fleet.replicas
+    )
+    out: list[RenderedDeployment] = []
+    for item in scheduled:
+        # Readiness is read from the input's replicas, never from what an earlier deployment got.
+        result = finish_deployment(
+            item.deployment, item.schedule, item.cache, fleet.replicas, fleet.endpoints
+        )
+        out.append(_rendered(item.deployment, result, clusters))
+    return out
+
+
+def _rendered(
+    deployment: ModelDeployment, result: DeploymentResult, clusters: dict[str | None, InferenceCluster]
+) -> RenderedDeployment:
+    wire = deployment.to_wire()
+    wire["metadata"]["namespace"] = deployment.metadata.namespace or "default"
+    wire["status"] = result.status
+    rendered = RenderedDeployment(
+        deployment=wire,
+        result=result,
+        replicas=[r.object for r in result.replicas],
+        endpoints=[e.object for e in result.endpoints],
+    )
+    for replica in result.replica_models:
+        cluster = clusters.get(replica.spec.cluster_name)
+        composition = compose_replica(replica, cluster, derive_provider_config=True)
+        rendered.remote.extend((replica.spec.cluster_name, o.object) for o in composition.objects)
+    return rendered

@@ -1,0 +1,30 @@
+"""Every object `render examples/` prints is valid against its schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from modelplane.api.validation import validate_document
+from modelplane.cli.main import main
+from tests.composition.schemas import require_shared, validate_delivered
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_every_rendered_object_is_valid(capsys: pytest.CaptureFixture[str]) -> None:
+    require_shared()
+    assert main(["render", str(EXAMPLES)]) == 0
+    objects = list(yaml.safe_load_all(capsys.readouterr().out))
+    assert objects
+    remote = 0
+    for obj in objects:
+        if obj["kind"] == "Object":
+            validate_delivered(obj)
+            remote += 1
+        else:
+            problems = validate_document(obj).problems
+            assert problems == [], (obj["kind"], obj["metadata"]["name"], problems)
+    assert remote > 0
