@@ -120,7 +120,11 @@ def read_file(file: str) -> Iterator[Document | str]:
         yield from _read_yaml(file, data)
 
 
-class _Loader(yaml.SafeLoader):
+# libyaml's parser when PyYAML was built with it: parsing dominates loading a large fleet.
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
     """YAML as sigs.k8s.io/yaml reads it: timestamps stay strings."""
 
 
