@@ -98,3 +98,26 @@ def test_ready_flags_follow_observed_readiness() -> None:
     result = reconcile_deployment(inputs(deployment(), clusters))
     assert [r.ready for r in result.replicas] == [True, True]
     assert [e.ready for e in result.endpoints] == [True, True]
+
+
+def test_held_objects_drop_what_crossplane_and_the_api_server_added() -> None:
+    replicas, endpoints = running()
+    stamped = []
+    for r in replicas:
+        wire = r.to_wire()
+        wire["metadata"].update({"uid": "1234", "resourceVersion": "42"})
+        wire["spec"]["crossplane"] = {"resourceRefs": [{"kind": "Object", "name": "x"}]}
+        stamped.append(ModelReplica.model_validate(wire))
+    held = DeploymentInputs(
+        deployment=ModelDeployment.model_validate(deployment()),
+        clusters=None,
+        classes=[],
+        cache=CacheLookup("NONE"),
+        observed_replicas=stamped,
+        observed_endpoints=endpoints,
+    )
+    result = reconcile_deployment(held)
+    for obj in [o.object for o in result.replicas + result.endpoints]:
+        assert set(obj["metadata"]) <= {"name", "namespace", "labels", "annotations"}
+        assert "crossplane" not in obj["spec"]
+        assert "status" not in obj

@@ -140,7 +140,7 @@ def finish_deployment(
     replicas = [
         DesiredObject(
             replica_key(p.cluster, p.index),
-            model.to_wire(),
+            desired_object(model.to_wire()),
             True if _ready_at(ours, p) else None,
         )
         for p, model in zip(result.replicas, models, strict=True)
@@ -183,7 +183,7 @@ def _endpoint(
     key = endpoint_key(*identity)
     if held:
         # A held reconcile re-emits what it observed and creates nothing (status.md §2.4).
-        return None if observed is None else DesiredObject(key, _as_desired(observed), _ready(observed) or None)
+        return None if observed is None else DesiredObject(key, desired_object(observed.to_wire()), _ready(observed) or None)
     endpoint = model_endpoint(replica, True, placement.gateway_address)
     if endpoint is None:
         return None
@@ -197,11 +197,24 @@ def _ready(endpoint: ModelEndpoint) -> bool:
     )
 
 
-def _as_desired(endpoint: ModelEndpoint) -> dict[str, Any]:
-    """An observed endpoint as desired state: everything but its status."""
-    wire = endpoint.to_wire()
-    wire.pop("status", None)
-    return wire
+_DESIRED_METADATA = ("name", "namespace", "labels", "annotations")
+
+
+def desired_object(obj: dict[str, Any]) -> dict[str, Any]:
+    """A composed ModelReplica or ModelEndpoint as desired state.
+
+    Held objects are re-emitted from observed state, which carries what Crossplane and
+    the API server added: ``spec.crossplane`` (kept current by the composed XR's own
+    reconciler), server-owned metadata and status. Desired state is an apply intent, so
+    only the fields this reconcile owns are kept.
+    """
+    out = {k: v for k, v in obj.items() if k != "status"}
+    metadata = obj.get("metadata") or {}
+    out["metadata"] = {k: metadata[k] for k in _DESIRED_METADATA if k in metadata}
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and "crossplane" in spec:
+        out["spec"] = {k: v for k, v in spec.items() if k != "crossplane"}
+    return out
 
 
 def _endpoints_by_identity(
