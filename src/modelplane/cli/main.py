@@ -12,6 +12,11 @@ from typing import Protocol
 # sets `func` (args -> exit code) as a default.
 VERB_MODULES: tuple[str, ...] = (
     "modelplane.cli.validate",
+    "modelplane.cli.schedule",
+    "modelplane.cli.render",
+    "modelplane.cli.crds",
+    "modelplane.cli.package",
+    "modelplane.cli.function",
 )
 
 

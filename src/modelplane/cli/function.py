@@ -1,0 +1,94 @@
+"""`modelplane function serve`: the composition functions over gRPC (cli.md; composition.md §14)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_ADDRESS = "0.0.0.0:9443"
+CERTS_ENV = "TLS_SERVER_CERTS_DIR"
+EXAMPLE = """\
+examples:
+  modelplane function serve --insecure --address 127.0.0.1:9443 --debug
+  TLS_SERVER_CERTS_DIR=/tls/server modelplane function serve
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the verb (``function``, with its sub-verb ``serve``) to the command's sub-parsers."""
+    parser = subparsers.add_parser(
+        "function",
+        help="serve the Crossplane composition functions",
+        description="The Crossplane composition functions of Modelplane.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    verbs = parser.add_subparsers(dest="function_verb", metavar="VERB")
+    serve = verbs.add_parser(
+        "serve",
+        help="serve RunFunction over gRPC",
+        description="Serve the ModelDeployment, ModelReplica, InferenceCluster and record "
+        "functions over gRPC, as Crossplane calls them (v1 and v1beta1). mTLS unless "
+        "--insecure. SIGTERM stops serving and exits 0.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument(
+        "--address",
+        default=DEFAULT_ADDRESS,
+        metavar="HOST:PORT",
+        help=f"where to listen (default: {DEFAULT_ADDRESS})",
+    )
+    serve.add_argument(
+        "--insecure", action="store_true", help="serve without TLS (local runs and tests)"
+    )
+    serve.add_argument(
+        "--tls-certs-dir",
+        metavar="DIR",
+        default=None,
+        help=f"directory with tls.crt, tls.key and ca.crt (default: ${CERTS_ENV})",
+    )
+    serve.add_argument("--debug", action="store_true", help="log at debug level")
+    serve.set_defaults(func=run_serve)
+    parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def certs_dir(flag: str | None, environ: Any = os.environ) -> Path | None:
+    """The TLS certificates directory: the flag, else $TLS_SERVER_CERTS_DIR (empty: none)."""
+    value = flag if flag is not None else environ.get(CERTS_ENV, "")
+    return Path(value) if value else None
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM; 2 without credentials and without --insecure, 1 if it cannot start."""
+    directory = certs_dir(args.tls_certs_dir)
+    if not args.insecure and directory is None:
+        print(
+            "modelplane function serve: error: no TLS certificates: pass --tls-certs-dir DIR, "
+            f"set {CERTS_ENV}, or use --insecure",
+            file=sys.stderr,
+        )
+        return 2
+    # gRPC is imported only here, so the other verbs start fast.
+    from modelplane.runtime.crossplane.server import (
+        ServeConfig,
+        ServeError,
+        configure_logging,
+        serve,
+    )
+
+    configure_logging(debug=args.debug)
+    config = ServeConfig(address=args.address, insecure=args.insecure, tls_certs_dir=directory)
+    try:
+        return serve(config)
+    except ServeError as err:
+        print(f"modelplane function serve: error: {err}", file=sys.stderr)
+        return 1

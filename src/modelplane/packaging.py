@@ -1,0 +1,127 @@
+"""The Crossplane configuration package, as a set of files (composition.md §14.4) (pure).
+
+``package_files()`` returns every file ``modelplane package`` writes, by path relative
+to the output directory. The package root is ``configuration/`` (a Configuration may
+hold only XRDs and Compositions), so the function package's metadata and the Function
+object for a direct install lie beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from modelplane import __version__
+from modelplane.api.base import GROUP_VERSION
+from modelplane.api.crds import render_xrds, xrd, xrd_name
+from modelplane.api.kinds import KINDS, KindInfo
+
+CROSSPLANE_VERSION = ">=v2.0.0"
+PROVIDER_KUBERNETES = "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes"
+PROVIDER_KUBERNETES_VERSION = ">=v1.0.0"
+FUNCTION_PACKAGE = "xpkg.crossplane.io/modelplane/function-modelplane"
+FUNCTION_META_NAME = "function-modelplane"
+# The name Crossplane gives the Function it installs as the Configuration's dependency
+# (<org>-<repository>), so the Compositions resolve whether the function was installed
+# as a dependency or directly from install/function.yaml.
+FUNCTION_NAME = "modelplane-function-modelplane"
+COMPOSE_STEP = "compose"
+
+
+class _Dumper(yaml.SafeDumper):
+    """Plain block YAML without anchors, so generated files diff cleanly."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def to_yaml(document: dict[str, Any]) -> str:
+    """One YAML document, keys in the order built, no line wrapping."""
+    return yaml.dump(
+        document,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        width=1 << 16,
+        allow_unicode=True,
+    )
+
+
+def configuration(version: str = __version__) -> dict[str, Any]:
+    """``configuration/crossplane.yaml``: the Configuration package's metadata."""
+    return {
+        "apiVersion": "meta.pkg.crossplane.io/v1",
+        "kind": "Configuration",
+        "metadata": {
+            "name": "modelplane",
+            "annotations": {
+                "meta.crossplane.io/description": (
+                    "Modelplane: serve AI models across a fleet of GPU clusters."
+                ),
+                "meta.crossplane.io/license": "Apache-2.0",
+            },
+        },
+        "spec": {
+            "crossplane": {"version": CROSSPLANE_VERSION},
+            "dependsOn": [
+                {"provider": PROVIDER_KUBERNETES, "version": PROVIDER_KUBERNETES_VERSION},
+                {"function": FUNCTION_PACKAGE, "version": f">=v{version}"},
+            ],
+        },
+    }
+
+
+def composition(info: KindInfo) -> dict[str, Any]:
+    """The Composition of one kind: a one-step pipeline calling the Modelplane function."""
+    return {
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "Composition",
+        "metadata": {"name": xrd_name(info)},
+        "spec": {
+            "compositeTypeRef": {"apiVersion": GROUP_VERSION, "kind": info.kind},
+            "mode": "Pipeline",
+            "pipeline": [{"step": COMPOSE_STEP, "functionRef": {"name": FUNCTION_NAME}}],
+        },
+    }
+
+
+def function_meta() -> dict[str, Any]:
+    """``function/crossplane.yaml``: the function package's metadata for ``crossplane xpkg build``."""
+    return {
+        "apiVersion": "meta.pkg.crossplane.io/v1beta1",
+        "kind": "Function",
+        "metadata": {
+            "name": FUNCTION_META_NAME,
+            "annotations": {
+                "meta.crossplane.io/description": (
+                    "Modelplane's composition functions: deployments, replicas, clusters."
+                ),
+                "meta.crossplane.io/license": "Apache-2.0",
+            },
+        },
+        "spec": {"crossplane": {"version": CROSSPLANE_VERSION}},
+    }
+
+
+def function_install(version: str = __version__) -> dict[str, Any]:
+    """``install/function.yaml``: the Function object, for a direct install or ``crossplane render``."""
+    return {
+        "apiVersion": "pkg.crossplane.io/v1",
+        "kind": "Function",
+        "metadata": {"name": FUNCTION_NAME},
+        "spec": {"package": f"{FUNCTION_PACKAGE}:v{version}"},
+    }
+
+
+def package_files(version: str = __version__) -> dict[str, str]:
+    """Every file of the package by relative path, in a stable order."""
+    files: dict[str, str] = {"configuration/crossplane.yaml": to_yaml(configuration(version))}
+    for info in KINDS:
+        base = f"configuration/apis/{info.plural}"
+        # The same text ``modelplane crds`` writes, so the two never disagree.
+        files[f"{base}/definition.yaml"] = render_xrds([xrd(info)])
+        files[f"{base}/composition.yaml"] = to_yaml(composition(info))
+    files["function/crossplane.yaml"] = to_yaml(function_meta())
+    files["install/function.yaml"] = to_yaml(function_install(version))
+    return files

@@ -1,0 +1,1 @@
+"""Runtimes that drive the pure reconcile functions: Crossplane in production (``crossplane``)."""

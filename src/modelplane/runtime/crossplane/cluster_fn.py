@@ -1,0 +1,275 @@
+"""The InferenceCluster function: publish a bring-your-own cluster (composition.md §14.3).
+
+It publishes on a live control plane what ``render`` derives locally (api.md §4.4), so
+deployments see the same fleet in both runtimes: ``status.gpuPools`` from the node pools
+and their InferenceClasses and, for ``source: Existing``, the ClusterProviderConfig every
+replica's Objects go through and the address of the cluster's inference gateway.
+This project provisions no cluster: any other source is reported, not acted on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.api import InferenceClass, InferenceCluster
+from modelplane.naming import child_name
+from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.messages import (
+    Condition,
+    DesiredResource,
+    FunctionRequest,
+    FunctionResponse,
+    Result,
+    fatal,
+)
+from modelplane.runtime.crossplane.requirements import (
+    class_key,
+    cluster_class_names,
+    cluster_requirements,
+)
+
+PROVIDER_CONFIG_KEY = "cluster-provider-config"
+GATEWAY_KEY = "inference-gateway"
+SYSTEM_NAMESPACE = "modelplane-system"
+PROVIDER_API = "kubernetes.m.crossplane.io/v1alpha1"
+GATEWAY_NAME = "inference-gateway"
+GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"
+CLUSTER_READY = "ClusterReady"
+
+
+@dataclass(frozen=True)
+class ClassLookups:
+    """What Crossplane fetched for the ``class-*`` keys of one cluster."""
+
+    found: Mapping[str, InferenceClass]
+    missing: tuple[str, ...]  # fetched, no such class; sorted
+    pending: tuple[str, ...]  # not fetched yet; sorted
+
+
+def provider_config_name(cluster_name: str) -> str:
+    """``CPC``: the ClusterProviderConfig of a cluster (api.md §4.3)."""
+    return child_name(cluster_name, "cluster-kubeconfig")
+
+
+def lookup_classes(
+    cluster: InferenceCluster, required: Mapping[str, Any]
+) -> ClassLookups:
+    """Read every ``class-<name>`` key; Refused when an item is malformed."""
+    found: dict[str, InferenceClass] = {}
+    missing: list[str] = []
+    pending: list[str] = []
+    for name in cluster_class_names(cluster):
+        items = documents.required(required, class_key(name), InferenceClass)
+        if items is None:
+            pending.append(name)
+            continue
+        match = next((c for c in items if c.metadata.name == name), None)
+        if match is None:
+            missing.append(name)
+        else:
+            found[name] = match
+    return ClassLookups(found, tuple(missing), tuple(pending))
+
+
+def derive_gpu_pools(
+    cluster: InferenceCluster, classes: Mapping[str, InferenceClass]
+) -> list[dict[str, Any]] | None:
+    """``status.gpuPools`` derived from ``spec.nodePools`` (api.md §4.4); None: omitted.
+
+    Per pool, in order: ``name``, ``nodes`` (``maxNodeCount`` if set, else ``nodeCount``)
+    and the class's devices with defaults applied. None when there is no node pool or
+    some class is unknown: the reference publishes nothing while it waits for classes.
+    """
+    pools = cluster.spec.node_pools or []
+    if not pools or any(p.class_name not in classes for p in pools):
+        return None
+    return [
+        {
+            "name": pool.name,
+            "nodes": pool.max_node_count if pool.max_node_count is not None else pool.node_count,
+            "devices": [device.to_wire() for device in classes[pool.class_name].spec.devices],
+        }
+        for pool in pools
+    ]
+
+
+def _observed_status(raw: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    status = raw.get("status") if isinstance(raw, Mapping) else None
+    return status if isinstance(status, Mapping) else {}
+
+
+def has_condition(raw: Mapping[str, Any] | None, type_: str, status: str = "True") -> bool:
+    """Whether an observed object carries condition ``type_`` with ``status``."""
+    conditions = _observed_status(raw).get("conditions")
+    if not isinstance(conditions, list):
+        return False
+    return any(
+        isinstance(c, Mapping) and c.get("type") == type_ and c.get("status") == status
+        for c in conditions
+    )
+
+
+def gateway_address(observed_object: Mapping[str, Any] | None) -> str | None:
+    """The first non-empty ``value`` of the observed Gateway's ``status.addresses``."""
+    at_provider = _observed_status(observed_object).get("atProvider")
+    manifest = at_provider.get("manifest") if isinstance(at_provider, Mapping) else None
+    addresses = _observed_status(manifest).get("addresses")
+    if not isinstance(addresses, list):
+        return None
+    for address in addresses:
+        value = address.get("value") if isinstance(address, Mapping) else None
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def provider_config(cluster: InferenceCluster) -> dict[str, Any]:
+    """The ClusterProviderConfig reading the cluster's kubeconfig from its Secret."""
+    existing = cluster.spec.cluster.existing
+    assert existing is not None  # IC-02: validated for source Existing
+    spec: dict[str, Any] = {
+        "credentials": {
+            "source": "Secret",
+            "secretRef": {
+                "namespace": SYSTEM_NAMESPACE,
+                "name": existing.secret_ref.name,
+                "key": existing.secret_ref.key,
+            },
+        }
+    }
+    identity = existing.identity_secret_ref
+    if identity is not None:
+        spec["identity"] = {
+            "type": identity.type,
+            "source": "Secret",
+            "secretRef": {
+                "namespace": SYSTEM_NAMESPACE,
+                "name": identity.name,
+                "key": identity.key,
+            },
+        }
+    return {
+        "apiVersion": PROVIDER_API,
+        "kind": "ClusterProviderConfig",
+        "metadata": {"name": provider_config_name(cluster.metadata.name or "")},
+        "spec": spec,
+    }
+
+
+def gateway_object(cluster: InferenceCluster) -> dict[str, Any]:
+    """An observe-only Object reading the operator-installed inference Gateway."""
+    name = cluster.metadata.name or ""
+    return {
+        "apiVersion": PROVIDER_API,
+        "kind": "Object",
+        "metadata": {"name": child_name(name, GATEWAY_KEY), "namespace": SYSTEM_NAMESPACE},
+        "spec": {
+            "managementPolicies": ["Observe"],
+            "providerConfigRef": {
+                "kind": "ClusterProviderConfig",
+                "name": provider_config_name(name),
+            },
+            "forProvider": {
+                "manifest": {
+                    "apiVersion": "gateway.networking.k8s.io/v1",
+                    "kind": "Gateway",
+                    "metadata": {"name": GATEWAY_NAME, "namespace": SYSTEM_NAMESPACE},
+                }
+            },
+            "readiness": {"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY},
+        },
+    }
+
+
+def _existing_parts(
+    cluster: InferenceCluster, observed: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[DesiredResource], dict[str, Any]]:
+    """The composed objects of an Existing cluster and the status fields they publish."""
+    name = cluster.metadata.name or ""
+    seen_gateway = observed.get(GATEWAY_KEY)
+    resources = [
+        DesiredResource(
+            PROVIDER_CONFIG_KEY,
+            provider_config(cluster),
+            ready=True if PROVIDER_CONFIG_KEY in observed else None,
+        ),
+        DesiredResource(
+            GATEWAY_KEY,
+            gateway_object(cluster),
+            ready=True if has_condition(seen_gateway, "Ready") else None,
+        ),
+    ]
+    status: dict[str, Any] = {
+        "providerConfigRef": {"kind": "ClusterProviderConfig", "name": provider_config_name(name)}
+    }
+    address = gateway_address(seen_gateway)
+    if address is None:
+        # A blip in the gateway's status must not withdraw every endpoint on the cluster.
+        gateway = cluster.status.gateway if cluster.status else None
+        address = gateway.address if gateway is not None and gateway.address else None
+    if address is not None:
+        status["gateway"] = {"address": address}
+    return resources, status
+
+
+def _cluster_condition(cluster: InferenceCluster, missing: tuple[str, ...]) -> Condition:
+    if missing:
+        return Condition(
+            CLUSTER_READY, "False", "WaitingForClasses", waiting_for_classes(missing)
+        )
+    source = cluster.spec.cluster.source
+    if source == "Existing":
+        return Condition(CLUSTER_READY, "True", "ClusterRunning")
+    return Condition(
+        CLUSTER_READY,
+        "False",
+        "SourceNotSupported",
+        f"spec.cluster.source {source} is not provisioned by this project; "
+        "bring the cluster as Existing",
+    )
+
+
+def waiting_for_classes(missing: tuple[str, ...]) -> str:
+    """The WaitingForClasses message and event text."""
+    return "Waiting for InferenceClasses: " + ", ".join(sorted(missing))
+
+
+def run_cluster(request: FunctionRequest) -> FunctionResponse:
+    """The cluster function: requirements, composed objects, status, condition, readiness."""
+    cluster = documents.composite(request.composite, InferenceCluster)
+    if cluster.spec.cluster.source == "Existing" and cluster.spec.cluster.existing is None:
+        # IC-02, which the API server enforces; the runtime checks structure only.
+        raise documents.Refused(
+            f"invalid InferenceCluster {cluster.metadata.name}: spec.cluster: "
+            "spec.cluster.existing is required when spec.cluster.source is Existing."
+        )
+    requirements = cluster_requirements(cluster)
+    try:
+        classes = lookup_classes(cluster, request.required)
+    except documents.Refused as refused:
+        return fatal(str(refused), requirements)
+    status: dict[str, Any] = {}
+    if classes.pending:
+        # Until every class is fetched the pools cannot be recomputed: keep what was published.
+        previous = cluster.status.gpu_pools if cluster.status else None
+        if previous is not None:
+            status["gpuPools"] = [pool.to_wire() for pool in previous]
+    else:
+        pools = derive_gpu_pools(cluster, classes.found)
+        if pools is not None:
+            status["gpuPools"] = pools
+    response = FunctionResponse(requirements=requirements)
+    if cluster.spec.cluster.source == "Existing":
+        resources, published = _existing_parts(cluster, request.observed)
+        response.resources = resources
+        status.update(published)
+    else:
+        response.composite_ready = False
+    response.composite_status = status
+    response.conditions = [_cluster_condition(cluster, classes.missing)]
+    if classes.missing:
+        response.results = [Result("Normal", waiting_for_classes(classes.missing))]
+    return response
+

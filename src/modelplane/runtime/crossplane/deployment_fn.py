@@ -1,0 +1,153 @@
+"""The ModelDeployment function: fan-out, scheduling, endpoints and status (status.md §2).
+
+The decisions are ``modelplane.reconcile.deployment.reconcile_deployment``, the same
+code ``render`` runs. This module gathers its inputs from the request (composition.md
+§14.2) and writes its result into the response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from modelplane.api import (
+    InferenceClass,
+    InferenceCluster,
+    ModelCache,
+    ModelDeployment,
+    ModelEndpoint,
+    ModelReplica,
+)
+from modelplane.reconcile.deployment import (
+    CacheLookup,
+    DeploymentInputs,
+    DeploymentResult,
+    reconcile_deployment,
+)
+from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.messages import (
+    Condition,
+    DesiredResource,
+    FunctionRequest,
+    FunctionResponse,
+    Requirement,
+    Result,
+    fatal,
+)
+from modelplane.runtime.crossplane.requirements import (
+    ALL_REPLICAS,
+    CACHE,
+    CLASSES,
+    CLUSTERS,
+    deployment_requirements,
+)
+from modelplane.scheduling import owns
+from modelplane.scheduling.model import namespace_of
+
+REPLICA_KEY_PREFIX = "replica-"
+ENDPOINT_KEY_PREFIX = "endpoint-"
+
+
+def cache_lookup(deployment: ModelDeployment, items: Sequence[ModelCache] | None) -> CacheLookup:
+    """The three-state cache lookup of status.md §2.5 (NONE without ``modelCacheRef``)."""
+    ref = deployment.spec.template.spec.model_cache_ref
+    if ref is None:
+        return CacheLookup("NONE")
+    if items is None:
+        return CacheLookup("UNRESOLVED")
+    namespace = namespace_of(deployment.metadata.namespace)
+    for cache in sorted(items, key=lambda c: c.metadata.name or ""):
+        if cache.metadata.name == ref.name and namespace_of(cache.metadata.namespace) == namespace:
+            return CacheLookup("PRESENT", cache)
+    return CacheLookup("ABSENT")
+
+
+def observed_composed(
+    observed: Mapping[str, Mapping[str, Any]],
+) -> tuple[list[ModelReplica], list[ModelEndpoint]]:
+    """The deployment's observed ModelReplicas and ModelEndpoints, by their resource keys.
+
+    Refused when one of them is malformed: dropping it would delete it.
+    """
+    replicas: list[ModelReplica] = []
+    endpoints: list[ModelEndpoint] = []
+    for key in sorted(observed):
+        if key.startswith(REPLICA_KEY_PREFIX):
+            replicas.append(documents.observed(key, observed[key], ModelReplica))
+        elif key.startswith(ENDPOINT_KEY_PREFIX):
+            endpoints.append(documents.observed(key, observed[key], ModelEndpoint))
+    return replicas, endpoints
+
+
+def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> DeploymentInputs:
+    """The reconcile's inputs from the request; Refused on a malformed input."""
+    ours, endpoints = observed_composed(request.observed)
+    if deployment.spec.replicas == 0:
+        # Parked: nothing is looked up (status.md §2.3).
+        return DeploymentInputs(
+            deployment=deployment,
+            clusters=None,
+            classes=[],
+            cache=CacheLookup("NONE"),
+            observed_replicas=ours,
+            observed_endpoints=endpoints,
+        )
+    clusters = documents.required(request.required, CLUSTERS, InferenceCluster)
+    classes = documents.required(request.required, CLASSES, InferenceClass)
+    everyone = documents.required(request.required, ALL_REPLICAS, ModelReplica)
+    caches = (
+        documents.required(request.required, CACHE, ModelCache)
+        if deployment.spec.template.spec.model_cache_ref is not None
+        else None
+    )
+    if everyone is None:
+        # Without every namespace's replicas the capacity they hold is unknown: the
+        # fleet snapshot is not complete, so it counts as not fetched (a hold).
+        clusters = None
+    others = [r for r in everyone or () if not owns(deployment, r)]
+    return DeploymentInputs(
+        deployment=deployment,
+        clusters=clusters,
+        classes=classes or [],
+        cache=cache_lookup(deployment, caches),
+        observed_replicas=[*ours, *others],
+        observed_endpoints=endpoints,
+    )
+
+
+# Metadata a desired object may carry. The rest (uid, resourceVersion, managedFields,
+# ownerReferences, ...) belongs to the API server: sent back in an apply request it
+# is refused (managedFields) or turns the apply into a stale conditional update.
+def to_response(result: DeploymentResult, requirements: list[Requirement]) -> FunctionResponse:
+    """The reconcile result as a function response.
+
+    Conditions go to the response's condition list (Crossplane owns
+    ``status.conditions`` and stamps the transition times); ``status.replicas`` goes to
+    the composite's desired status.
+    """
+    status = {k: v for k, v in result.status.items() if k != "conditions"}
+    return FunctionResponse(
+        resources=[
+            DesiredResource(o.key, o.object, o.ready)
+            for o in [*result.replicas, *result.endpoints]
+        ],
+        composite_status=status,
+        composite_ready=result.composite_ready,
+        conditions=[
+            Condition(c["type"], c["status"], c["reason"], c.get("message") or "")
+            for c in result.status.get("conditions", [])
+        ],
+        results=[Result(e.severity, e.message) for e in result.events],
+        requirements=requirements,
+    )
+
+
+def run_deployment(request: FunctionRequest) -> FunctionResponse:
+    """The deployment function."""
+    deployment = documents.composite(request.composite, ModelDeployment)
+    requirements = deployment_requirements(deployment)
+    try:
+        inputs = gather_inputs(deployment, request)
+    except documents.Refused as refused:
+        return fatal(str(refused), requirements)
+    return to_response(reconcile_deployment(inputs), requirements)

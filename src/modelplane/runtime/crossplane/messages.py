@@ -1,0 +1,99 @@
+"""Plain-data views of a RunFunctionRequest and RunFunctionResponse.
+
+The functions of this package read and write these instead of protobuf messages, so
+they stay pure and are tested with ordinary dicts. ``proto`` converts between the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from modelplane.api.base import GROUP_VERSION
+
+Severity = Literal["Fatal", "Warning", "Normal"]
+ConditionStatus = Literal["True", "False", "Unknown"]
+
+
+@dataclass(frozen=True)
+class FunctionRequest:
+    """What Crossplane sent, as plain data.
+
+    ``required`` maps a requirement key to the items Crossplane fetched for it. A key
+    that is absent was *not fetched yet*; a key mapped to an empty list was *fetched,
+    none* (composition.md §14.2).
+    """
+
+    composite: Mapping[str, Any] | None
+    observed: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    required: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One resource requirement: a ``ResourceSelector`` under ``key``.
+
+    Without ``match_name`` the selector matches by labels, with no labels: every object
+    of the kind (across every namespace when ``namespace`` is None).
+    """
+
+    key: str
+    kind: str
+    match_name: str | None = None
+    namespace: str | None = None
+    api_version: str = GROUP_VERSION
+
+
+@dataclass(frozen=True)
+class DesiredResource:
+    """A composed resource the function wants, and its readiness flag (None: unset)."""
+
+    key: str
+    object: Mapping[str, Any]
+    ready: bool | None = None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition for the composite; Crossplane adds ``lastTransitionTime``."""
+
+    type: str
+    status: ConditionStatus
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Result:
+    """A function result: Fatal stops the pipeline; Warning and Normal become events."""
+
+    severity: Severity
+    message: str
+
+
+@dataclass
+class FunctionResponse:
+    """What the function answers, before it is put on the wire.
+
+    ``composite_status`` None leaves the composite's status untouched; ``composite_ready``
+    None leaves readiness to Crossplane. A response carrying a Fatal result is sent
+    with the request's desired state unchanged, so Crossplane applies nothing.
+    """
+
+    resources: list[DesiredResource] = field(default_factory=list)
+    composite_status: dict[str, Any] | None = None
+    composite_ready: bool | None = None
+    conditions: list[Condition] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+    requirements: list[Requirement] = field(default_factory=list)
+
+    @property
+    def fatal(self) -> bool:
+        """True when the response carries a Fatal result."""
+        return any(r.severity == "Fatal" for r in self.results)
+
+
+def fatal(message: str, requirements: Sequence[Requirement] = ()) -> FunctionResponse:
+    """A response that only reports a Fatal result (and keeps declaring ``requirements``)."""
+    return FunctionResponse(results=[Result("Fatal", message)], requirements=list(requirements))

@@ -1,0 +1,108 @@
+"""RunFunctionRequest -> FunctionRequest and FunctionResponse -> RunFunctionResponse (v1).
+
+The v1beta1 service has the same wire format; ``server`` converts through bytes.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+import crossplane.function.proto.v1.run_function_pb2 as fnv1
+from google.protobuf import duration_pb2
+
+from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse
+from modelplane.runtime.crossplane.structs import StructDocument, encode_struct, struct_to_dict
+
+# Crossplane calls again when the TTL expires, so a fleet change (a new cluster, a
+# replica turning ready) is picked up within a minute even without a watch.
+RESPONSE_TTL = datetime.timedelta(minutes=1)
+
+_SEVERITY = {
+    "Fatal": fnv1.SEVERITY_FATAL,
+    "Warning": fnv1.SEVERITY_WARNING,
+    "Normal": fnv1.SEVERITY_NORMAL,
+}
+_STATUS = {
+    "True": fnv1.STATUS_CONDITION_TRUE,
+    "False": fnv1.STATUS_CONDITION_FALSE,
+    "Unknown": fnv1.STATUS_CONDITION_UNKNOWN,
+}
+
+
+def _ready(flag: bool | None) -> int:
+    if flag is None:
+        return fnv1.READY_UNSPECIFIED
+    return fnv1.READY_TRUE if flag else fnv1.READY_FALSE
+
+
+def request_from_proto(request: fnv1.RunFunctionRequest) -> FunctionRequest:
+    """The plain-data view of a request. Numbers are still floats here.
+
+    Objects stay Structs until first read (``StructDocument``), so validated objects
+    can be reused by the digest of their bytes.
+    """
+    composite: Mapping[str, Any] | None = None
+    if request.observed.HasField("composite") and request.observed.composite.resource.fields:
+        composite = StructDocument(request.observed.composite.resource)
+    observed = {
+        key: StructDocument(resource.resource)
+        for key, resource in request.observed.resources.items()
+    }
+    required = {
+        key: [StructDocument(item.resource) for item in resources.items]
+        for key, resources in request.required_resources.items()
+    }
+    return FunctionRequest(composite=composite, observed=observed, required=required)
+
+
+def response_to_proto(
+    request: fnv1.RunFunctionRequest, response: FunctionResponse
+) -> fnv1.RunFunctionResponse:
+    """The wire response: the request's desired state and context passed through, plus ours.
+
+    On a Fatal result the desired state is passed through unchanged: Crossplane applies
+    nothing from a failed pipeline, and nothing composed earlier is dropped from it.
+    """
+    ttl = duration_pb2.Duration()
+    ttl.FromTimedelta(RESPONSE_TTL)
+    out = fnv1.RunFunctionResponse(meta=fnv1.ResponseMeta(tag=request.meta.tag, ttl=ttl))
+    out.desired.CopyFrom(request.desired)
+    if request.HasField("context"):
+        out.context.CopyFrom(request.context)
+    for result in response.results:
+        out.results.append(fnv1.Result(severity=_SEVERITY[result.severity], message=result.message))
+    for requirement in response.requirements:
+        selector = out.requirements.resources[requirement.key]
+        selector.api_version = requirement.api_version
+        selector.kind = requirement.kind
+        if requirement.match_name is not None:
+            selector.match_name = requirement.match_name
+        else:
+            # An empty label set selects every object of the kind.
+            selector.match_labels.SetInParent()
+        if requirement.namespace is not None:
+            selector.namespace = requirement.namespace
+    if response.fatal:
+        return out
+    for resource in response.resources:
+        desired = out.desired.resources[resource.key]
+        desired.resource.ParseFromString(encode_struct(resource.object))
+        desired.ready = _ready(resource.ready)
+    if response.composite_status is not None:
+        # Earlier pipeline steps may have set other status fields: ours are merged over them.
+        earlier = struct_to_dict(out.desired.composite.resource).get("status")
+        status = dict(earlier) if isinstance(earlier, dict) else {}
+        status.update(response.composite_status)
+        out.desired.composite.resource.update({"status": status})
+    if response.composite_ready is not None:
+        out.desired.composite.ready = _ready(response.composite_ready)  # type: ignore[assignment]
+    for condition in response.conditions:
+        wire = fnv1.Condition(
+            type=condition.type, status=_STATUS[condition.status], reason=condition.reason
+        )
+        if condition.message:
+            wire.message = condition.message
+        out.conditions.append(wire)
+    return out

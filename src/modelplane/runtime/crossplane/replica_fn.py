@@ -1,0 +1,70 @@
+"""The ModelReplica function: one replica's Objects on its cluster (composition.md §4-§11).
+
+The composition itself is ``modelplane.composition.compose_replica``, the same code
+``render`` runs; this module only reads the request and writes the response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.composition import compose_replica
+from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.messages import (
+    Condition,
+    DesiredResource,
+    FunctionRequest,
+    FunctionResponse,
+    Result,
+    fatal,
+)
+from modelplane.runtime.crossplane.requirements import CLUSTER, replica_requirements
+from modelplane.runtime.crossplane.structs import integral_floats_to_int
+
+
+def pick_cluster(
+    items: list[InferenceCluster] | None, name: str
+) -> InferenceCluster | None:
+    """The fetched cluster named ``name``, if any."""
+    return next((c for c in items or () if c.metadata.name == name), None)
+
+
+def observed_objects(observed: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The observed provider-kubernetes Objects with their integers restored.
+
+    The Objects carry remote kinds no schema here describes; their numeric fields
+    (replicas, ports, probe timings) are integers, and held objects are re-emitted.
+    """
+    restored: dict[str, dict[str, Any]] = {}
+    for key, raw in observed.items():
+        value = integral_floats_to_int(dict(raw))
+        restored[key] = value
+    return restored
+
+
+def run_replica(request: FunctionRequest) -> FunctionResponse:
+    """The replica function: requirement, composed Objects, conditions, events, readiness."""
+    replica = documents.composite(request.composite, ModelReplica)
+    requirements = replica_requirements(replica)
+    try:
+        items = documents.required(request.required, CLUSTER, InferenceCluster)
+    except documents.Refused as refused:
+        return fatal(str(refused), requirements)
+    composition = compose_replica(
+        replica,
+        pick_cluster(items, replica.spec.cluster_name),
+        observed_objects(request.observed),
+        cluster_fetched=items is not None,
+    )
+    return FunctionResponse(
+        resources=[DesiredResource(o.key, o.object, o.ready) for o in composition.objects],
+        composite_ready=composition.ready,
+        conditions=[
+            Condition(c["type"], c["status"], c["reason"], c.get("message", ""))  # type: ignore[arg-type]
+            for c in composition.conditions
+        ],
+        results=[Result(e.severity, e.message) for e in composition.events],
+        requirements=requirements,
+    )

@@ -1,0 +1,73 @@
+"""Requirement keys and selectors of each function, and reading what Crossplane fetched.
+
+composition.md §14.2. Every call declares the same requirements for the same composite,
+so Crossplane's call-again loop settles on the second call. A key absent from the
+request's ``required_resources`` is *not fetched yet*; a key present with no items is
+*fetched, none*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from modelplane.api import InferenceCluster, ModelDeployment, ModelReplica
+from modelplane.runtime.crossplane.messages import Requirement
+
+CLUSTERS = "clusters"
+CLASSES = "classes"
+ALL_REPLICAS = "all-replicas"
+CACHE = "cache"
+CLUSTER = "cluster"
+CLASS_PREFIX = "class-"
+
+
+def deployment_requirements(deployment: ModelDeployment) -> list[Requirement]:
+    """The deployment function's lookups: none when parked (status.md §2.3)."""
+    if deployment.spec.replicas == 0:
+        return []
+    wanted = [
+        Requirement(CLUSTERS, "InferenceCluster"),
+        Requirement(CLASSES, "InferenceClass"),
+        # No namespace: every namespace's replicas, so capacity taken by other
+        # deployments is counted (scheduling.md §2.1).
+        Requirement(ALL_REPLICAS, "ModelReplica"),
+    ]
+    ref = deployment.spec.template.spec.model_cache_ref
+    if ref is not None:
+        namespace = deployment.metadata.namespace or "default"
+        wanted.append(Requirement(CACHE, "ModelCache", match_name=ref.name, namespace=namespace))
+    return wanted
+
+
+def replica_requirements(replica: ModelReplica) -> list[Requirement]:
+    """The replica function's one lookup: the cluster it is pinned to."""
+    return [Requirement(CLUSTER, "InferenceCluster", match_name=replica.spec.cluster_name)]
+
+
+def class_key(class_name: str) -> str:
+    """The requirement key of one InferenceClass of a cluster's node pools."""
+    return f"{CLASS_PREFIX}{class_name}"
+
+
+def cluster_class_names(cluster: InferenceCluster) -> list[str]:
+    """The distinct ``spec.nodePools[].className`` of a cluster, sorted."""
+    pools = cluster.spec.node_pools or []
+    return sorted({pool.class_name for pool in pools})
+
+
+def cluster_requirements(cluster: InferenceCluster) -> list[Requirement]:
+    """The cluster function's lookups: one per distinct class name, sorted."""
+    return [
+        Requirement(class_key(name), "InferenceClass", match_name=name)
+        for name in cluster_class_names(cluster)
+    ]
+
+
+def fetched(
+    required: Mapping[str, Sequence[Mapping[str, Any]]], key: str
+) -> Sequence[Mapping[str, Any]] | None:
+    """The items fetched under ``key``, or None when Crossplane has not fetched it yet."""
+    if key not in required:
+        return None
+    return required[key]

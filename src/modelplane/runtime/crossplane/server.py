@@ -1,0 +1,255 @@
+"""The gRPC server: the v1 and v1beta1 FunctionRunnerServices, mTLS or insecure.
+
+A thin shell around ``dispatch.run``: decode, run, encode, log. Structured JSON logs go
+to stderr; SIGTERM drains in-flight calls and returns 0.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import crossplane.function.proto.v1.run_function_pb2 as fnv1
+import crossplane.function.proto.v1beta1.run_function_pb2 as fnv1beta1
+import grpc
+from google.protobuf.message import DecodeError
+from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
+
+from modelplane.runtime.crossplane import dispatch
+from modelplane.runtime.crossplane.messages import FunctionResponse, fatal
+from modelplane.runtime.crossplane.proto import request_from_proto, response_to_proto
+
+DEFAULT_ADDRESS = "0.0.0.0:9443"
+CERTS_ENV = "TLS_SERVER_CERTS_DIR"
+SHUTDOWN_GRACE_SECONDS = 5.0
+# A fleet of a thousand clusters plus every replica of every namespace arrives in one
+# request; gRPC's 4 MiB default would refuse it.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+WORKERS = 8
+
+LOG = logging.getLogger("modelplane.function")
+
+Handler = Callable[[fnv1.RunFunctionRequest], fnv1.RunFunctionResponse]
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, msg, and the record's ``fields``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            entry.update(fields)
+        if record.exc_info:
+            entry["error"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+def configure_logging(debug: bool = False) -> None:
+    """Structured logs on stderr, ours and gRPC's alike; ``debug`` lowers ours to debug."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.getLogger("modelplane").setLevel(logging.DEBUG if debug else logging.INFO)
+
+
+def _describe(request: fnv1.RunFunctionRequest) -> dict[str, Any]:
+    """What identifies a request in the logs: tag and composite, without reading it whole."""
+    fields: dict[str, Any] = {"tag": request.meta.tag}
+    composite = request.observed.composite.resource
+    for key in ("apiVersion", "kind"):
+        value = composite.fields.get(key)
+        if value is not None and value.WhichOneof("kind") == "string_value":
+            fields[key] = value.string_value
+    metadata = composite.fields.get("metadata")
+    if metadata is not None and metadata.WhichOneof("kind") == "struct_value":
+        for key in ("namespace", "name"):
+            value = metadata.struct_value.fields.get(key)
+            if value is not None and value.WhichOneof("kind") == "string_value":
+                fields[key] = value.string_value
+    return fields
+
+
+def handle(request: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+    """Answer one request over the wire types; never raises."""
+    started = time.perf_counter()
+    try:
+        response = dispatch.run(request_from_proto(request))
+    except Exception as error:  # noqa: BLE001 - converting the request itself failed
+        LOG.exception("request could not be read", extra={"fields": _describe(request)})
+        response = fatal(f"malformed request: {type(error).__name__}: {error}")
+    try:
+        wire = response_to_proto(request, response)
+    except Exception as error:  # noqa: BLE001 - never answer with a half-built desired state
+        LOG.exception("response could not be built", extra={"fields": _describe(request)})
+        wire = response_to_proto(request, fatal(f"internal error: {type(error).__name__}: {error}"))
+    _log_response(request, response, time.perf_counter() - started)
+    return wire
+
+
+def _log_response(
+    request: fnv1.RunFunctionRequest, response: FunctionResponse, seconds: float
+) -> None:
+    fields = _describe(request)
+    fields.update(
+        duration_ms=round(seconds * 1000, 2),
+        resources=len(response.resources),
+        requirements=len(response.requirements),
+    )
+    if response.fatal:
+        fields["fatal"] = next(r.message for r in response.results if r.severity == "Fatal")
+        LOG.warning("function returned a fatal result", extra={"fields": fields})
+    else:
+        LOG.debug("function ran", extra={"fields": fields})
+
+
+# Both services: Crossplane v2 calls v1; v1beta1 serves older callers. The v1beta1
+# messages are a copy of v1 under another package name, field for field, so one handler
+# working on the wire bytes serves both without converting anything.
+SERVICES = tuple(
+    module.DESCRIPTOR.services_by_name["FunctionRunnerService"].full_name
+    for module in (fnv1, fnv1beta1)
+)
+
+
+def run_bytes(data: bytes, handler: Handler = handle) -> bytes:
+    """One RunFunction call on the wire bytes of a v1 or v1beta1 request.
+
+    A request protobuf cannot decode (for example nested deeper than its limit) gets a
+    Fatal result instead of a transport error, so the reason shows on the composite.
+    """
+    try:
+        request = fnv1.RunFunctionRequest.FromString(data)
+    except DecodeError as error:
+        LOG.warning("request could not be decoded", extra={"fields": {"error": str(error)}})
+        response = fnv1.RunFunctionResponse(
+            results=[
+                fnv1.Result(
+                    severity=fnv1.SEVERITY_FATAL,
+                    message=f"malformed request: cannot decode RunFunctionRequest: {error}",
+                )
+            ]
+        )
+        return bytes(response.SerializeToString())
+    return bytes(handler(request).SerializeToString())
+
+
+def _generic_handlers(handler: Handler) -> list[grpc.GenericRpcHandler]:
+    method = grpc.unary_unary_rpc_method_handler(
+        lambda data, context: run_bytes(data, handler)
+    )
+    return [
+        grpc.method_handlers_generic_handler(service, {"RunFunction": method})
+        for service in SERVICES
+    ]
+
+
+class ServeError(Exception):
+    """The server could not start (bad certificates, address in use)."""
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """How to serve: where, and with which credentials (None with ``insecure``)."""
+
+    address: str = DEFAULT_ADDRESS
+    insecure: bool = False
+    tls_certs_dir: Path | None = None
+
+
+def server_credentials(certs_dir: Path) -> grpc.ServerCredentials:
+    """mTLS credentials from ``tls.crt``, ``tls.key`` and ``ca.crt``, as Crossplane mounts them.
+
+    Clients must present a certificate signed by ``ca.crt``: only Crossplane may call.
+    """
+    try:
+        cert = (certs_dir / "tls.crt").read_bytes()
+        key = (certs_dir / "tls.key").read_bytes()
+        ca = (certs_dir / "ca.crt").read_bytes()
+    except OSError as error:
+        raise ServeError(f"cannot read TLS certificates: {error}") from error
+    return grpc.ssl_server_credentials([(key, cert)], root_certificates=ca, require_client_auth=True)
+
+
+def build_server(config: ServeConfig, handler: Handler = handle) -> tuple[grpc.Server, int]:
+    """A server with both services bound to ``config.address`` (not started) and its port."""
+    options = [
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.so_reuseport", 0),
+    ]
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=WORKERS), options=options)
+    server.add_generic_rpc_handlers(_generic_handlers(handler))
+    reflection.enable_server_reflection((*SERVICES, reflection.SERVICE_NAME), server)
+    try:
+        if config.insecure:
+            port = server.add_insecure_port(config.address)
+        else:
+            if config.tls_certs_dir is None:
+                raise ServeError("no TLS certificates directory and not --insecure")
+            port = server.add_secure_port(config.address, server_credentials(config.tls_certs_dir))
+    except RuntimeError as error:
+        raise ServeError(f"cannot listen on {config.address}: {error}") from error
+    if port == 0:
+        raise ServeError(f"cannot listen on {config.address}")
+    return server, port
+
+
+# A reconcile allocates many short-lived objects while the memo of validated inputs
+# holds many long-lived ones; with the default thresholds the full collections that
+# scan the memo land inside calls and make the latency tail several times the median.
+GC_THRESHOLDS = (20_000, 50, 100)
+
+
+def tune_gc() -> None:
+    """Collect less often, and keep what exists at startup out of every collection."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
+def serve(config: ServeConfig) -> int:
+    """Serve until SIGTERM or SIGINT, then drain in-flight calls and return 0."""
+    server, port = build_server(config)
+    tune_gc()
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.start()
+        LOG.info(
+            "serving composition functions",
+            extra={"fields": {"address": config.address, "port": port, "tls": not config.insecure,
+                              "pid": os.getpid()}},
+        )
+        while not stop.wait(timeout=1.0):
+            pass
+        LOG.info("stopping", extra={"fields": {"grace_seconds": SHUTDOWN_GRACE_SECONDS}})
+        server.stop(SHUTDOWN_GRACE_SECONDS).wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    LOG.info("stopped")
+    return 0

@@ -1,0 +1,167 @@
+"""The InferenceCluster function over gRPC (composition.md §14.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from modelplane.naming import child_name
+
+from .conftest import Stubs
+from .helpers import (
+    composite_ready,
+    composite_status,
+    conditions,
+    desired,
+    existing_cluster,
+    inference_class,
+    readiness,
+    request,
+    requirements,
+    results,
+    satisfy,
+)
+
+CPC = child_name("us-east-1", "cluster-kubeconfig")
+WORLD = [inference_class("h100-8x"), inference_class("l4-1x", count=1)]
+
+
+def _two_calls(stubs: Stubs, cluster: dict[str, Any], observed: dict[str, Any] | None = None) -> Any:
+    first = stubs.v1.RunFunction(request(cluster, observed=observed))
+    return first, stubs.v1.RunFunction(
+        request(cluster, observed=observed, required=satisfy(first, WORLD))
+    )
+
+
+def test_first_call_asks_for_classes_and_keeps_published_pools(stubs: Stubs) -> None:
+    published = [{"name": "old", "nodes": 2, "devices": []}]
+    cluster = existing_cluster(pools=[("h100", "h100-8x", 4)], status={"gpuPools": published})
+    rsp = stubs.v1.RunFunction(request(cluster))
+    assert requirements(rsp) == {
+        "class-h100-8x": {"api_version": "modelplane.ai/v1alpha1", "kind": "InferenceClass",
+                          "match_name": "h100-8x"}
+    }
+    assert composite_status(rsp)["gpuPools"] == published
+
+
+def test_pools_derived_from_node_pools_and_classes(stubs: Stubs) -> None:
+    cluster = existing_cluster(pools=[("h100", "h100-8x", 4), ("l4", "l4-1x", 2)])
+    cluster["spec"]["nodePools"][1]["maxNodeCount"] = 6
+    _, rsp = _two_calls(stubs, cluster)
+    pools = composite_status(rsp)["gpuPools"]
+    assert [(p["name"], p["nodes"]) for p in pools] == [("h100", 4), ("l4", 6)]
+    assert pools[0]["devices"] == [
+        {"name": "gpu", "claim": "DRA", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
+         "count": 8, "capacity": {"memory": {"value": "81559Mi"}}}
+    ]
+    assert conditions(rsp) == [("ClusterReady", "True", "ClusterRunning", "")]
+    assert results(rsp) == []
+
+
+def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: Stubs) -> None:
+    _, rsp = _two_calls(stubs, existing_cluster(identity=True))
+    objects = desired(rsp)
+    assert set(objects) == {"cluster-provider-config", "inference-gateway"}
+    assert objects["cluster-provider-config"] == {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "ClusterProviderConfig",
+        "metadata": {"name": CPC},
+        "spec": {
+            "credentials": {"source": "Secret", "secretRef": {
+                "namespace": "modelplane-system", "name": "us-east-1-kubeconfig", "key": "kubeconfig"}},
+            "identity": {"type": "AWSWebIdentityCredentials", "source": "Secret", "secretRef": {
+                "namespace": "modelplane-system", "name": "us-east-1-identity", "key": "private_key"}},
+        },
+    }
+    gateway = objects["inference-gateway"]
+    assert gateway["metadata"] == {"name": child_name("us-east-1", "inference-gateway"),
+                                   "namespace": "modelplane-system"}
+    assert gateway["spec"]["managementPolicies"] == ["Observe"]
+    assert gateway["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": CPC}
+    assert gateway["spec"]["forProvider"]["manifest"] == {
+        "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+        "metadata": {"name": "inference-gateway", "namespace": "modelplane-system"}}
+    assert gateway["spec"]["readiness"] == {
+        "policy": "DeriveFromCelQuery",
+        "celQuery": "has(object.status.addresses) && size(object.status.addresses) > 0"}
+    # Nothing observed yet: nothing marked, readiness left to Crossplane.
+    assert readiness(rsp) == {"cluster-provider-config": "READY_UNSPECIFIED",
+                              "inference-gateway": "READY_UNSPECIFIED"}
+    assert composite_ready(rsp) == "READY_UNSPECIFIED"
+    assert composite_status(rsp)["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": CPC}
+    assert "gateway" not in composite_status(rsp)
+
+
+def _observed_gateway(addresses: list[dict[str, Any]], ready: bool) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {"name": child_name("us-east-1", "inference-gateway"), "namespace": "modelplane-system"},
+        "spec": {"forProvider": {"manifest": {}}},
+        "status": {
+            "atProvider": {"manifest": {"status": {"addresses": addresses}}},
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "Available"}],
+        },
+    }
+
+
+def test_gateway_address_published_once_observed(stubs: Stubs) -> None:
+    observed = {
+        "cluster-provider-config": {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+                                    "kind": "ClusterProviderConfig", "metadata": {"name": CPC}},
+        "inference-gateway": _observed_gateway([{"value": ""}, {"type": "IPAddress", "value": "203.0.113.10"}], True),
+    }
+    _, rsp = _two_calls(stubs, existing_cluster(), observed)
+    assert composite_status(rsp)["gateway"] == {"address": "203.0.113.10"}
+    assert readiness(rsp) == {"cluster-provider-config": "READY_TRUE", "inference-gateway": "READY_TRUE"}
+
+
+def test_gateway_blip_keeps_the_published_address(stubs: Stubs) -> None:
+    cluster = existing_cluster(status={"gateway": {"address": "198.51.100.7"}})
+    observed = {"inference-gateway": _observed_gateway([], False)}
+    _, rsp = _two_calls(stubs, cluster, observed)
+    assert composite_status(rsp)["gateway"] == {"address": "198.51.100.7"}
+    assert readiness(rsp)["inference-gateway"] == "READY_UNSPECIFIED"
+
+
+def test_missing_class_waits_without_pools_but_keeps_the_plumbing(stubs: Stubs) -> None:
+    cluster = existing_cluster(pools=[("a", "nope-2", 1), ("b", "h100-8x", 1), ("c", "nope-1", 1)])
+    _, rsp = _two_calls(stubs, cluster)
+    text = "Waiting for InferenceClasses: nope-1, nope-2"
+    assert conditions(rsp) == [("ClusterReady", "False", "WaitingForClasses", text)]
+    assert results(rsp) == [("NORMAL", text)]
+    assert "gpuPools" not in composite_status(rsp)
+    assert set(desired(rsp)) == {"cluster-provider-config", "inference-gateway"}
+
+
+@pytest.mark.parametrize("source", ["GKE", "EKS", "AKS", "Nebius", "Vultr"])
+def test_other_sources_are_reported_not_provisioned(stubs: Stubs, source: str) -> None:
+    cluster = existing_cluster()
+    block = {"GKE": "gke", "EKS": "eks", "AKS": "aks", "Nebius": "nebius", "Vultr": "vultr"}[source]
+    cluster["spec"]["cluster"] = {"source": source, block: {} if source == "Nebius" else (
+        {"location": "eastus"} if source == "AKS" else {"region": "r1"})}
+    _, rsp = _two_calls(stubs, cluster)
+    assert desired(rsp) == {}
+    assert composite_ready(rsp) == "READY_FALSE"
+    assert conditions(rsp) == [(
+        "ClusterReady", "False", "SourceNotSupported",
+        f"spec.cluster.source {source} is not provisioned by this project; bring the cluster as Existing")]
+    assert [p["name"] for p in composite_status(rsp)["gpuPools"]] == ["h100"]
+
+
+def test_invalid_class_in_required_resources_is_fatal(stubs: Stubs) -> None:
+    bad = inference_class("h100-8x")
+    bad["spec"]["devices"][0]["count"] = 65
+    rsp = stubs.v1.RunFunction(request(existing_cluster(), required={"class-h100-8x": [bad]}))
+    assert results(rsp) == [("FATAL", "invalid required resource class-h100-8x: InferenceClass h100-8x: "
+                             "spec.devices[0].count: Invalid value: 65: must be less than or equal to 64")]
+    assert desired(rsp) == {}
+
+
+def test_existing_without_its_block_is_fatal(stubs: Stubs) -> None:
+    cluster = existing_cluster()
+    del cluster["spec"]["cluster"]["existing"]
+    rsp = stubs.v1.RunFunction(request(cluster))
+    assert results(rsp) == [("FATAL", "invalid InferenceCluster us-east-1: spec.cluster: "
+                             "spec.cluster.existing is required when spec.cluster.source is Existing.")]

@@ -1,0 +1,244 @@
+"""The ModelDeployment function over gRPC (status.md §2; composition.md §3, §12, §14.2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplane.api import ModelDeployment
+from modelplane.naming import replica_name
+from modelplane.runtime.crossplane.deployment_fn import gather_inputs
+from modelplane.runtime.crossplane.messages import FunctionRequest
+
+from .conftest import Stubs
+from .helpers import (
+    composite_ready,
+    composite_status,
+    conditions,
+    deployment,
+    desired,
+    inference_class,
+    model_cache,
+    readiness,
+    ready_cluster,
+    replica,
+    request,
+    requirements,
+    results,
+    satisfy,
+)
+
+WORLD: list[dict[str, Any]] = [ready_cluster("us-east-1"), inference_class()]
+ALL = {"api_version": "modelplane.ai/v1alpha1", "match_labels": {}}
+
+
+def _reconcile(stubs: Stubs, xr: dict[str, Any], world: list[dict[str, Any]], **kwargs: Any) -> Any:
+    """Crossplane's loop: call, fetch what was asked for, call again."""
+    first = stubs.v1.RunFunction(request(xr, **kwargs))
+    second = stubs.v1.RunFunction(request(xr, required=satisfy(first, world), **kwargs))
+    assert requirements(second) == requirements(first)  # the loop settles
+    return second
+
+
+def _observed_replicas(count: int, ready: bool) -> dict[str, dict[str, Any]]:
+    return {
+        f"replica-us-east-1-{i}": replica(name=replica_name("qwen3-8b", "us-east-1", i), index=i, ready=ready)
+        for i in range(count)
+    }
+
+
+def test_first_call_declares_requirements_and_holds(stubs: Stubs) -> None:
+    rsp = stubs.v1.RunFunction(request(deployment()))
+    assert requirements(rsp) == {
+        "clusters": {"kind": "InferenceCluster", **ALL},
+        "classes": {"kind": "InferenceClass", **ALL},
+        "all-replicas": {"kind": "ModelReplica", **ALL},
+    }
+    assert desired(rsp) == {}
+    assert conditions(rsp)[0] == ("ReplicasScheduled", "False", "ClustersUnresolved", "Waiting for InferenceClusters")
+    assert results(rsp) == []
+    assert composite_ready(rsp) == "READY_FALSE"
+    assert composite_status(rsp) == {"replicas": {"ready": 0, "total": 0}}
+
+
+def test_first_call_keeps_every_observed_replica(stubs: Stubs) -> None:
+    observed = _observed_replicas(2, ready=True)
+    rsp = stubs.v1.RunFunction(request(deployment(), observed=observed))
+    kept = desired(rsp)
+    assert sorted(kept) == sorted(observed)
+    for key, obj in kept.items():
+        # The observed spec unchanged, without what Crossplane and the API server own.
+        assert obj["spec"] == {k: v for k, v in observed[key]["spec"].items() if k != "crossplane"}
+        assert set(obj["metadata"]) <= {"name", "namespace", "labels", "annotations"}
+        assert "status" not in obj
+    assert readiness(rsp) == {key: "READY_TRUE" for key in observed}
+    assert conditions(rsp)[0] == (
+        "ReplicasScheduled", "False", "ClustersUnresolved",
+        "Waiting for InferenceClusters; keeping 2 existing replicas")
+    assert composite_ready(rsp) == "READY_UNSPECIFIED"
+
+
+def test_first_call_keeps_observed_endpoints_of_ready_replicas(stubs: Stubs) -> None:
+    observed: dict[str, Any] = _observed_replicas(1, ready=True)
+    once = desired(_reconcile(stubs, deployment(replicas=1), WORLD, observed=observed))
+    endpoint = dict(once["endpoint-us-east-1-0"])
+    endpoint["metadata"] = {**endpoint["metadata"], "uid": "u", "resourceVersion": "7",
+                            "managedFields": [{"manager": "crossplane"}]}
+    endpoint["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+    observed["endpoint-us-east-1-0"] = endpoint
+    rsp = stubs.v1.RunFunction(request(deployment(replicas=1), observed=observed))
+    kept = desired(rsp)["endpoint-us-east-1-0"]
+    assert kept["spec"] == once["endpoint-us-east-1-0"]["spec"]
+    assert set(kept["metadata"]) <= {"name", "namespace", "labels", "annotations"}
+    assert "status" not in kept
+    assert readiness(rsp)["endpoint-us-east-1-0"] == "READY_TRUE"
+
+
+def test_with_the_fleet_fetched_replicas_are_placed(stubs: Stubs) -> None:
+    rsp = _reconcile(stubs, deployment(), WORLD)
+    objects = desired(rsp)
+    assert sorted(objects) == ["replica-us-east-1-0", "replica-us-east-1-1"]
+    first = objects["replica-us-east-1-0"]
+    assert first["metadata"]["name"] == replica_name("qwen3-8b", "us-east-1", 0)
+    assert first["metadata"]["labels"]["modelplane.ai/replica-index"] == "0"
+    assert first["spec"]["engines"][0]["members"][0]["nodePoolName"] == "h100"
+    assert set(readiness(rsp).values()) == {"READY_UNSPECIFIED"}
+    assert composite_status(rsp) == {"replicas": {"ready": 0, "total": 2}}
+    assert conditions(rsp) == [
+        ("ReplicasScheduled", "False", "Scheduling", ""),
+        ("ReplicasReady", "False", "ModelStarting", "0 of 2 ready"),
+    ]
+    assert results(rsp) == [("NORMAL", "Scheduled 2 replicas across 1 clusters: us-east-1")]
+
+
+def test_ready_replicas_get_endpoints_and_flags(stubs: Stubs) -> None:
+    observed = _observed_replicas(2, ready=True)
+    rsp = _reconcile(stubs, deployment(), WORLD, observed=observed)
+    objects = desired(rsp)
+    assert sorted(objects) == sorted([*observed, "endpoint-us-east-1-0", "endpoint-us-east-1-1"])
+    endpoint = objects["endpoint-us-east-1-0"]
+    name = replica_name("qwen3-8b", "us-east-1", 0)
+    assert endpoint["spec"] == {"url": f"http://203.0.113.10/ml-team/{name}/v1", "rewritePath": f"/ml-team/{name}/"}
+    flags = readiness(rsp)
+    assert flags["replica-us-east-1-0"] == "READY_TRUE"
+    assert flags["endpoint-us-east-1-0"] == "READY_UNSPECIFIED"  # not observed yet
+    assert composite_status(rsp) == {"replicas": {"ready": 2, "total": 2}}
+    assert conditions(rsp) == [
+        ("ReplicasScheduled", "True", "ReplicasCreated", "Scheduled 2 of 2 replicas"),
+        ("ReplicasReady", "True", "AllReplicasReady", "2 of 2 ready"),
+    ]
+    assert results(rsp) == []
+
+
+def test_observed_ready_endpoint_is_marked(stubs: Stubs) -> None:
+    observed: dict[str, Any] = _observed_replicas(1, ready=True)
+    once = desired(_reconcile(stubs, deployment(replicas=1), WORLD, observed=observed))
+    endpoint = dict(once["endpoint-us-east-1-0"])
+    endpoint["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+    observed["endpoint-us-east-1-0"] = endpoint
+    rsp = _reconcile(stubs, deployment(replicas=1), WORLD, observed=observed)
+    assert readiness(rsp)["endpoint-us-east-1-0"] == "READY_TRUE"
+
+
+def test_parked_looks_nothing_up_and_is_ready(stubs: Stubs) -> None:
+    observed = _observed_replicas(1, ready=True)
+    rsp = stubs.v1.RunFunction(request(deployment(replicas=0), observed=observed))
+    assert requirements(rsp) == {}
+    assert desired(rsp) == {}
+    assert composite_ready(rsp) == "READY_TRUE"
+    assert conditions(rsp) == [
+        ("ReplicasScheduled", "True", "NoReplicasDesired", "0 replicas desired"),
+        ("ReplicasReady", "True", "NoReplicasDesired", "0 replicas desired"),
+    ]
+    assert results(rsp) == [("NORMAL", "Scaled to zero: removing all replicas")]
+
+
+def test_cache_lookup_three_states(stubs: Stubs) -> None:
+    xr = deployment(cache="qwen")
+    first = stubs.v1.RunFunction(request(xr))
+    assert requirements(first)["cache"] == {
+        "api_version": "modelplane.ai/v1alpha1", "kind": "ModelCache", "match_name": "qwen", "namespace": "ml-team"}
+    assert conditions(first)[0] == ("ModelCacheResolved", "False", "ModelCacheUnresolved", "Waiting for ModelCache qwen")
+    absent = stubs.v1.RunFunction(request(xr, required=satisfy(first, WORLD)))
+    text = "ModelCache qwen not found; holding replica placement"
+    assert conditions(absent)[0] == ("ModelCacheResolved", "False", "ModelCacheNotFound", text)
+    assert ("WARNING", text) in results(absent)
+    assert desired(absent) == {}
+    present = stubs.v1.RunFunction(request(xr, required=satisfy(first, [*WORLD, model_cache()])))
+    assert conditions(present)[0] == ("ModelCacheResolved", "True", "ModelCacheResolved", "")
+    assert len(desired(present)) == 2
+
+
+def test_no_clusters_at_all(stubs: Stubs) -> None:
+    rsp = _reconcile(stubs, deployment(), [inference_class()])
+    assert conditions(rsp)[0] == ("ReplicasScheduled", "False", "NoClusters", "No InferenceClusters found")
+    assert results(rsp) == [("WARNING", "No InferenceClusters found")]
+    assert composite_ready(rsp) == "READY_FALSE"
+
+
+def test_empty_fleet_with_replicas_observed_holds(stubs: Stubs) -> None:
+    observed = _observed_replicas(2, ready=False)
+    rsp = _reconcile(stubs, deployment(), [], observed=observed)
+    assert sorted(desired(rsp)) == sorted(observed)
+    assert conditions(rsp)[0] == (
+        "ReplicasScheduled", "False", "ClustersUnresolved", "No InferenceClusters found; keeping 2 existing replicas")
+    assert ("WARNING", "No InferenceClusters found") in results(rsp)
+
+
+def test_invalid_selector_holds_with_a_warning(stubs: Stubs) -> None:
+    observed = _observed_replicas(1, ready=True)
+    rsp = _reconcile(stubs, deployment(selector="device.nope("), WORLD, observed=observed)
+    assert sorted(desired(rsp)) == sorted(observed)
+    status, reason = conditions(rsp)[0][1:3]
+    assert (status, reason) == ("False", "InvalidNodeSelector")
+    assert results(rsp)[0][0] == "WARNING"
+    assert results(rsp)[0][1].startswith("Invalid nodeSelector CEL expression: ")
+    assert composite_ready(rsp) == "READY_FALSE"
+
+
+def test_v1beta1_answers_the_same(stubs: Stubs) -> None:
+    import crossplane.function.proto.v1beta1.run_function_pb2 as fnv1beta1
+
+    req = request(deployment(), required=satisfy(stubs.v1.RunFunction(request(deployment())), WORLD))
+    beta = stubs.v1beta1.RunFunction(fnv1beta1.RunFunctionRequest.FromString(req.SerializeToString()))
+    assert beta.SerializeToString(deterministic=True) == stubs.v1.RunFunction(req).SerializeToString(
+        deterministic=True
+    )
+
+
+def test_other_deployments_replicas_count_ours_come_from_observed() -> None:
+    xr = deployment()
+    ours_elsewhere = replica(name="stale", index=7)
+    foreign_ns = replica(name="other-ns", namespace="team-b")
+    foreign_dep = replica(name="other-dep", deployment_name="llama")
+    observed = _observed_replicas(1, ready=True)
+    inputs = gather_inputs(
+        ModelDeployment.model_validate(xr),
+        FunctionRequest(
+            composite=xr,
+            observed=observed,
+            required={"clusters": [], "classes": [], "all-replicas": [ours_elsewhere, foreign_ns, foreign_dep]},
+        ),
+    )
+    names = [r.metadata.name for r in inputs.observed_replicas]
+    assert names == [replica_name("qwen3-8b", "us-east-1", 0), "other-ns", "other-dep"]
+
+
+def test_all_replicas_not_fetched_reads_as_an_incomplete_fleet() -> None:
+    xr = deployment()
+    inputs = gather_inputs(
+        ModelDeployment.model_validate(xr),
+        FunctionRequest(composite=xr, required={"clusters": [ready_cluster()], "classes": []}),
+    )
+    assert inputs.clusters is None
+
+
+def test_same_request_same_answer_with_remembered_inputs(stubs: Stubs) -> None:
+    # Validated inputs are reused by digest between calls: nothing may leak between them.
+    observed = _observed_replicas(2, ready=True)
+    first = stubs.v1.RunFunction(request(deployment(), observed=observed))
+    req = request(deployment(), observed=observed, required=satisfy(first, WORLD))
+    answers = {stubs.v1.RunFunction(req).SerializeToString(deterministic=True) for _ in range(3)}
+    assert len(answers) == 1
+    other = request(deployment(replicas=1), observed=observed, required=satisfy(first, WORLD))
+    assert composite_status(stubs.v1.RunFunction(other)) == {"replicas": {"ready": 1, "total": 1}}
+    assert len({stubs.v1.RunFunction(req).SerializeToString(deterministic=True), *answers}) == 1

@@ -1,0 +1,206 @@
+"""Malformed requests: a Fatal result naming the problem, never a crash (composition.md §14.1).
+
+On a Fatal result the desired state passed in is passed back unchanged, and Crossplane
+applies nothing: no observed replica is ever deleted because an input was malformed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import crossplane.function.proto.v1.run_function_pb2 as fnv1
+import pytest
+from google.protobuf import struct_pb2
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from modelplane.runtime.crossplane.dispatch import run
+from modelplane.runtime.crossplane.messages import FunctionRequest
+
+from .conftest import Stubs
+from .helpers import (
+    as_struct,
+    deployment,
+    desired,
+    existing_cluster,
+    fatal_messages,
+    inference_class,
+    model_cache,
+    replica,
+    request,
+    results,
+)
+
+EARLIER = {"replica-us-east-1-0": replica()}
+
+
+def _fatal(stubs: Stubs, req: fnv1.RunFunctionRequest) -> str:
+    rsp = stubs.v1.RunFunction(req)
+    messages = fatal_messages(rsp)
+    assert len(messages) == 1, results(rsp)
+    # The desired state handed in comes back untouched: nothing is deleted.
+    assert rsp.desired == req.desired
+    return messages[0]
+
+
+def test_no_composite(stubs: Stubs) -> None:
+    assert _fatal(stubs, request(None, desired=EARLIER)) == "unsupported composite resource /"
+
+
+def test_foreign_composite(stubs: Stubs) -> None:
+    xr = {"apiVersion": "example.org/v1", "kind": "XBucket", "metadata": {"name": "b"}}
+    assert _fatal(stubs, request(xr)) == "unsupported composite resource example.org/v1/XBucket"
+
+
+def test_unknown_kind_of_our_group(stubs: Stubs) -> None:
+    xr = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelThing", "metadata": {"name": "b"}}
+    assert _fatal(stubs, request(xr)) == "unsupported composite resource modelplane.ai/v1alpha1/ModelThing"
+
+
+def test_non_integer_replicas(stubs: Stubs) -> None:
+    xr = deployment()
+    xr["spec"]["replicas"] = 2.5
+    assert _fatal(stubs, request(xr, desired=EARLIER)) == (
+        "invalid ModelDeployment ml-team/qwen3-8b: spec.replicas: Invalid value: 2.5: must be of type integer"
+    )
+
+
+def test_integral_float_replicas_are_integers(stubs: Stubs) -> None:
+    # 2.0 is what protobuf makes of 2: it must not be refused.
+    rsp = stubs.v1.RunFunction(request(deployment(replicas=2), required={}))
+    assert fatal_messages(rsp) == []
+
+
+def test_out_of_bounds_composite(stubs: Stubs) -> None:
+    assert _fatal(stubs, request(deployment(replicas=101))) == (
+        "invalid ModelDeployment ml-team/qwen3-8b: spec.replicas: Invalid value: 101: "
+        "must be less than or equal to 100"
+    )
+
+
+def test_wrong_kind_in_required_resources(stubs: Stubs) -> None:
+    req = request(deployment(), required={"clusters": [model_cache()], "classes": [], "all-replicas": []},
+                  desired=EARLIER)
+    assert _fatal(stubs, req) == (
+        'invalid required resource clusters: ModelCache ml-team/qwen: kind: Unsupported value: '
+        '"ModelCache": supported values: "InferenceCluster"'
+    )
+
+
+def test_wrong_api_version_in_required_resources(stubs: Stubs) -> None:
+    cluster = existing_cluster()
+    cluster["apiVersion"] = "modelplane.ai/v2"
+    req = request(replica(), required={"cluster": [cluster]})
+    assert _fatal(stubs, req) == (
+        'invalid required resource cluster: InferenceCluster us-east-1: apiVersion: Unsupported value: '
+        '"modelplane.ai/v2": supported values: "modelplane.ai/v1alpha1"'
+    )
+
+
+def test_invalid_required_cluster(stubs: Stubs) -> None:
+    cluster = existing_cluster(pools=[("h100", "h100-8x", 1)])
+    cluster["spec"]["nodePools"][0]["nodeCount"] = 1.5
+    req = request(deployment(), required={"clusters": [cluster], "classes": [inference_class()],
+                                          "all-replicas": []}, desired=EARLIER)
+    assert _fatal(stubs, req) == (
+        "invalid required resource clusters: InferenceCluster us-east-1: spec.nodePools[0].nodeCount: "
+        "Invalid value: 1.5: must be of type integer"
+    )
+
+
+def test_invalid_observed_replica_is_fatal_not_dropped(stubs: Stubs) -> None:
+    broken = replica()
+    broken["spec"]["engines"] = "garbage"
+    req = request(deployment(), observed={"replica-us-east-1-0": broken}, desired=EARLIER)
+    message = _fatal(stubs, req)
+    assert message.startswith("invalid observed resource replica-us-east-1-0: ModelReplica ml-team/qwen3-8b-e7f0a: spec.engines")
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [[], "x", {"name": 7}, {"name": ["a"]}, {"labels": {"a": 1}}, {"name": None}],
+)
+def test_garbage_metadata(stubs: Stubs, metadata: Any) -> None:
+    xr = deployment()
+    xr["metadata"] = metadata
+    assert _fatal(stubs, request(xr, desired=EARLIER)).startswith("invalid ModelDeployment ")
+
+
+def test_composite_kind_not_a_string(stubs: Stubs) -> None:
+    xr = {"apiVersion": "modelplane.ai/v1alpha1", "kind": ["ModelDeployment"]}
+    assert _fatal(stubs, request(xr)) == 'unsupported composite resource modelplane.ai/v1alpha1/["ModelDeployment"]'
+
+
+def test_huge_lists(stubs: Stubs) -> None:
+    xr = deployment()
+    engine = xr["spec"]["template"]["spec"]["engines"][0]
+    xr["spec"]["template"]["spec"]["engines"] = [dict(engine, name=f"e{i}") for i in range(5000)]
+    assert _fatal(stubs, request(xr, desired=EARLIER)) == (
+        "invalid ModelDeployment ml-team/qwen3-8b: spec.template.spec.engines: "
+        "Too many: 5000: must have at most 8 items"
+    )
+
+
+def test_huge_required_list_of_garbage(stubs: Stubs) -> None:
+    garbage = [{"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "spec": i} for i in range(20000)]
+    req = request(deployment(), required={"clusters": garbage, "classes": [], "all-replicas": []})
+    assert _fatal(stubs, req).startswith("invalid required resource clusters: InferenceCluster \"\": ")
+
+
+def test_deeply_nested_struct(stubs: Stubs) -> None:
+    xr = deployment()
+    nested: dict[str, Any] = {}
+    cursor = nested
+    for _ in range(40):
+        cursor["x"] = {}
+        cursor = cursor["x"]
+    xr["spec"]["crossplane"] = nested
+    rsp = stubs.v1.RunFunction(request(xr, required={}))
+    # Deeper than protobuf's decoder allows: answered with a Fatal result, not an RPC error.
+    [message] = fatal_messages(rsp)
+    assert message.startswith("malformed request: cannot decode RunFunctionRequest")
+
+
+def test_nan_and_infinity(stubs: Stubs) -> None:
+    req = request(deployment())
+    req.observed.composite.resource["spec"]["replicas"] = float("nan")
+    assert _fatal(stubs, req) == (
+        "invalid ModelDeployment ml-team/qwen3-8b: spec.replicas: Invalid value: nan: must be of type integer"
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.floats(allow_nan=True) | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+            st.sampled_from(["apiVersion", "kind", "metadata", "spec", "status", "name", "replicas", "x"]),
+            inner, max_size=4),
+        max_leaves=25,
+    ),
+    st.sampled_from(["ModelDeployment", "ModelReplica", "InferenceCluster", "InferenceClass", "ModelCache",
+                     "ModelEndpoint"]),
+)
+def test_any_garbage_gets_an_answer(garbage: Any, kind: str) -> None:
+    composite = {"apiVersion": "modelplane.ai/v1alpha1", "kind": kind, "spec": garbage, "metadata": garbage}
+    required = {"clusters": [{"kind": "InferenceCluster", "spec": garbage}], "cluster": [garbage]}
+    out = run(FunctionRequest(composite=composite, observed={"replica-a-0": {"spec": garbage}},
+                              required=required))  # type: ignore[dict-item]
+    if out.fatal:
+        assert out.resources == []
+    assert not any(r.message.startswith("internal error") for r in out.results)
+
+
+def test_struct_values_of_every_kind_are_read() -> None:
+    struct = struct_pb2.Struct()
+    struct.update({"a": None, "b": True, "c": 1, "d": "s", "e": [1, {"f": []}], "g": {}})
+    assert as_struct({"x": 1}) is not None
+    from modelplane.runtime.crossplane.structs import struct_to_dict
+
+    assert struct_to_dict(struct) == {"a": None, "b": True, "c": 1.0, "d": "s", "e": [1.0, {"f": []}], "g": {}}
+
+
+def test_fatal_keeps_desired_resources_of_earlier_steps(stubs: Stubs) -> None:
+    req = request({"apiVersion": "x/v1", "kind": "Y"}, desired=EARLIER)
+    rsp = stubs.v1.RunFunction(req)
+    assert desired(rsp) == {"replica-us-east-1-0": replica()}

@@ -1,0 +1,171 @@
+"""The configuration package (composition.md §14.4): checked in without drift, valid Crossplane objects."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from modelplane import __version__
+from modelplane.api import KINDS
+from modelplane.api.crds import render_xrds, xrds
+from modelplane.cli.main import main
+from modelplane.packaging import package_files
+from modelplane.runtime.crossplane.cluster_fn import gateway_object
+
+from .helpers import existing_cluster
+
+REPO = Path(__file__).resolve().parents[2]
+CHECKED_IN = REPO / "package"
+SCHEMAS = REPO.parent / "shared" / "schemas"
+needs_schemas = pytest.mark.skipif(
+    not SCHEMAS.is_dir(), reason=f"upstream CRD schemas not found at {SCHEMAS} (../shared/schemas)"
+)
+
+
+def _strict(node: Any) -> Any:
+    """A CRD schema made strict: listed properties only, as the API server prunes the rest."""
+    if isinstance(node, list):
+        return [_strict(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _strict(v) for k, v in node.items()}
+    if "properties" in out and not out.get("x-kubernetes-preserve-unknown-fields"):
+        out.setdefault("additionalProperties", False)
+    return out
+
+
+def _schema(file: str, version: str) -> dict[str, Any]:
+    crd = yaml.safe_load((SCHEMAS / file).read_text())
+    served = next(v for v in crd["spec"]["versions"] if v["name"] == version)
+    schema = _strict(served["schema"]["openAPIV3Schema"])
+    # metadata is ObjectMeta, described by the API server, not the CRD.
+    schema["properties"]["metadata"] = {"type": "object"}
+    return schema  # type: ignore[no-any-return]
+
+
+def _load(relative: str) -> dict[str, Any]:
+    return yaml.safe_load(package_files()[relative])  # type: ignore[no-any-return]
+
+
+def test_package_files_are_exactly_the_specified_set() -> None:
+    expected = {"configuration/crossplane.yaml", "function/crossplane.yaml", "install/function.yaml"}
+    for info in KINDS:
+        expected |= {f"configuration/apis/{info.plural}/definition.yaml",
+                     f"configuration/apis/{info.plural}/composition.yaml"}
+    assert set(package_files()) == expected
+
+
+def test_package_verb_writes_the_files(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    assert main(["package", "--out", str(out)]) == 0
+    written = {str(p.relative_to(out)): p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file()}
+    assert written == package_files()
+
+
+def test_package_defaults_to_the_package_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["package"]) == 0
+    assert (tmp_path / "package" / "configuration" / "crossplane.yaml").is_file()
+
+
+def test_unwritable_output_is_an_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["package", "--out", str(blocker)]) == 1
+
+
+def test_checked_in_package_has_not_drifted() -> None:
+    for relative, text in package_files().items():
+        path = CHECKED_IN / relative
+        assert path.is_file(), f"{relative} missing: run `make package`"
+        assert path.read_text(encoding="utf-8") == text, f"{relative} drifted: run `make package`"
+    for sub in ("configuration", "function", "install"):
+        extra = {str(p.relative_to(CHECKED_IN)) for p in (CHECKED_IN / sub).rglob("*") if p.is_file()}
+        assert extra <= set(package_files()), f"stale files under package/{sub}: {extra - set(package_files())}"
+
+
+def test_definitions_are_what_crds_writes() -> None:
+    for definition in xrds():
+        plural = definition["spec"]["names"]["plural"]
+        assert package_files()[f"configuration/apis/{plural}/definition.yaml"] == render_xrds([definition])
+
+
+def test_configuration_metadata() -> None:
+    config = _load("configuration/crossplane.yaml")
+    assert config["apiVersion"] == "meta.pkg.crossplane.io/v1" and config["kind"] == "Configuration"
+    assert config["metadata"]["name"] == "modelplane"
+    assert config["spec"]["crossplane"] == {"version": ">=v2.0.0"}
+    assert config["spec"]["dependsOn"] == [
+        {"provider": "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes", "version": ">=v1.0.0"},
+        {"function": "xpkg.crossplane.io/modelplane/function-modelplane", "version": f">=v{__version__}"},
+    ]
+
+
+def test_function_metadata_and_install() -> None:
+    meta = _load("function/crossplane.yaml")
+    assert (meta["apiVersion"], meta["kind"], meta["metadata"]["name"]) == (
+        "meta.pkg.crossplane.io/v1beta1", "Function", "function-modelplane")
+    assert meta["spec"]["crossplane"] == {"version": ">=v2.0.0"}
+    install = _load("install/function.yaml")
+    assert install == {
+        "apiVersion": "pkg.crossplane.io/v1",
+        "kind": "Function",
+        "metadata": {"name": "modelplane-function-modelplane"},
+        "spec": {"package": f"xpkg.crossplane.io/modelplane/function-modelplane:v{__version__}"},
+    }
+
+
+@pytest.mark.parametrize("info", KINDS, ids=lambda k: k.kind)
+def test_composition_shape(info: Any) -> None:
+    composition = _load(f"configuration/apis/{info.plural}/composition.yaml")
+    assert composition == {
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "Composition",
+        "metadata": {"name": f"{info.plural}.modelplane.ai"},
+        "spec": {
+            "compositeTypeRef": {"apiVersion": "modelplane.ai/v1alpha1", "kind": info.kind},
+            "mode": "Pipeline",
+            "pipeline": [{"step": "compose", "functionRef": {"name": "modelplane-function-modelplane"}}],
+        },
+    }
+    definition = _load(f"configuration/apis/{info.plural}/definition.yaml")
+    assert definition["spec"]["defaultCompositionRef"] == {"name": composition["metadata"]["name"]}
+
+
+@needs_schemas
+@pytest.mark.parametrize("info", KINDS, ids=lambda k: k.kind)
+def test_package_objects_are_valid_against_crossplane_schemas(info: Any) -> None:
+    jsonschema.validate(
+        _load(f"configuration/apis/{info.plural}/composition.yaml"),
+        _schema("apiextensions.crossplane.io_compositions.yaml", "v1"),
+    )
+    jsonschema.validate(
+        _load(f"configuration/apis/{info.plural}/definition.yaml"),
+        _schema("apiextensions.crossplane.io_compositeresourcedefinitions.yaml", "v2"),
+    )
+
+
+@needs_schemas
+def test_function_object_is_valid() -> None:
+    jsonschema.validate(_load("install/function.yaml"), _schema("pkg.crossplane.io_functions.yaml", "v1"))
+
+
+@needs_schemas
+def test_gateway_object_of_the_cluster_function_is_valid() -> None:
+    from modelplane.api import InferenceCluster
+
+    obj = gateway_object(InferenceCluster.model_validate(existing_cluster()))
+    jsonschema.validate(copy.deepcopy(obj), _schema("kubernetes.m.crossplane.io_objects.yaml", "v1alpha1"))
+
+
+def test_dockerfile_runs_the_function() -> None:
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert dockerfile.startswith("# syntax=") or "FROM python:3.11-slim" in dockerfile
+    assert "FROM python:3.11-slim" in dockerfile
+    assert "EXPOSE 9443" in dockerfile
+    assert '"function", "serve"' in dockerfile

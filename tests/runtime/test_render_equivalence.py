@@ -1,0 +1,144 @@
+"""The functions over gRPC give the same objects as ``modelplane render`` on the same input.
+
+The runtime sees the fleet as the cluster function publishes it (pools derived from the
+classes, the provider config reference); ``render`` derives the same values locally
+(api.md §4.4). Deployments are reconciled in (namespace, name) order, each seeing the
+replicas given to the earlier ones, as ``render`` schedules them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from modelplane.api import InferenceClass, InferenceCluster
+from modelplane.cli.main import main
+from modelplane.naming import child_name
+from modelplane.runtime.crossplane.cluster_fn import derive_gpu_pools
+
+from .conftest import Stubs
+from .helpers import composite_status, conditions, desired, request, satisfy
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+
+
+def _documents() -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for path in sorted(EXAMPLES.rglob("*.yaml")):
+        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    return docs
+
+
+def _render(paths: list[Path]) -> list[dict[str, Any]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["render", "-o", "json", *map(str, paths)]) == 0
+    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+
+
+def _published(cluster: dict[str, Any], classes: dict[str, InferenceClass]) -> dict[str, Any]:
+    """The cluster as the runtime reads it: what the cluster function publishes filled in."""
+    out = copy.deepcopy(cluster)
+    status = out.setdefault("status", {})
+    model = InferenceCluster.model_validate(cluster)
+    if not status.get("gpuPools"):
+        pools = derive_gpu_pools(model, classes)
+        if pools is not None:
+            status["gpuPools"] = pools
+    status.setdefault(
+        "providerConfigRef",
+        {"kind": "ClusterProviderConfig", "name": child_name(cluster["metadata"]["name"], "cluster-kubeconfig")},
+    )
+    return out
+
+
+def _key(obj: dict[str, Any]) -> str:
+    labels = obj["metadata"]["labels"]
+    kind = "replica" if obj["kind"] == "ModelReplica" else "endpoint"
+    return f"{kind}-{labels['modelplane.ai/cluster']}-{labels['modelplane.ai/replica-index']}"
+
+
+def _by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def _run_deployment(stubs: Stubs, xr: dict[str, Any], world: list[dict[str, Any]],
+                    observed: dict[str, dict[str, Any]]) -> Any:
+    first = stubs.v1.RunFunction(request(xr, observed=observed))
+    return stubs.v1.RunFunction(request(xr, observed=observed, required=satisfy(first, world)))
+
+
+def _run_replica(stubs: Stubs, replica: dict[str, Any], world: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    first = stubs.v1.RunFunction(request(replica))
+    return desired(stubs.v1.RunFunction(request(replica, required=satisfy(first, world))))
+
+
+def _compare(stubs: Stubs, docs: list[dict[str, Any]], rendered: list[dict[str, Any]],
+             observed_replicas: list[dict[str, Any]]) -> int:
+    classes = {d["metadata"]["name"]: InferenceClass.model_validate(d) for d in docs if d["kind"] == "InferenceClass"}
+    world = [_published(d, classes) if d["kind"] == "InferenceCluster" else d
+             for d in docs if d["kind"] != "ModelDeployment"]
+    world.extend(observed_replicas)
+    deployments = sorted(_by_kind(docs, "ModelDeployment"),
+                         key=lambda d: (d["metadata"].get("namespace", "default"), d["metadata"]["name"]))
+    compared = 0
+    for xr in deployments:
+        ns, name = xr["metadata"].get("namespace", "default"), xr["metadata"]["name"]
+
+        def ours(o: dict[str, Any], ns: str = ns, name: str = name) -> bool:
+            return o["metadata"]["namespace"] == ns and o["metadata"]["labels"]["modelplane.ai/deployment"] == name
+
+        expected_replicas = [o for o in _by_kind(rendered, "ModelReplica") if ours(o)]
+        expected_endpoints = [o for o in _by_kind(rendered, "ModelEndpoint") if ours(o)]
+        [expected_xr] = [o for o in _by_kind(rendered, "ModelDeployment")
+                         if o["metadata"]["name"] == name and o["metadata"]["namespace"] == ns]
+        observed = {_key(r): r for r in observed_replicas if ours(r)}
+        rsp = _run_deployment(stubs, xr, world, observed)
+        got = desired(rsp)
+        assert got == {_key(o): o for o in [*expected_replicas, *expected_endpoints]}
+        status = dict(composite_status(rsp))
+        status["conditions"] = [dict(zip(("type", "status", "reason", "message"), c, strict=True))
+                                for c in conditions(rsp)]
+        assert status == expected_xr["status"]
+        # What this deployment was given exists before the next one is reconciled.
+        world.extend(r for r in expected_replicas if r["metadata"]["name"] not in
+                     {o["metadata"]["name"] for o in observed_replicas})
+        for replica in expected_replicas:
+            objects = _run_replica(stubs, replica, world)
+            expected = [o for o in _by_kind(rendered, "Object")
+                        if o["metadata"]["name"] in {v["metadata"]["name"] for v in objects.values()}]
+            assert sorted(objects.values(), key=lambda o: o["metadata"]["name"]) == sorted(
+                expected, key=lambda o: o["metadata"]["name"])
+            compared += len(objects)
+    return compared
+
+
+@pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not present")
+def test_fresh_fleet_matches_render(stubs: Stubs) -> None:
+    docs = _documents()
+    rendered = _render([EXAMPLES])
+    assert _by_kind(rendered, "ModelReplica"), "the examples place nothing"
+    assert _compare(stubs, docs, rendered, []) == len(_by_kind(rendered, "Object"))
+
+
+@pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not present")
+def test_ready_replicas_match_render(stubs: Stubs, tmp_path: Path) -> None:
+    docs = _documents()
+    first = _render([EXAMPLES])
+    observed = []
+    for replica in _by_kind(first, "ModelReplica"):
+        ready = copy.deepcopy(replica)
+        ready["status"] = READY
+        observed.append(ready)
+    (tmp_path / "observed.yaml").write_text(yaml.safe_dump_all(observed))
+    rendered = _render([EXAMPLES, tmp_path])
+    assert _by_kind(rendered, "ModelEndpoint"), "ready replicas should get endpoints"
+    _compare(stubs, docs, rendered, observed)

@@ -1,0 +1,65 @@
+"""Requirement keys and selectors (composition.md §14.2)."""
+
+from __future__ import annotations
+
+from modelplane.api import InferenceCluster, ModelDeployment, ModelReplica
+from modelplane.runtime.crossplane.messages import Requirement
+from modelplane.runtime.crossplane.requirements import (
+    cluster_requirements,
+    deployment_requirements,
+    fetched,
+    replica_requirements,
+)
+
+from .helpers import deployment, existing_cluster
+
+
+def _deployment(**kwargs: object) -> ModelDeployment:
+    return ModelDeployment.model_validate(deployment(**kwargs))  # type: ignore[arg-type]
+
+
+def test_deployment_declares_clusters_classes_and_every_replica() -> None:
+    assert deployment_requirements(_deployment()) == [
+        Requirement("clusters", "InferenceCluster"),
+        Requirement("classes", "InferenceClass"),
+        Requirement("all-replicas", "ModelReplica"),
+    ]
+
+
+def test_deployment_with_a_cache_looks_it_up_by_name_in_its_namespace() -> None:
+    reqs = deployment_requirements(_deployment(cache="qwen"))
+    assert reqs[-1] == Requirement("cache", "ModelCache", match_name="qwen", namespace="ml-team")
+
+
+def test_parked_deployment_looks_nothing_up() -> None:
+    assert deployment_requirements(_deployment(replicas=0, cache="qwen")) == []
+
+
+def test_replica_looks_up_its_cluster_by_name() -> None:
+    replica = ModelReplica.model_validate(
+        {
+            "metadata": {"name": "r", "namespace": "ml-team"},
+            "spec": {
+                "clusterName": "us-east-1",
+                "engines": [{"name": "e", "members": [{"nodePoolName": "h100", "template": {"spec": {"containers": [{"name": "engine", "image": "i"}]}}}]}],
+            },
+        }
+    )
+    assert replica_requirements(replica) == [
+        Requirement("cluster", "InferenceCluster", match_name="us-east-1")
+    ]
+
+
+def test_cluster_declares_one_class_key_per_distinct_class_sorted() -> None:
+    cluster = InferenceCluster.model_validate(
+        existing_cluster(pools=[("b", "zeta", 1), ("a", "alpha", 1), ("c", "zeta", 2)])
+    )
+    assert cluster_requirements(cluster) == [
+        Requirement("class-alpha", "InferenceClass", match_name="alpha"),
+        Requirement("class-zeta", "InferenceClass", match_name="zeta"),
+    ]
+
+
+def test_absent_key_is_not_fetched_and_empty_is_fetched_none() -> None:
+    assert fetched({}, "clusters") is None
+    assert fetched({"clusters": []}, "clusters") == []
