@@ -106,23 +106,33 @@ def write_files(rendered: Sequence[RenderedDeployment], directory: str, output: 
 def summary(rendered: Sequence[RenderedDeployment]) -> str:
     """A few lines for people: replicas per cluster and the conditions, per deployment."""
     if not rendered:
-        return "no ModelDeployments in the input"
-    lines = []
+        return "render: no ModelDeployments in the input"
+    replicas = sum(len(r.replicas) for r in rendered)
+    clusters = {c for r in rendered for c, _ in r.remote}
+    objects = sum(len(r.remote) for r in rendered)
+    endpoints = sum(len(r.endpoints) for r in rendered)
+    lines = [
+        f"\nrender: {len(rendered)} deployments, {replicas} replicas, {objects} objects for "
+        f"{len(clusters)} clusters, {endpoints} endpoints"
+    ]
     for r in rendered:
-        meta = r.deployment["metadata"]
-        status = r.result.status
-        clusters: dict[str, int] = {}
-        for replica in r.replicas:
-            name = replica["spec"]["clusterName"]
-            clusters[name] = clusters.get(name, 0) + 1
-        where = ", ".join(f"{c} x{n}" for c, n in sorted(clusters.items())) or "nowhere"
-        desired = r.deployment["spec"]["replicas"]
-        lines.append(
-            f"{meta['namespace']}/{meta['name']}: {status['replicas']['total']} of {desired} "
-            f"replicas on {where}; {len(r.remote)} objects for the clusters, "
-            f"{len(r.endpoints)} endpoints"
-        )
-        for c in status["conditions"]:
-            message = f": {c['message']}" if c["message"] else ""
-            lines.append(f"  {c['type']}={c['status']} {c['reason']}{message}")
+        lines.extend(_deployment_summary(r))
     return "\n".join(lines)
+
+
+def _deployment_summary(r: RenderedDeployment) -> list[str]:
+    meta = r.deployment["metadata"]
+    status = r.result.status
+    per_cluster: dict[str, int] = {}
+    for replica in r.replicas:
+        name = replica["spec"]["clusterName"]
+        per_cluster[name] = per_cluster.get(name, 0) + 1
+    where = ", ".join(f"{c} ({n})" for c, n in sorted(per_cluster.items())) or "no cluster"
+    desired = r.deployment["spec"]["replicas"]
+    lines = [f"{meta['namespace']}/{meta['name']}: {status['replicas']['total']} of {desired} replicas on {where}"]
+    rows = [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        cells = [row[i].ljust(widths[i]) for i in range(3)] + [row[3]]
+        lines.append(("  " + "  ".join(cells)).rstrip())
+    return lines
