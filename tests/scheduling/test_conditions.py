@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from modelplane.api import InferenceCluster, ModelDeployment, ModelReplica
-from modelplane.reconcile.conditions import DeploymentStatus, Event, deployment_status
+from modelplane.events import Event
+from modelplane.reconcile.conditions import DeploymentStatus, deployment_status
 from modelplane.scheduling import (
     CACHE_ABSENT,
     CACHE_NONE,

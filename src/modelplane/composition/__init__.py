@@ -3,7 +3,6 @@
 Pure functions: no I/O, clock or randomness. ``compose_replica`` is the entry point.
 """
 
-from modelplane.composition.conditions import Event
 from modelplane.composition.endpoint import model_endpoint, replica_is_ready
 from modelplane.composition.picker import config_checksum, config_text, default_picker_config
 from modelplane.composition.replica import (
@@ -13,6 +12,7 @@ from modelplane.composition.replica import (
     derived_provider_config,
     provider_config_for,
 )
+from modelplane.events import Event
 
 __all__ = [
     "ComposedObject",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from modelplane.composition.delivery import DERIVE_FROM_CEL, SUCCESSFUL_CREATE
 from modelplane.composition.types import Json
+from modelplane.events import Event
 
 MODEL_ACCEPTED = "ModelAccepted"
 MODEL_READY = "ModelReady"
@@ -17,14 +17,6 @@ ClusterProblem = Literal["NotFetched", "NotFound", "NoProviderConfig"]
 
 EVENT_WAITING_FOR_CLUSTER = "Waiting for cluster to be resolved"
 EVENT_WAITING_FOR_PROVIDER_CONFIG = "Waiting for cluster providerConfigRef"
-
-
-@dataclass(frozen=True)
-class Event:
-    """A function result Crossplane records on the composite as an event."""
-
-    severity: Literal["Normal", "Warning"]
-    message: str
 
 
 def condition(type_: str, status: bool, reason: str, message: str = "") -> dict[str, str]:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from modelplane.api import InferenceCluster, ModelReplica
 from modelplane.composition.conditions import (
     ClusterProblem,
-    Event,
     composite_ready,
     readiness_policy,
     ready_flag,
@@ -22,6 +21,7 @@ from modelplane.composition.delivery import readiness, remote_objects, wrap
 from modelplane.composition.members import containers_of, engine_container
 from modelplane.composition.names import replica_names, workload_key
 from modelplane.composition.types import Json, Stack
+from modelplane.events import Event
 from modelplane.naming import child_name
 
 PROVIDER_CONFIG_KIND = "ClusterProviderConfig"

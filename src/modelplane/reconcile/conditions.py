@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 from modelplane.api import Condition, ModelDeployment, ModelReplica
+from modelplane.events import Event
 from modelplane.scheduling.model import CacheKind, CacheState, HoldCause, Mode, Schedule
 from modelplane.scheduling.replicas import identity, owns, sort_key
 
@@ -23,14 +23,6 @@ NO_CLUSTERS_FOUND = "No InferenceClusters found"
 WAITING_FOR_CLUSTERS = "Waiting for InferenceClusters"
 SCALED_TO_ZERO = "Scaled to zero: removing all replicas"
 ZERO_DESIRED = "0 replicas desired"
-
-
-@dataclass(frozen=True)
-class Event:
-    """A function result Crossplane records on the composite as an event (status.md §2.10)."""
-
-    severity: Literal["Normal", "Warning"]
-    message: str
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from modelplane.api import (
     ModelReplica,
 )
 from modelplane.composition import model_endpoint
+from modelplane.events import Event
 from modelplane.naming import endpoint_key, replica_key
 from modelplane.reconcile.conditions import (
     DeploymentStatus,
-    Event,
     deployment_status,
     is_ready,
     observed_by_identity,

@@ -1,0 +1,14 @@
+"""Events: the results a reconcile reports, which Crossplane records on the composite."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event: its severity and its text (status.md §1)."""
+
+    severity: Literal["Normal", "Warning"]
+    message: str
