@@ -8,13 +8,14 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test lint bench crds package clean
 
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	@echo "installing modelplane and its tools into $(VENV) (first run only)" >&2
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip >&2
+	@$(BIN)/python -m pip install --quiet -e '.[dev]' >&2
+	@touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/modelplane render examples/
+	@$(BIN)/modelplane render examples/
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
