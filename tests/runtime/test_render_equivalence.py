@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from modelplane.api import InferenceClass, InferenceCluster
+from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.cli.main import main
 from modelplane.naming import child_name
-from modelplane.runtime.crossplane.cluster_fn import derive_gpu_pools
 
 from .conftest import Stubs
 from .helpers import composite_status, conditions, desired, request, satisfy
@@ -50,9 +50,9 @@ def _published(cluster: dict[str, Any], classes: dict[str, InferenceClass]) -> d
     status = out.setdefault("status", {})
     model = InferenceCluster.model_validate(cluster)
     if not status.get("gpuPools"):
-        pools = derive_gpu_pools(model, classes)
+        pools = derived_gpu_pools(model, classes)
         if pools is not None:
-            status["gpuPools"] = pools
+            status["gpuPools"] = [pool.to_wire() for pool in pools]
     status.setdefault(
         "providerConfigRef",
         {"kind": "ClusterProviderConfig", "name": child_name(cluster["metadata"]["name"], "cluster-kubeconfig")},

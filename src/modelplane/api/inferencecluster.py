@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
@@ -15,7 +16,14 @@ from modelplane.api.base import (
     rule,
     validations,
 )
-from modelplane.api.inferenceclass import ICL_07, CapacityValue, Claim, TypedValue
+from modelplane.api.inferenceclass import (
+    ICL_07,
+    CapacityValue,
+    Claim,
+    Device,
+    InferenceClass,
+    TypedValue,
+)
 from modelplane.api.meta import CONDITIONS_LIST, Condition, ObjectMeta
 
 Source = Literal["GKE", "EKS", "AKS", "Nebius", "Vultr", "Existing"]
@@ -280,3 +288,40 @@ class InferenceCluster(KubeModel):
     metadata: ObjectMeta
     spec: InferenceClusterSpec
     status: InferenceClusterStatus | None = None
+
+
+def derived_gpu_pools(
+    cluster: InferenceCluster, classes: Mapping[str, InferenceClass]
+) -> list[GpuPool] | None:
+    """``status.gpuPools`` as a provisioned cluster publishes them (api.md §4.4).
+
+    Per node pool, in order: its name, ``nodes`` = ``maxNodeCount`` if set, else
+    ``nodeCount``, and the class's devices with defaults applied. None when there is
+    no node pool or some ``className`` names no known class: the cluster then
+    publishes nothing while it waits for its classes.
+    """
+    node_pools = cluster.spec.node_pools or []
+    if not node_pools or any(p.class_name not in classes for p in node_pools):
+        return None
+    return [
+        GpuPool(
+            name=pool.name,
+            nodes=pool.max_node_count if pool.max_node_count is not None else pool.node_count,
+            devices=[_pool_device(device) for device in classes[pool.class_name].spec.devices],
+        )
+        for pool in node_pools
+    ]
+
+
+def _pool_device(device: Device) -> PoolDevice:
+    # The class device is already valid (and defaulted), and a valid class device is a
+    # valid pool device: skip re-validation, which the scheduler would pay per cluster.
+    return PoolDevice.model_construct(
+        name=device.name,
+        claim=device.claim,
+        driver=device.driver,
+        device_class_name=device.device_class_name,
+        count=device.count,
+        attributes=device.attributes,
+        capacity=device.capacity,
+    )

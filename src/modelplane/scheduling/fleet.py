@@ -13,6 +13,7 @@ from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelDeployment, Taint, Toleration
 from modelplane.api.inferenceclass import CapacityValue, TypedValue
+from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.cel import DeviceProfile
 
 RANK_VARIABLE = "$(MODELPLANE_RANK)"
@@ -203,17 +204,10 @@ def cluster_pools(
         return tuple(
             Pool(p.name, max(0, p.nodes), pool_shape(p.devices or ())) for p in status.gpu_pools
         )
-    node_pools = cluster.spec.node_pools or []
-    if not node_pools or any(p.class_name not in classes for p in node_pools):
+    derived = derived_gpu_pools(cluster, classes)
+    if derived is None:
         return None
-    return tuple(
-        Pool(
-            p.name,
-            max(0, p.max_node_count if p.max_node_count is not None else p.node_count),
-            pool_shape(classes[p.class_name].spec.devices),
-        )
-        for p in node_pools
-    )
+    return tuple(Pool(p.name, max(0, p.nodes), pool_shape(p.devices or ())) for p in derived)
 
 
 def cluster_view(cluster: InferenceCluster, classes: Mapping[str, InferenceClass]) -> ClusterView:

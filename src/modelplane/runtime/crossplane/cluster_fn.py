@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster
+from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.naming import child_name
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
@@ -71,28 +72,6 @@ def lookup_classes(
         else:
             found[name] = match
     return ClassLookups(found, tuple(missing), tuple(pending))
-
-
-def derive_gpu_pools(
-    cluster: InferenceCluster, classes: Mapping[str, InferenceClass]
-) -> list[dict[str, Any]] | None:
-    """``status.gpuPools`` derived from ``spec.nodePools`` (api.md §4.4); None: omitted.
-
-    Per pool, in order: ``name``, ``nodes`` (``maxNodeCount`` if set, else ``nodeCount``)
-    and the class's devices with defaults applied. None when there is no node pool or
-    some class is unknown: the reference publishes nothing while it waits for classes.
-    """
-    pools = cluster.spec.node_pools or []
-    if not pools or any(p.class_name not in classes for p in pools):
-        return None
-    return [
-        {
-            "name": pool.name,
-            "nodes": pool.max_node_count if pool.max_node_count is not None else pool.node_count,
-            "devices": [device.to_wire() for device in classes[pool.class_name].spec.devices],
-        }
-        for pool in pools
-    ]
 
 
 def _observed_status(raw: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -257,9 +236,9 @@ def run_cluster(request: FunctionRequest) -> FunctionResponse:
         if previous is not None:
             status["gpuPools"] = [pool.to_wire() for pool in previous]
     else:
-        pools = derive_gpu_pools(cluster, classes.found)
+        pools = derived_gpu_pools(cluster, classes.found)
         if pools is not None:
-            status["gpuPools"] = pools
+            status["gpuPools"] = [pool.to_wire() for pool in pools]
     response = FunctionResponse(requirements=requirements)
     if cluster.spec.cluster.source == "Existing":
         resources, published = _existing_parts(cluster, request.observed)
