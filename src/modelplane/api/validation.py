@@ -85,15 +85,19 @@ class ValidationResult:
         return f"{kind} {name}"
 
 
-def validate_document(raw: Any) -> ValidationResult:
-    """Validate one parsed document; never raises on any JSON-like input."""
+def validate_document(raw: Any, *, rules: bool = True) -> ValidationResult:
+    """Validate one parsed document; never raises on any JSON-like input.
+
+    With ``rules=False`` only steps 1 to 3 run (identity, defaults, structure): what the
+    Crossplane runtime checks, the API server having already run the CRD rules.
+    """
     try:
-        return _validate(_normalize(raw))
+        return _validate(_normalize(raw), rules)
     except RecursionError:
         return ValidationResult(None, None, None, None, {}, [Problem("", "document nests too deeply")])
 
 
-def _validate(doc: Any) -> ValidationResult:
+def _validate(doc: Any, rules: bool = True) -> ValidationResult:
     if not isinstance(doc, dict):
         return ValidationResult(None, None, None, None, {}, [Problem("", "document is not an object")])
     kind = doc.get("kind")
@@ -117,9 +121,10 @@ def _validate(doc: Any) -> ValidationResult:
     result.problems = _check_root(schema, defaulted, info)
     if result.problems:
         return result
-    result.problems = _check_rules(schema, defaulted, "")
-    if result.problems:
-        return result
+    if rules:
+        result.problems = _check_rules(schema, defaulted, "")
+        if result.problems:
+            return result
     try:
         result.model = info.model.model_validate(defaulted)
     except ValidationError as err:

@@ -9,16 +9,14 @@ input was malformed.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
-
-from modelplane.api import KIND_BY_NAME, RULES, KubeModel
+from modelplane.api import KIND_BY_NAME, KubeModel
 from modelplane.api.base import GROUP_VERSION
 from modelplane.api.openapi import validator_schema
-from modelplane.api.validation import SELECTOR_PREFIX, Problem, validate_document
+from modelplane.api.validation import validate_document
 from modelplane.runtime.crossplane.memo import Memo
 from modelplane.runtime.crossplane.structs import integral_floats_to_int, restore_integers
 
@@ -80,17 +78,9 @@ def _unsupported(value: str, supported: str) -> str:
     return f'Unsupported value: "{value}": supported values: "{supported}"'
 
 
-# Messages of api.md §0.2 steps 4 and 5 (CEL rules, DRA selector compilation). The
-# runtime checks steps 1 to 3 only (composition.md §14.1): the API server has already
-# run the XRD's rules, and a selector that does not compile is a hold, not a Fatal.
-_RULE_MESSAGES = frozenset(r.message for r in RULES.values())
-
-
-def _from_rules(problems: Sequence[Problem]) -> bool:
-    # Step 4 runs only when step 3 found nothing, so one such problem means all are.
-    return any(p.message in _RULE_MESSAGES or p.message.startswith(SELECTOR_PREFIX) for p in problems)
-
-
+# The runtime checks api.md §0.2 steps 1 to 3 only (composition.md §14.1): the API
+# server has already run the XRD's rules, and a selector that does not compile is a
+# hold, not a Fatal.
 def _check(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
     expected = model.model_fields["kind"].default
     api_version, kind = identity(raw)
@@ -99,18 +89,13 @@ def _check(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
         return Invalid(ref, "apiVersion", _unsupported(api_version, GROUP_VERSION))
     if kind != expected:
         return Invalid(ref, "kind", _unsupported(kind, expected))
-    checked = validate_document(restore(raw))
+    checked = validate_document(restore(raw), rules=False)
     if isinstance(checked.model, model) and not checked.problems:
         return checked.model
-    if checked.problems and not _from_rules(checked.problems):
-        first = checked.problems[0]
-        return Invalid(checked.object_ref(), first.path, first.message)
-    try:
-        return model.model_validate(checked.defaulted)
-    except ValidationError as error:
-        detail = error.errors()[0]
-        path = ".".join(str(part) for part in detail["loc"])
-        return Invalid(checked.object_ref(), path, detail["msg"])
+    first = checked.problems[0] if checked.problems else None
+    if first is None:
+        return Invalid(checked.object_ref(), "", "not a valid object")
+    return Invalid(checked.object_ref(), first.path, first.message)
 
 
 # Enough for a large fleet (clusters, classes, replicas of every namespace). Cached
