@@ -224,8 +224,12 @@ def _add_document(doc: Document, loaded: Loaded, seen: set[tuple[str, str, str]]
             duplicate = Problem("metadata.name", f"Duplicate value: {json.dumps(result.name)}")
             problems.insert(_duplicate_position(problems), duplicate)
         seen.add(identity)
-    prefix = f"{doc.file}:{doc.line}: {result.object_ref()}: "
-    loaded.problems.extend(prefix + f"{p.path}: {p.message}" for p in problems)
+    where = f"{doc.file}:{doc.line}: "
+    loaded.problems.extend(
+        # A problem with no path is about the whole document, like `document is not an object`.
+        where + (f"{result.object_ref()}: {p.path}: {p.message}" if p.path else p.message)
+        for p in problems
+    )
     if not problems and result.model is not None and result.info is not None:
         loaded.objects.append(
             LoadedObject(

@@ -379,3 +379,9 @@ def test_loaded_objects_carry_source_and_defaults() -> None:
     assert obj.file.endswith("qwen3-8b.yaml")
     assert obj.raw["spec"]["template"]["spec"]["engines"][0]["copies"] == 1
     assert loaded.of_kind(ModelDeployment) == [obj.model]
+
+
+def test_a_self_referencing_alias_is_a_document_level_problem(tmp_path: Path) -> None:
+    path = tmp_path / "alias.yaml"
+    path.write_text("a: &a [*a]\n")
+    assert load([str(path)]).problems == [f"{path}:1: document nests too deeply"]
