@@ -110,7 +110,7 @@ def _validate(doc: Any, rules: bool = True) -> ValidationResult:
         return result
 
     schema = validator_schema(info.model)
-    defaulted = copy.deepcopy(doc)
+    defaulted = doc  # already a private copy: _normalize rebuilt every container
     _apply_defaults(schema, defaulted)
     _default_namespace(defaulted, info)
     result.defaulted = defaulted
