@@ -22,6 +22,7 @@ test: $(STAMP) lint
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
 bench: $(STAMP)

@@ -32,11 +32,20 @@ from modelplane.scheduling import CACHE_NONE, schedule
 SIZES = (10, 100, 1000)
 EXISTING = (0, 1000, 10000)
 DESIRED = (10, 100)
-CLI_SUBSET = {(10, 0): 3, (100, 1000): 3, (1000, 1000): 1}  # (clusters, existing) -> runs, 100 desired
+CLI_SUBSET = {
+    (10, 0): 3,
+    (100, 1000): 3,
+    (1000, 1000): 1,
+}  # (clusters, existing) -> runs, 100 desired
 REPEAT = 5
 
 GPU_SEL = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0'
-KINDS = (("h100", "81559Mi", 8), ("h200", "143771Mi", 8), ("l4", "23034Mi", 1), ("a100", "40960Mi", 4))
+KINDS = (
+    ("h100", "81559Mi", 8),
+    ("h200", "143771Mi", 8),
+    ("l4", "23034Mi", 1),
+    ("a100", "40960Mi", 4),
+)
 
 
 def cluster_doc(i: int) -> dict[str, Any]:
@@ -120,8 +129,16 @@ def deployment_doc(replicas: int) -> dict[str, Any]:
                             "name": "qwen3-8b",
                             "members": [
                                 {
-                                    "nodeSelector": {"devices": [{"name": "gpu", "selectors": [{"cel": GPU_SEL}]}]},
-                                    "template": {"spec": {"containers": [{"name": "engine", "image": "vllm"}]}},
+                                    "nodeSelector": {
+                                        "devices": [
+                                            {"name": "gpu", "selectors": [{"cel": GPU_SEL}]}
+                                        ]
+                                    },
+                                    "template": {
+                                        "spec": {
+                                            "containers": [{"name": "engine", "image": "vllm"}]
+                                        }
+                                    },
                                 }
                             ],
                         }
@@ -132,7 +149,9 @@ def deployment_doc(replicas: int) -> dict[str, Any]:
     }
 
 
-def in_process(clusters: list[InferenceCluster], existing: list[ModelReplica], desired: int) -> tuple[float, float]:
+def in_process(
+    clusters: list[InferenceCluster], existing: list[ModelReplica], desired: int
+) -> tuple[float, float]:
     """(cold, median warm) seconds of one schedule call."""
     d = ModelDeployment.model_validate(deployment_doc(desired))
     clear_caches()
@@ -155,7 +174,9 @@ def whole_command(n: int, existing: int, desired: int, runs: int) -> tuple[float
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "clusters.yaml").write_text(yaml.safe_dump_all([cluster_doc(i) for i in range(n)]))
-        (root / "replicas.yaml").write_text(yaml.safe_dump_all([existing_doc(i, n) for i in range(existing)]))
+        (root / "replicas.yaml").write_text(
+            yaml.safe_dump_all([existing_doc(i, n) for i in range(existing)])
+        )
         (root / "deployment.yaml").write_text(yaml.safe_dump(deployment_doc(desired)))
         command = [sys.executable, "-m", "modelplane", "schedule", tmp, "-o", "json"]
         times = []
@@ -173,13 +194,17 @@ def fitted_exponent(points: list[tuple[float, float]]) -> float:
     xs = [math.log(x) for x, _ in points]
     ys = [math.log(y) for _, y in points]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
 
 
 def main() -> None:
     """Run every size and print a table."""
-    print(f"{'clusters':>8} {'existing':>8} {'desired':>7} {'cold ms':>9} {'median ms':>10} "
-          f"{'command ms':>11} {'of it load ms':>14}")
+    print(
+        f"{'clusters':>8} {'existing':>8} {'desired':>7} {'cold ms':>9} {'median ms':>10} "
+        f"{'command ms':>11} {'of it load ms':>14}"
+    )
     growth: dict[int, list[tuple[float, float]]] = {d: [] for d in DESIRED}
     for n in SIZES:
         clusters = [InferenceCluster.model_validate(cluster_doc(i)) for i in range(n)]
@@ -192,10 +217,14 @@ def main() -> None:
                 if desired == 100 and (n, existing) in CLI_SUBSET:
                     total, loading = whole_command(n, existing, desired, CLI_SUBSET[(n, existing)])
                     command = f"{total * 1000:11.0f} {loading * 1000:14.0f}"
-                print(f"{n:8d} {existing:8d} {desired:7d} {cold * 1000:9.1f} {median * 1000:10.1f} {command}")
+                print(
+                    f"{n:8d} {existing:8d} {desired:7d} {cold * 1000:9.1f} {median * 1000:10.1f} {command}"
+                )
                 sys.stdout.flush()
     for desired, points in growth.items():
-        print(f"growth exponent in (clusters + existing), {desired} desired: {fitted_exponent(points):.2f}")
+        print(
+            f"growth exponent in (clusters + existing), {desired} desired: {fitted_exponent(points):.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -254,6 +254,9 @@ def _identity(result: ValidationResult) -> tuple[str, str, str] | None:
 def _duplicate_position(problems: list[Problem]) -> int:
     """Where a metadata.name problem goes among a document's problems (depth-first order)."""
     for index, problem in enumerate(problems):
-        if problem.path.split(".")[0].split("[")[0] not in ("apiVersion", "kind") and problem.path != "metadata.name":
+        if (
+            problem.path.split(".")[0].split("[")[0] not in ("apiVersion", "kind")
+            and problem.path != "metadata.name"
+        ):
             return index
     return len(problems)

@@ -16,5 +16,7 @@ def shared_path(*parts: str) -> Path:
     """A file under ../shared, or skip the test when that checkout is absent."""
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"{path} is absent: these checks need the shared spec checkout next to the repo")
+        pytest.skip(
+            f"{path} is absent: these checks need the shared spec checkout next to the repo"
+        )
     return path

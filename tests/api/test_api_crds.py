@@ -38,9 +38,13 @@ def test_checked_in_xrds_match_the_models() -> None:
     assert actual == expected, "package/crds drifted from the models: run `make crds`"
 
 
-def test_crds_verb_writes_the_same_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_crds_verb_writes_the_same_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["crds", "--out", str(tmp_path)]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{k.plural}.modelplane.ai.yaml" for k in KINDS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"{k.plural}.modelplane.ai.yaml" for k in KINDS
+    )
     assert main(["crds"]) == 0
     stream = list(yaml.safe_load_all(capsys.readouterr().out))
     assert [d["spec"]["names"]["kind"] for d in stream] == [k.kind for k in KINDS]
@@ -49,7 +53,9 @@ def test_crds_verb_writes_the_same_files(tmp_path: Path, capsys: pytest.CaptureF
 @pytest.mark.parametrize("definition", xrds(), ids=lambda d: d["metadata"]["name"])
 def test_xrd_is_valid_against_crossplane_schema(definition: dict[str, Any]) -> None:
     crd = yaml.safe_load(
-        shared_path("schemas", "apiextensions.crossplane.io_compositeresourcedefinitions.yaml").read_text()
+        shared_path(
+            "schemas", "apiextensions.crossplane.io_compositeresourcedefinitions.yaml"
+        ).read_text()
     )
     version = next(v for v in crd["spec"]["versions"] if v["name"] == "v2")
     jsonschema.validate(definition, version["schema"]["openAPIV3Schema"])
@@ -71,10 +77,17 @@ def test_xrd_identity(info: Any) -> None:
     assert spec["scope"] == info.scope
     assert spec["defaultCompositionRef"] == {"name": f"{info.plural}.modelplane.ai"}
     (version,) = spec["versions"]
-    assert (version["name"], version["served"], version["referenceable"]) == ("v1alpha1", True, True)
+    assert (version["name"], version["served"], version["referenceable"]) == (
+        "v1alpha1",
+        True,
+        True,
+    )
     if info.kind == "ModelDeployment":
         assert version["subresources"] == {
-            "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas.total"}
+            "scale": {
+                "specReplicasPath": ".spec.replicas",
+                "statusReplicasPath": ".status.replicas.total",
+            }
         }
     else:
         assert "subresources" not in version
@@ -99,8 +112,10 @@ def test_schema_is_structural(info: Any) -> None:
         if "default" in node:
             assert node["default"] is not None, path
         if node["type"] == "object":
-            assert "properties" in node or "additionalProperties" in node or node.get(
-                "x-kubernetes-preserve-unknown-fields"
+            assert (
+                "properties" in node
+                or "additionalProperties" in node
+                or node.get("x-kubernetes-preserve-unknown-fields")
             ), path
         if node["type"] == "array":
             assert isinstance(node.get("items"), dict), path

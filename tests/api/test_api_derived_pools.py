@@ -14,7 +14,12 @@ H100 = InferenceClass.model_validate(
         "metadata": {"name": "h100"},
         "spec": {
             "devices": [
-                {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com", "count": 8},
+                {
+                    "name": "gpu",
+                    "driver": "gpu.nvidia.com",
+                    "deviceClassName": "gpu.nvidia.com",
+                    "count": 8,
+                },
                 {"name": "nic", "claim": "Synthetic", "driver": "nic.example.com"},
             ]
         },
@@ -28,7 +33,10 @@ def cluster(node_pools: list[dict[str, Any]]) -> InferenceCluster:
             "apiVersion": "modelplane.ai/v1alpha1",
             "kind": "InferenceCluster",
             "metadata": {"name": "c1"},
-            "spec": {"cluster": {"source": "GKE", "gke": {"region": "us"}}, "nodePools": node_pools},
+            "spec": {
+                "cluster": {"source": "GKE", "gke": {"region": "us"}},
+                "nodePools": node_pools,
+            },
         }
     )
 
@@ -49,7 +57,13 @@ def test_pools_follow_node_pools_in_order_with_class_devices_defaulted() -> None
             "name": "big",
             "nodes": 6,  # the autoscaling ceiling counts as capacity
             "devices": [
-                {"name": "gpu", "claim": "DRA", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com", "count": 8},
+                {
+                    "name": "gpu",
+                    "claim": "DRA",
+                    "driver": "gpu.nvidia.com",
+                    "deviceClassName": "gpu.nvidia.com",
+                    "count": 8,
+                },
                 {"name": "nic", "claim": "Synthetic", "driver": "nic.example.com", "count": 1},
             ],
         },
@@ -57,7 +71,13 @@ def test_pools_follow_node_pools_in_order_with_class_devices_defaulted() -> None
             "name": "small",
             "nodes": 1,  # nodeCount defaults to 1
             "devices": [
-                {"name": "gpu", "claim": "DRA", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com", "count": 8},
+                {
+                    "name": "gpu",
+                    "claim": "DRA",
+                    "driver": "gpu.nvidia.com",
+                    "deviceClassName": "gpu.nvidia.com",
+                    "count": 8,
+                },
                 {"name": "nic", "claim": "Synthetic", "driver": "nic.example.com", "count": 1},
             ],
         },

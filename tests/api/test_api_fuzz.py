@@ -21,11 +21,15 @@ SCALARS = st.one_of(
     st.integers(min_value=-(2**63), max_value=2**63 - 1),
     st.floats(allow_nan=True),
     st.text(max_size=20),
-    st.sampled_from(["ModelDeployment", "InferenceCluster", "modelplane.ai/v1alpha1", "engine", "Worker"]),
+    st.sampled_from(
+        ["ModelDeployment", "InferenceCluster", "modelplane.ai/v1alpha1", "engine", "Worker"]
+    ),
 )
 KEYS = st.one_of(
     st.text(max_size=12),
-    st.sampled_from(["apiVersion", "kind", "metadata", "spec", "name", "template", "engines", "members"]),
+    st.sampled_from(
+        ["apiVersion", "kind", "metadata", "spec", "name", "template", "engines", "members"]
+    ),
     st.integers(),
     st.booleans(),
 )
@@ -103,7 +107,9 @@ def test_examples_without_one_field_never_raise(index: int, data: st.DataObject)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ab:-[]{}'\"#&*!|>%@ \n\t,?.0123456789")), max_size=80))
+@given(
+    st.text(alphabet=st.sampled_from(list("ab:-[]{}'\"#&*!|>%@ \n\t,?.0123456789")), max_size=80)
+)
 def test_yaml_text_never_raises(text: str) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "x.yaml")
@@ -182,4 +188,6 @@ def test_valid_deployments_become_typed_objects(document: dict[str, Any]) -> Non
     assert result.model is not None
     wire = result.model.to_wire()
     assert wire["spec"]["replicas"] == document["spec"]["replicas"]
-    assert len(wire["spec"]["template"]["spec"]["engines"]) == len(document["spec"]["template"]["spec"]["engines"])
+    assert len(wire["spec"]["template"]["spec"]["engines"]) == len(
+        document["spec"]["template"]["spec"]["engines"]
+    )

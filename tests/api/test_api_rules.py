@@ -30,7 +30,9 @@ def _spec_rules() -> dict[str, tuple[str, str]]:
     for block in re.findall(r"```\n(.*?)```", text, re.S):
         entries = re.split(r"^(?=[A-Z]+-\d)", block, flags=re.M)
         for entry in entries:
-            match = re.match(r"([A-Z]+-\d+)\s+at:.*?\n\s+rule:\s+(.*?)\n\s+message: (.*?)\n", entry + "\n", re.S)
+            match = re.match(
+                r"([A-Z]+-\d+)\s+at:.*?\n\s+rule:\s+(.*?)\n\s+message: (.*?)\n", entry + "\n", re.S
+            )
             if match and ".." not in entry.split()[0]:
                 found[match.group(1)] = (match.group(2), match.group(3))
     return found
@@ -45,13 +47,20 @@ def test_rules_match_api_md_character_for_character() -> None:
 
 
 def test_ranged_rules_follow_their_pattern() -> None:
-    for i, (value, block) in enumerate([("GKE", "gke"), ("EKS", "eks"), ("AKS", "aks"), ("Nebius", "nebius"), ("Vultr", "vultr")]):
+    for i, (value, block) in enumerate(
+        [("GKE", "gke"), ("EKS", "eks"), ("AKS", "aks"), ("Nebius", "nebius"), ("Vultr", "vultr")]
+    ):
         icl = RULES[f"ICL-0{i + 1}"]
         assert icl.rule == f"self.provider != '{value}' || has(self.{block})"
-        assert icl.message == f"spec.provisioning.{block} is required when spec.provisioning.provider is {value}."
+        assert (
+            icl.message
+            == f"spec.provisioning.{block} is required when spec.provisioning.provider is {value}."
+        )
         ic = RULES[f"IC-0{i + 3}"]
         assert ic.rule == f"self.source != '{value}' || has(self.{block})"
-        assert ic.message == f"spec.cluster.{block} is required when spec.cluster.source is {value}."
+        assert (
+            ic.message == f"spec.cluster.{block} is required when spec.cluster.source is {value}."
+        )
     for offset in range(4):
         top, member = RULES[f"MD-{2 + offset:02d}"], RULES[f"MD-{22 + offset:02d}"]
         assert member.rule == top.rule and member.message == "member " + top.message

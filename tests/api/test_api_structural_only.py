@@ -20,8 +20,12 @@ def deployment(replicas: object, cel: str) -> dict[str, object]:
                             "name": "e",
                             "members": [
                                 {
-                                    "nodeSelector": {"devices": [{"name": "gpu", "selectors": [{"cel": cel}]}]},
-                                    "template": {"spec": {"containers": [{"name": "sidecar", "image": "x"}]}},
+                                    "nodeSelector": {
+                                        "devices": [{"name": "gpu", "selectors": [{"cel": cel}]}]
+                                    },
+                                    "template": {
+                                        "spec": {"containers": [{"name": "sidecar", "image": "x"}]}
+                                    },
                                 }
                             ],
                         }

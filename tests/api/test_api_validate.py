@@ -97,13 +97,18 @@ def test_examples_cover_the_issue() -> None:
     assert {c.spec.stack for c in clusters} == {"Standard", "Dynamo"}
     assert any(c.spec.taints for c in clusters)
     assert len({(c.metadata.labels or {}).get("region") for c in clusters}) == 3
-    assert any(d.claim == "Synthetic" for c in loaded.of_kind(InferenceClass) for d in c.spec.devices)
+    assert any(
+        d.claim == "Synthetic" for c in loaded.of_kind(InferenceClass) for d in c.spec.devices
+    )
     deployments = {d.metadata.name: d for d in loaded.of_kind(ModelDeployment)}
     assert seed_manifest() == yaml.safe_load(
         (EXAMPLES / "deployments" / "qwen3-8b.yaml").read_text(encoding="utf-8")
     )
     roles = {
-        m.role for d in deployments.values() for e in d.spec.template.spec.engines for m in e.members
+        m.role
+        for d in deployments.values()
+        for e in d.spec.template.spec.engines
+        for m in e.members
     }
     assert {"Leader", "Worker"} <= roles
     multi = [d for d in deployments.values() if d.spec.template.spec.model_cache_ref is not None]
@@ -141,7 +146,9 @@ def test_defaults_are_applied_inside_present_objects() -> None:
 
 
 def test_empty_serving_becomes_unified() -> None:
-    result = validate_document(md(template={"spec": {**md()["spec"]["template"]["spec"], "serving": {}}}))
+    result = validate_document(
+        md(template={"spec": {**md()["spec"]["template"]["spec"], "serving": {}}})
+    )
     assert result.ok, result.problems
     assert result.defaulted["spec"]["template"]["spec"]["serving"] == {"mode": "Unified"}
 
@@ -185,7 +192,10 @@ def test_transition_rules_are_not_evaluated() -> None:
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "InferenceCluster",
         "metadata": {"name": "c"},
-        "spec": {"cluster": {"source": "Existing", "existing": {"secretRef": {"name": "k"}}}, "stack": "Dynamo"},
+        "spec": {
+            "cluster": {"source": "Existing", "existing": {"secretRef": {"name": "k"}}},
+            "stack": "Dynamo",
+        },
     }
     assert validate_document(document).ok
 
@@ -203,14 +213,21 @@ def test_replica_templates_may_carry_modelplane_env() -> None:
                     "members": [
                         {
                             "nodePoolName": "p",
-                            "deviceRequests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com"}],
+                            "deviceRequests": [
+                                {"name": "gpu", "deviceClassName": "gpu.nvidia.com"}
+                            ],
                             "template": {
                                 "spec": {
                                     "containers": [
                                         {
                                             "name": "engine",
                                             "image": "i",
-                                            "env": [{"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "m"}],
+                                            "env": [
+                                                {
+                                                    "name": "MODELPLANE_SERVED_MODEL_NAME",
+                                                    "value": "m",
+                                                }
+                                            ],
                                         }
                                     ]
                                 }
@@ -241,7 +258,9 @@ def test_timestamps_stay_strings(tmp_path: Path, capsys: pytest.CaptureFixture[s
 # --- order and shape of problems
 
 
-def test_problems_come_depth_first_in_field_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_problems_come_depth_first_in_field_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     document = md(replicas=101)
     document["extra"] = 1
     document["metadata"]["labels"] = {"b": "ok", "a key": "x"}
@@ -257,8 +276,7 @@ def test_problems_come_depth_first_in_field_order(tmp_path: Path, capsys: pytest
         prefix + 'metadata.labels[a key]: Invalid value: "a key": must be a valid label key',
         prefix + "spec.replicas: Invalid value: 101: must be less than or equal to 100",
         prefix + f"{e0}.copies: Invalid value: 0: must be greater than or equal to 1",
-        prefix
-        + f"{e0}.members[0].template.spec.containers[0].name: Invalid value: \"Engine\": "
+        prefix + f'{e0}.members[0].template.spec.containers[0].name: Invalid value: "Engine": '
         "must match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'",
         prefix + f"{e0}.zzz: unknown field",
         prefix + "extra: unknown field",
@@ -285,13 +303,15 @@ def test_selector_problems_merge_with_rules_in_document_order() -> None:
     assert problems[0].message.startswith("Invalid nodeSelector CEL expression: ")
 
 
-def test_unknown_kind_has_no_namespace_part(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_kind_has_no_namespace_part(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path, "k.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")
     code, _, err = run(["validate", path], capsys)
     assert code == 1
     assert err.splitlines() == [
         f'{path}:1: ConfigMap cm: apiVersion: Unsupported value: "v1": supported values: "modelplane.ai/v1alpha1"',
-        f"{path}:1: ConfigMap cm: kind: Unsupported value: \"ConfigMap\": supported values: "
+        f'{path}:1: ConfigMap cm: kind: Unsupported value: "ConfigMap": supported values: '
         + ", ".join(f'"{k.kind}"' for k in KINDS),
     ]
 
@@ -299,7 +319,9 @@ def test_unknown_kind_has_no_namespace_part(tmp_path: Path, capsys: pytest.Captu
 # --- input forms (cli.md "Inputs")
 
 
-def test_multi_document_lines_and_empty_documents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_multi_document_lines_and_empty_documents(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     good = yaml.safe_dump(md(), sort_keys=False)
     bad = yaml.safe_dump(md(replicas=-1), sort_keys=False).replace("name: m", "name: n")
     text = "# fleet\n---\n" + good + "---\n---\n" + bad
@@ -341,7 +363,9 @@ def test_directories_are_read_in_byte_wise_order(tmp_path: Path) -> None:
     ]
 
 
-def test_invalid_yaml_stops_reading_that_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_yaml_stops_reading_that_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     good = yaml.safe_dump(md(), sort_keys=False)
     path = write(tmp_path, "x.yaml", good + "---\nkey: [unclosed\n---\n" + good)
     code, _, err = run(["validate", path], capsys)
@@ -352,8 +376,14 @@ def test_invalid_yaml_stops_reading_that_file(tmp_path: Path, capsys: pytest.Cap
 
 def test_duplicates_across_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     first = write(tmp_path, "a.yaml", yaml.safe_dump(md()))
-    second = write(tmp_path, "b.yaml", yaml.safe_dump({**md(), "metadata": {"name": "m", "namespace": "default"}}))
-    other_ns = write(tmp_path, "c.yaml", yaml.safe_dump({**md(), "metadata": {"name": "m", "namespace": "x"}}))
+    second = write(
+        tmp_path,
+        "b.yaml",
+        yaml.safe_dump({**md(), "metadata": {"name": "m", "namespace": "default"}}),
+    )
+    other_ns = write(
+        tmp_path, "c.yaml", yaml.safe_dump({**md(), "metadata": {"name": "m", "namespace": "x"}})
+    )
     code, _, err = run(["validate", first, second, other_ns], capsys)
     assert code == 1
     assert err == f'{second}:1: ModelDeployment default/m: metadata.name: Duplicate value: "m"\n'
@@ -375,7 +405,12 @@ def test_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
 def test_loaded_objects_carry_source_and_defaults() -> None:
     loaded = load([str(EXAMPLES / "deployments" / "qwen3-8b.yaml")])
     (obj,) = loaded.objects
-    assert (obj.kind, obj.namespace, obj.name, obj.line) == ("ModelDeployment", "ml-team", "qwen3-8b", 1)
+    assert (obj.kind, obj.namespace, obj.name, obj.line) == (
+        "ModelDeployment",
+        "ml-team",
+        "qwen3-8b",
+        1,
+    )
     assert obj.file.endswith("qwen3-8b.yaml")
     assert obj.raw["spec"]["template"]["spec"]["engines"][0]["copies"] == 1
     assert loaded.of_kind(ModelDeployment) == [obj.model]

@@ -19,7 +19,12 @@ SEED_ENGINE_CONTAINER: dict[str, Any] = {
 
 def gpu_request(count: int = 1, name: str = "gpu") -> dict[str, Any]:
     """A resolved device request as the scheduler writes it."""
-    return {"name": name, "deviceClassName": "gpu.nvidia.com", "count": count, "selectors": [{"cel": SEL}]}
+    return {
+        "name": name,
+        "deviceClassName": "gpu.nvidia.com",
+        "count": count,
+        "selectors": [{"cel": SEL}],
+    }
 
 
 def standalone_engine(name: str = "qwen3-8b", **extra: Any) -> dict[str, Any]:
@@ -53,7 +58,9 @@ def gang_engine(
                         "name": "engine",
                         "image": "vllm/vllm-openai:v0.23.0",
                         "command": ["sh", "-c"],
-                        "args": ["vllm serve --rank $(MODELPLANE_RANK) --leader $(MODELPLANE_LEADER_ADDRESS)"],
+                        "args": [
+                            "vllm serve --rank $(MODELPLANE_RANK) --leader $(MODELPLANE_LEADER_ADDRESS)"
+                        ],
                     }
                 ]
             }
@@ -124,7 +131,10 @@ def cluster(
             "kind": "InferenceCluster",
             "metadata": {"name": name},
             "spec": {
-                "cluster": {"source": "Existing", "existing": {"secretRef": {"name": "kubeconfig"}}},
+                "cluster": {
+                    "source": "Existing",
+                    "existing": {"secretRef": {"name": "kubeconfig"}},
+                },
                 "stack": stack,
             },
             "status": status,

@@ -33,9 +33,15 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # CRD file per (apiVersion group, kind) of the objects we compose.
 CRD_FILES = {
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+    (
+        "leaderworkerset.x-k8s.io",
+        "LeaderWorkerSet",
+    ): "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
     ("grove.io", "PodCliqueSet"): "grove.io_podcliquesets.yaml",
-    ("inference.networking.k8s.io", "InferencePool"): "inference.networking.k8s.io_inferencepools.yaml",
+    (
+        "inference.networking.k8s.io",
+        "InferencePool",
+    ): "inference.networking.k8s.io_inferencepools.yaml",
     ("gateway.networking.k8s.io", "HTTPRoute"): "gateway.networking.k8s.io_httproutes.yaml",
     ("kubernetes.m.crossplane.io", "Object"): "kubernetes.m.crossplane.io_objects.yaml",
 }
@@ -89,7 +95,10 @@ def with_defaults(schema: dict[str, Any], value: Any) -> Any:
                 out[name] = with_defaults(prop, out[name])
         extra = schema.get("additionalProperties")
         if isinstance(extra, dict):
-            out = {k: v if k in schema.get("properties", {}) else with_defaults(extra, v) for k, v in out.items()}
+            out = {
+                k: v if k in schema.get("properties", {}) else with_defaults(extra, v)
+                for k, v in out.items()
+            }
         return out
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [with_defaults(schema["items"], v) for v in value]
@@ -97,8 +106,26 @@ def with_defaults(schema: dict[str, Any], value: Any) -> Any:
 
 
 # CEL escapes property names that are CEL reserved words (Kubernetes CRD rules).
-_CEL_RESERVED = {"namespace", "in", "as", "break", "const", "continue", "else", "for",
-                 "function", "if", "import", "let", "loop", "package", "return", "var", "void", "while"}
+_CEL_RESERVED = {
+    "namespace",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "return",
+    "var",
+    "void",
+    "while",
+}
 
 
 def _cel_value(value: Any) -> Any:
@@ -152,7 +179,9 @@ def crd_validator(group: str, kind: str, version: str) -> jsonschema.Draft7Valid
     crd = yaml.load(path.read_text(), Loader=_LOADER)
     served = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served")}
     if version not in served:
-        raise AssertionError(f"{kind} {group}/{version} is not served by {path.name}: {sorted(served)}")
+        raise AssertionError(
+            f"{kind} {group}/{version} is not served by {path.name}: {sorted(served)}"
+        )
     schema = strict(copy.deepcopy(served[version]["schema"]["openAPIV3Schema"]))
     return jsonschema.Draft7Validator(schema)
 
@@ -173,8 +202,9 @@ def kubernetes_versions() -> tuple[str, ...]:
 def validate_manifest(obj: dict[str, Any]) -> None:
     """Validate one remote object or provider Object; raise on the first error."""
     api_version, kind = obj["apiVersion"], obj["kind"]
-    if kind in CORE_KINDS and (_group(api_version) in {"", "apps", "resource.k8s.io",
-                                                       "rbac.authorization.k8s.io"}):
+    if kind in CORE_KINDS and (
+        _group(api_version) in {"", "apps", "resource.k8s.io", "rbac.authorization.k8s.io"}
+    ):
         for version in kubernetes_versions():
             kubernetes_validate.validate(obj, version, strict=True)
         return

@@ -37,17 +37,28 @@ def _prefill_decode() -> ModelReplica:
             "readinessProbe": {"httpGet": {"path": "/health", "port": 8000}},
         }
     )
-    config = {"apiVersion": "llm-d.ai/v1alpha1", "kind": "EndpointPickerConfig", "plugins": [{"type": "prefill-header-handler"}]}
+    config = {
+        "apiVersion": "llm-d.ai/v1alpha1",
+        "kind": "EndpointPickerConfig",
+        "plugins": [{"type": "prefill-header-handler"}],
+    }
     return replica(
         [prefill, decode],
-        serving={"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": user_picker(config)},
+        serving={
+            "mode": "PrefillDecode",
+            "router": "EndpointPicker",
+            "endpointPicker": user_picker(config),
+        },
     )
 
 
 SHAPES: dict[str, tuple[ModelReplica, InferenceCluster]] = {
     "standalone": (replica(), cluster()),
     "standalone-on-dynamo": (replica(), cluster("Dynamo")),
-    "leader-worker-standard": (replica([gang_engine(nodes=2)], modelCacheRef={"name": "qwen"}), cluster()),
+    "leader-worker-standard": (
+        replica([gang_engine(nodes=2)], modelCacheRef={"name": "qwen"}),
+        cluster(),
+    ),
     "leader-worker-dynamo": (
         replica([gang_engine(nodes=2)], modelCacheRef={"name": "qwen"}),
         cluster("Dynamo"),
@@ -63,11 +74,16 @@ SHAPES: dict[str, tuple[ModelReplica, InferenceCluster]] = {
     "sidecar": (_with_sidecar(), cluster()),
     "cache": (replica(modelCacheRef={"name": "qwen"}), cluster()),
     "copies": (
-        replica([standalone_engine(copies=3), gang_engine("gang", copies=2)], modelCacheRef={"name": "qwen"}),
+        replica(
+            [standalone_engine(copies=3), gang_engine("gang", copies=2)],
+            modelCacheRef={"name": "qwen"},
+        ),
         cluster("Dynamo"),
     ),
     "unified-user-picker": (
-        replica(serving={"mode": "Unified", "router": "EndpointPicker", "endpointPicker": user_picker()}),
+        replica(
+            serving={"mode": "Unified", "router": "EndpointPicker", "endpointPicker": user_picker()}
+        ),
         cluster(),
     ),
     "prefill-decode-user-picker": (_prefill_decode(), cluster()),

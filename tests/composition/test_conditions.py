@@ -21,9 +21,13 @@ READY = {"type": "Ready", "status": "True", "reason": "Available"}
 NOT_READY = {"type": "Ready", "status": "False", "reason": "Unavailable"}
 
 
-def _observed(accepted: bool = True, ready: bool = True, engines: list[str] | None = None, others: bool = True) -> dict[str, Any]:
+def _observed(
+    accepted: bool = True, ready: bool = True, engines: list[str] | None = None, others: bool = True
+) -> dict[str, Any]:
     """Observed Objects as provider-kubernetes reports them, from a fresh composition."""
-    composed = compose_replica(replica([standalone_engine(e) for e in engines or ["qwen3-8b"]]), cluster())
+    composed = compose_replica(
+        replica([standalone_engine(e) for e in engines or ["qwen3-8b"]]), cluster()
+    )
     observed: dict[str, Any] = {}
     for o in composed.objects:
         if not others and not o.key.startswith("model-serving-"):
@@ -84,13 +88,18 @@ def test_objects_not_observed_yet_stay_unmarked() -> None:
     result = compose_replica(replica(), cluster(), observed)
     flags = {o.key: o.ready for o in result.objects}
     assert flags["model-serving-qwen3-8b"] is True
-    assert {k for k, v in flags.items() if v is None} == {o.key for o in result.objects} - {"model-serving-qwen3-8b"}
+    assert {k for k, v in flags.items() if v is None} == {o.key for o in result.objects} - {
+        "model-serving-qwen3-8b"
+    }
 
 
 def test_every_workload_counts() -> None:
     two = [standalone_engine("a"), standalone_engine("b")]
     observed = _observed(engines=["a", "b"])
-    observed["model-serving-b"]["status"] = {"atProvider": {"manifest": {}}, "conditions": [NOT_READY]}
+    observed["model-serving-b"]["status"] = {
+        "atProvider": {"manifest": {}},
+        "conditions": [NOT_READY],
+    }
     result = compose_replica(replica(two), cluster(), observed)
     assert [c["reason"] for c in result.conditions] == ["Deploying", "WaitingForModel"]
     del observed["model-serving-b"]
@@ -103,9 +112,19 @@ def test_every_workload_counts() -> None:
 @pytest.mark.parametrize(
     ("cluster_arg", "fetched", "message", "event"),
     [
-        (None, False, "Waiting for InferenceCluster us-east-1", "Waiting for cluster to be resolved"),
+        (
+            None,
+            False,
+            "Waiting for InferenceCluster us-east-1",
+            "Waiting for cluster to be resolved",
+        ),
         (None, True, "InferenceCluster us-east-1 not found", "Waiting for cluster to be resolved"),
-        ("no-pc", True, "InferenceCluster us-east-1 has no status.providerConfigRef yet", "Waiting for cluster providerConfigRef"),
+        (
+            "no-pc",
+            True,
+            "InferenceCluster us-east-1 has no status.providerConfigRef yet",
+            "Waiting for cluster providerConfigRef",
+        ),
     ],
 )
 def test_unresolved_cluster_keeps_observed_objects(

@@ -24,7 +24,9 @@ def _gang_with_sidecars(stack: str) -> tuple[dict[str, Any], dict[str, Any]]:
         member["template"]["spec"]["containers"].append(
             {"name": "agent", "image": "agent:1", "env": [{"name": "A", "value": "1"}]}
         )
-    objs = manifests(compose_replica(replica([engine], modelCacheRef={"name": "c"}), cluster(stack)))
+    objs = manifests(
+        compose_replica(replica([engine], modelCacheRef={"name": "c"}), cluster(stack))
+    )
     leader, worker = pod_templates(objs["model-serving-big"])
     return leader, worker
 
@@ -56,8 +58,12 @@ def test_dynamo_gang_ranks_only_the_leader() -> None:
 
 
 def test_standalone_gets_no_leader_or_rank() -> None:
-    pod = manifests(compose_replica(replica(), cluster("Dynamo")))["model-serving-qwen3-8b"]["spec"]["template"]
-    assert _env_by_container(pod) == {"engine": [("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b")]}
+    pod = manifests(compose_replica(replica(), cluster("Dynamo")))["model-serving-qwen3-8b"][
+        "spec"
+    ]["template"]
+    assert _env_by_container(pod) == {
+        "engine": [("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b")]
+    }
 
 
 def test_a_user_entry_with_an_injected_name_replaces_it_where_the_user_put_it() -> None:
@@ -82,13 +88,21 @@ def test_value_from_is_kept_as_written_and_unset_fields_dropped() -> None:
     engine["members"][0]["template"]["spec"]["containers"][0]["env"] = [
         {"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
         {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
-        {"name": "CFG", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k", "optional": True}}},
+        {
+            "name": "CFG",
+            "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k", "optional": True}},
+        },
     ]
-    pod = manifests(compose_replica(replica([engine]), cluster()))["model-serving-qwen3-8b"]["spec"]["template"]
+    pod = manifests(compose_replica(replica([engine]), cluster()))["model-serving-qwen3-8b"][
+        "spec"
+    ]["template"]
     assert pod["spec"]["containers"][0]["env"][1:] == [
         {"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
         {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
-        {"name": "CFG", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k", "optional": True}}},
+        {
+            "name": "CFG",
+            "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k", "optional": True}},
+        },
     ]
 
 

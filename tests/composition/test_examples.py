@@ -21,7 +21,9 @@ def _deployment(file: str) -> dict[str, Any]:
     path = EXAMPLES / file
     if not path.is_file():
         pytest.skip(f"example {path} not found")
-    return next(d for d in yaml.safe_load_all(path.read_text()) if d and d["kind"] == "ModelDeployment")
+    return next(
+        d for d in yaml.safe_load_all(path.read_text()) if d and d["kind"] == "ModelDeployment"
+    )
 
 
 def placed(deployment: dict[str, Any]) -> ModelReplica:
@@ -31,16 +33,31 @@ def placed(deployment: dict[str, Any]) -> ModelReplica:
     for engine in template["spec"]["engines"]:
         members = []
         for member in engine["members"]:
-            out: dict[str, Any] = {"role": member.get("role", "Standalone"), "nodePoolName": "h100", "template": member["template"]}
+            out: dict[str, Any] = {
+                "role": member.get("role", "Standalone"),
+                "nodePoolName": "h100",
+                "template": member["template"],
+            }
             if "worker" in member:
                 out["worker"] = member["worker"]
             if "nodeSelector" in member:
                 out["deviceRequests"] = [
-                    {"name": d["name"], "deviceClassName": "gpu.nvidia.com", "count": d.get("count", 1), "selectors": d["selectors"]}
+                    {
+                        "name": d["name"],
+                        "deviceClassName": "gpu.nvidia.com",
+                        "count": d.get("count", 1),
+                        "selectors": d["selectors"],
+                    }
                     for d in member["nodeSelector"]["devices"]
                 ]
             members.append(out)
-        engines.append({**{k: v for k, v in engine.items() if k != "members"}, "copies": engine.get("copies", 1), "members": members})
+        engines.append(
+            {
+                **{k: v for k, v in engine.items() if k != "members"},
+                "copies": engine.get("copies", 1),
+                "members": members,
+            }
+        )
     spec: dict[str, Any] = {"clusterName": "us-east-1", "engines": engines}
     for key in ("modelCacheRef", "serving"):
         if key in template["spec"]:
@@ -53,14 +70,19 @@ def placed(deployment: dict[str, Any]) -> ModelReplica:
             "metadata": {
                 "name": f"{meta['name']}-00000",
                 "namespace": meta["namespace"],
-                "labels": {"modelplane.ai/deployment": meta["name"], "modelplane.ai/deployment-namespace": meta["namespace"]},
+                "labels": {
+                    "modelplane.ai/deployment": meta["name"],
+                    "modelplane.ai/deployment-namespace": meta["namespace"],
+                },
             },
             "spec": spec,
         }
     )
 
 
-@pytest.mark.parametrize(("stack", "kind"), [("Standard", "LeaderWorkerSet"), ("Dynamo", "PodCliqueSet")])
+@pytest.mark.parametrize(
+    ("stack", "kind"), [("Standard", "LeaderWorkerSet"), ("Dynamo", "PodCliqueSet")]
+)
 def test_multi_node_example_renders_a_valid_gang(stack: str, kind: str) -> None:
     require_shared()
     composition = compose_replica(placed(_deployment("llama-405b.yaml")), cluster(stack))
@@ -89,4 +111,6 @@ def test_prefill_decode_example_renders_a_consistent_set() -> None:
     mount = picker["containers"][0]["volumeMounts"][0]["mountPath"]
     (config_key,) = objs["epp-config"]["data"]
     assert env["MODELPLANE_PICKER_CONFIG"] == str(Path(mount) / config_key)
-    assert picker["volumes"] == [{"name": "config", "configMap": {"name": objs["epp-config"]["metadata"]["name"]}}]
+    assert picker["volumes"] == [
+        {"name": "config", "configMap": {"name": objs["epp-config"]["metadata"]["name"]}}
+    ]

@@ -23,9 +23,18 @@ from .builders import cluster, gpu_request, manifests, pod_templates, replica, u
 
 ENV = [
     {"name": "PLAIN", "value": "v-plain-7"},
-    {"name": "FROM_CM", "valueFrom": {"configMapKeyRef": {"name": "cm-7", "key": "k-7", "optional": True}}},
-    {"name": "FROM_FIELD", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP", "apiVersion": "v1"}}},
-    {"name": "FROM_SECRET", "valueFrom": {"secretKeyRef": {"name": "sec-7", "key": "sk-7", "optional": False}}},
+    {
+        "name": "FROM_CM",
+        "valueFrom": {"configMapKeyRef": {"name": "cm-7", "key": "k-7", "optional": True}},
+    },
+    {
+        "name": "FROM_FIELD",
+        "valueFrom": {"fieldRef": {"fieldPath": "status.podIP", "apiVersion": "v1"}},
+    },
+    {
+        "name": "FROM_SECRET",
+        "valueFrom": {"secretKeyRef": {"name": "sec-7", "key": "sk-7", "optional": False}},
+    },
 ]
 RESOURCES = {"requests": {"cpu": "1500m", "memory": 1234}, "limits": {"memory": "77Gi"}}
 
@@ -33,8 +42,14 @@ RESOURCES = {"requests": {"cpu": "1500m", "memory": 1234}, "limits": {"memory": 
 def distinctive_template(role: str) -> dict[str, Any]:
     """A member template that sets every field of the curated PodTemplate."""
     sidecar_probes = [
-        {"grpc": {"port": 7001, "service": "svc-7"}, "failureThreshold": 7, "periodSeconds": 17,
-         "successThreshold": 1, "timeoutSeconds": 27, "initialDelaySeconds": 37},
+        {
+            "grpc": {"port": 7001, "service": "svc-7"},
+            "failureThreshold": 7,
+            "periodSeconds": 17,
+            "successThreshold": 1,
+            "timeoutSeconds": 27,
+            "initialDelaySeconds": 37,
+        },
         {"httpGet": {"path": "/ready-7", "port": "side-http"}},
         {"tcpSocket": {"port": 7003}},
     ]
@@ -57,7 +72,10 @@ def distinctive_template(role: str) -> dict[str, Any]:
         "command": ["python", "-m", "engine"],
         "args": ["--model=/weights-7", "--flag-7"],
         "env": ENV,
-        "ports": [{"name": "metrics", "containerPort": 7777}, {"name": "http", "containerPort": 7000}],
+        "ports": [
+            {"name": "metrics", "containerPort": 7777},
+            {"name": "http", "containerPort": 7000},
+        ],
         "resources": RESOURCES,
     }
     return {
@@ -131,7 +149,9 @@ def set_paths(value: BaseModel, prefix: str = "") -> set[str]:
 def contains(composed: Any, user: Any) -> bool:
     """``user`` appears in ``composed``: dict keys recursively, lists as a contiguous run."""
     if isinstance(user, dict):
-        return isinstance(composed, dict) and all(k in composed and contains(composed[k], v) for k, v in user.items())
+        return isinstance(composed, dict) and all(
+            k in composed and contains(composed[k], v) for k, v in user.items()
+        )
     if isinstance(user, list):
         if not isinstance(composed, list):
             return False
@@ -157,16 +177,48 @@ def _gang(leader: dict[str, Any], worker: dict[str, Any]) -> dict[str, Any]:
     return {
         "name": "big",
         "members": [
-            {"role": "Leader", "nodePoolName": "a", "deviceRequests": [gpu_request()], "template": leader},
-            {"role": "Worker", "nodePoolName": "b", "deviceRequests": [gpu_request()], "worker": {"nodes": 2}, "template": worker},
+            {
+                "role": "Leader",
+                "nodePoolName": "a",
+                "deviceRequests": [gpu_request()],
+                "template": leader,
+            },
+            {
+                "role": "Worker",
+                "nodePoolName": "b",
+                "deviceRequests": [gpu_request()],
+                "worker": {"nodes": 2},
+                "template": worker,
+            },
         ],
     }
 
 
 CASES = {
-    "deployment": ("Standard", [{"name": "solo", "members": [{"role": "Standalone", "nodePoolName": "a", "deviceRequests": [gpu_request()], "template": distinctive_template("standalone")}]}]),
-    "leaderworkerset": ("Standard", [_gang(distinctive_template("leader"), distinctive_template("worker"))]),
-    "podcliqueset": ("Dynamo", [_gang(distinctive_template("leader"), distinctive_template("worker"))]),
+    "deployment": (
+        "Standard",
+        [
+            {
+                "name": "solo",
+                "members": [
+                    {
+                        "role": "Standalone",
+                        "nodePoolName": "a",
+                        "deviceRequests": [gpu_request()],
+                        "template": distinctive_template("standalone"),
+                    }
+                ],
+            }
+        ],
+    ),
+    "leaderworkerset": (
+        "Standard",
+        [_gang(distinctive_template("leader"), distinctive_template("worker"))],
+    ),
+    "podcliqueset": (
+        "Dynamo",
+        [_gang(distinctive_template("leader"), distinctive_template("worker"))],
+    ),
 }
 
 
@@ -187,7 +239,11 @@ def test_every_member_template_value_reaches_the_pods(case: str) -> None:
         composed = {c["name"]: c for c in pod["spec"]["containers"]}
         assert list(composed) == [c["name"] for c in template["spec"]["containers"]]
         for container in template["spec"]["containers"]:
-            assert contains(composed[container["name"]], container), (case, member["role"], container["name"])
+            assert contains(composed[container["name"]], container), (
+                case,
+                member["role"],
+                container["name"],
+            )
 
 
 def test_every_picker_value_reaches_the_picker_pod() -> None:
@@ -208,6 +264,10 @@ def test_the_distinctive_pods_are_schema_valid(case: str) -> None:
     require_shared()
     stack, engines = CASES[case]
     picker = distinctive_picker()
-    rep = replica(engines, modelCacheRef={"name": "c7"}, serving={"mode": "Unified", "router": "EndpointPicker", "endpointPicker": picker})
+    rep = replica(
+        engines,
+        modelCacheRef={"name": "c7"},
+        serving={"mode": "Unified", "router": "EndpointPicker", "endpointPicker": picker},
+    )
     for composed in compose_replica(rep, cluster(stack)).objects:
         validate_delivered(composed.object)

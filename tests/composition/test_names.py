@@ -29,7 +29,9 @@ names = st.one_of(long_label, dns_label)
 def _compose(namespace: str, deployment: str, engines: list[str], stack: str) -> Any:
     rname = replica_name(deployment, "us-east-1", 0)
     built = [standalone_engine(engines[0])] + [gang_engine(e) for e in engines[1:]]
-    rep = replica(built, name=rname, namespace=namespace, deployment=deployment, modelCacheRef={"name": "c"})
+    rep = replica(
+        built, name=rname, namespace=namespace, deployment=deployment, modelCacheRef={"name": "c"}
+    )
     return compose_replica(rep, cluster(stack))
 
 
@@ -45,7 +47,9 @@ def _check(composition: Any) -> None:
         assert DNS_1035.match(rname), rname
         assert len(rname) <= MAX_BY_KIND.get(kind, 63), (kind, rname)
         remote[(kind, rname)] = remote.get((kind, rname), 0) + 1
-        if kind in ("Deployment", "LeaderWorkerSet", "PodCliqueSet") and composed.key.startswith("model-serving"):
+        if kind in ("Deployment", "LeaderWorkerSet", "PodCliqueSet") and composed.key.startswith(
+            "model-serving"
+        ):
             for pod in pod_templates(manifest):
                 for value in pod["metadata"]["labels"].values():
                     assert len(value) <= 63 and LABEL_VALUE.match(value), value
@@ -57,8 +61,15 @@ def _check(composition: Any) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(namespace=names, deployment=names, engines=st.lists(names, min_size=2, max_size=3, unique=True), stack=st.sampled_from(["Standard", "Dynamo"]))
-def test_names_are_bounded_dns_labels_and_unique(namespace: str, deployment: str, engines: list[str], stack: str) -> None:
+@given(
+    namespace=names,
+    deployment=names,
+    engines=st.lists(names, min_size=2, max_size=3, unique=True),
+    stack=st.sampled_from(["Standard", "Dynamo"]),
+)
+def test_names_are_bounded_dns_labels_and_unique(
+    namespace: str, deployment: str, engines: list[str], stack: str
+) -> None:
     first = _compose(namespace, deployment, engines, stack)
     _check(first)
     again = _compose(namespace, deployment, engines, stack)
@@ -74,7 +85,9 @@ def test_sixty_three_character_names() -> None:
 
 
 def test_engines_differing_only_after_the_cut_get_distinct_names() -> None:
-    composition = _compose("ml-team", "d" * 63, ["e" * 63, "e" * 62 + "f", "e" * 62 + "g"], "Dynamo")
+    composition = _compose(
+        "ml-team", "d" * 63, ["e" * 63, "e" * 62 + "f", "e" * 62 + "g"], "Dynamo"
+    )
     workloads = [
         o.object["spec"]["forProvider"]["manifest"]["metadata"]["name"]
         for o in composition.objects
@@ -89,7 +102,10 @@ def test_same_replica_name_in_two_namespaces_never_collides_remotely() -> None:
     for key in a:
         assert a[key]["metadata"]["name"] != b[key]["metadata"]["name"], key
     label = "modelplane.ai/serving"
-    assert a["inference-pool"]["spec"]["selector"]["matchLabels"][label] != b["inference-pool"]["spec"]["selector"]["matchLabels"][label]
+    assert (
+        a["inference-pool"]["spec"]["selector"]["matchLabels"][label]
+        != b["inference-pool"]["spec"]["selector"]["matchLabels"][label]
+    )
 
 
 def test_a_namespace_starting_with_a_digit_still_gives_service_names() -> None:

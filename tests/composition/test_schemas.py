@@ -25,11 +25,15 @@ def test_core_kinds_are_checked_from_kubernetes_1_34() -> None:
 
 
 def test_the_strict_helper_refuses_unknown_fields() -> None:
-    schema = strict({"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {}}}}})
+    schema = strict(
+        {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {}}}}}
+    )
     jsonschema.Draft7Validator(schema).validate({"a": {"b": 1}})
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft7Validator(schema).validate({"a": {"c": 1}})
-    loose = strict({"type": "object", "properties": {"a": {}}, "x-kubernetes-preserve-unknown-fields": True})
+    loose = strict(
+        {"type": "object", "properties": {"a": {}}, "x-kubernetes-preserve-unknown-fields": True}
+    )
     jsonschema.Draft7Validator(loose).validate({"z": 1})
 
 

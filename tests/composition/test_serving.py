@@ -18,7 +18,14 @@ from .shapes import SHAPES
 POOL = "ml-team-qwen3-8b-e7f0a-pool-30aac"
 EPP = "ml-team-qwen3-8b-e7f0a-epp-8f300"
 B = "ml-team-qwen3-8b-e7f0a-84943"
-PICKER_KEYS = ["epp-serviceaccount", "epp-role", "epp-rolebinding", "epp-config", "epp", "epp-service"]
+PICKER_KEYS = [
+    "epp-serviceaccount",
+    "epp-role",
+    "epp-rolebinding",
+    "epp-config",
+    "epp",
+    "epp-service",
+]
 
 
 def test_role_rules_are_exactly_the_three_read_only_rules() -> None:
@@ -26,8 +33,16 @@ def test_role_rules_are_exactly_the_three_read_only_rules() -> None:
         role = manifests(compose_replica(rep, clu))["epp-role"]
         assert role["rules"] == [
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
-            {"apiGroups": ["inference.networking.k8s.io"], "resources": ["inferencepools"], "verbs": ["get", "list", "watch"]},
-            {"apiGroups": ["inference.networking.x-k8s.io"], "resources": ["inferenceobjectives"], "verbs": ["get", "list", "watch"]},
+            {
+                "apiGroups": ["inference.networking.k8s.io"],
+                "resources": ["inferencepools"],
+                "verbs": ["get", "list", "watch"],
+            },
+            {
+                "apiGroups": ["inference.networking.x-k8s.io"],
+                "resources": ["inferenceobjectives"],
+                "verbs": ["get", "list", "watch"],
+            },
         ], shape
         for rule in role["rules"]:
             assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
@@ -64,7 +79,9 @@ def test_default_picker_reads_block_from_the_first_engine() -> None:
     text = objs["epp-config"]["data"]["epp-config.yaml"]
     assert text == config_text(default_picker_config(32))
     assert json.loads(text)["plugins"][0]["parameters"]["blockSizeTokens"] == 32
-    checksum = objs["epp"]["spec"]["template"]["metadata"]["annotations"]["modelplane.ai/epp-config-checksum"]
+    checksum = objs["epp"]["spec"]["template"]["metadata"]["annotations"][
+        "modelplane.ai/epp-config-checksum"
+    ]
     assert checksum == hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -74,7 +91,10 @@ def test_unified_user_picker_runs_exactly_what_the_user_wrote() -> None:
         command=["/app/epp"],
         env=[
             {"name": "LOG_LEVEL", "value": "debug"},
-            {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k", "optional": True}}},
+            {
+                "name": "TOKEN",
+                "valueFrom": {"secretKeyRef": {"name": "s", "key": "k", "optional": True}},
+            },
         ],
         resources={"requests": {"cpu": "500m"}, "limits": {"memory": "1Gi"}},
     )
@@ -110,7 +130,10 @@ def test_unified_user_picker_runs_exactly_what_the_user_wrote() -> None:
                     {"name": "MODELPLANE_POOL_NAME", "value": POOL},
                     {"name": "MODELPLANE_POOL_NAMESPACE", "value": "default"},
                     {"name": "LOG_LEVEL", "value": "debug"},
-                    {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k", "optional": True}}},
+                    {
+                        "name": "TOKEN",
+                        "valueFrom": {"secretKeyRef": {"name": "s", "key": "k", "optional": True}},
+                    },
                 ],
                 "resources": {"requests": {"cpu": "500m"}, "limits": {"memory": "1Gi"}},
                 "ports": [{"name": "grpc", "containerPort": 9002}],
@@ -122,8 +145,18 @@ def test_unified_user_picker_runs_exactly_what_the_user_wrote() -> None:
 
 
 def test_user_picker_config_is_mounted_at_the_path_its_env_names() -> None:
-    config = {"kind": "EndpointPickerConfig", "note": "naïve ✓", "plugins": [{"type": "b"}, {"type": "a"}]}
-    rep = replica(serving={"mode": "Unified", "router": "EndpointPicker", "endpointPicker": user_picker(config)})
+    config = {
+        "kind": "EndpointPickerConfig",
+        "note": "naïve ✓",
+        "plugins": [{"type": "b"}, {"type": "a"}],
+    }
+    rep = replica(
+        serving={
+            "mode": "Unified",
+            "router": "EndpointPicker",
+            "endpointPicker": user_picker(config),
+        }
+    )
     objs = manifests(compose_replica(rep, cluster()))
     text = objs["epp-config"]["data"]["epp-config.yaml"]
     assert text == json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -137,9 +170,10 @@ def test_user_picker_config_is_mounted_at_the_path_its_env_names() -> None:
     assert volume == {"name": "config", "configMap": {"name": EPP}}
     assert mount == {"name": "config", "mountPath": "/config"}
     assert path == f"{mount['mountPath']}/{next(iter(objs['epp-config']['data']))}"
-    assert pod["metadata"]["annotations"]["modelplane.ai/epp-config-checksum"] == hashlib.sha256(
-        text.encode("utf-8")
-    ).hexdigest()
+    assert (
+        pod["metadata"]["annotations"]["modelplane.ai/epp-config-checksum"]
+        == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    )
 
 
 def test_prefill_decode_pool_selects_both_phases_on_the_prefill_port() -> None:
@@ -156,9 +190,16 @@ def test_prefill_decode_pool_selects_both_phases_on_the_prefill_port() -> None:
     # The user's routing sidecar passes through untouched, beside the engine on 8001.
     assert [c["name"] for c in decode_pod["containers"]] == ["engine", "routing-sidecar"]
     assert decode_pod["containers"][0]["ports"] == [{"name": "http", "containerPort": 8001}]
-    assert decode_pod["containers"][1]["readinessProbe"] == {"httpGet": {"path": "/health", "port": 8000}}
-    assert [k for k in objs if k in ("model-route", "inference-pool")] == ["inference-pool", "model-route"]
-    assert objs["epp-config"]["data"]["epp-config.yaml"].startswith('{"apiVersion":"llm-d.ai/v1alpha1"')
+    assert decode_pod["containers"][1]["readinessProbe"] == {
+        "httpGet": {"path": "/health", "port": 8000}
+    }
+    assert [k for k in objs if k in ("model-route", "inference-pool")] == [
+        "inference-pool",
+        "model-route",
+    ]
+    assert objs["epp-config"]["data"]["epp-config.yaml"].startswith(
+        '{"apiVersion":"llm-d.ai/v1alpha1"'
+    )
 
 
 def test_prefill_port_is_the_target_even_when_decode_comes_first() -> None:
@@ -168,11 +209,21 @@ def test_prefill_port_is_the_target_even_when_decode_comes_first() -> None:
         {"name": "http", "containerPort": 8200},
     ]
     decode = standalone_engine("d", phase="Decode")
-    rep = replica([decode, prefill], serving={"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": user_picker()})
+    rep = replica(
+        [decode, prefill],
+        serving={
+            "mode": "PrefillDecode",
+            "router": "EndpointPicker",
+            "endpointPicker": user_picker(),
+        },
+    )
     objs = manifests(compose_replica(rep, cluster()))
     assert objs["inference-pool"]["spec"]["targetPorts"] == [{"number": 8200}]
     ports = objs["model-serving-p"]["spec"]["template"]["spec"]["containers"][0]["ports"]
-    assert ports == [{"name": "metrics", "containerPort": 9090}, {"name": "http", "containerPort": 8200}]
+    assert ports == [
+        {"name": "metrics", "containerPort": 9090},
+        {"name": "http", "containerPort": 8200},
+    ]
     # No http port on the decode engine: 8000 is prepended.
     ports = objs["model-serving-d"]["spec"]["template"]["spec"]["containers"][0]["ports"]
     assert ports == [{"name": "http", "containerPort": 8000}]
@@ -188,7 +239,9 @@ def test_unnamed_user_port_keeps_the_prepended_http_port_first() -> None:
 
 
 def test_route_prefix_and_backend() -> None:
-    route = manifests(compose_replica(replica(namespace="team-b", name="m-1"), cluster()))["model-route"]
+    route = manifests(compose_replica(replica(namespace="team-b", name="m-1"), cluster()))[
+        "model-route"
+    ]
     rule = route["spec"]["rules"][0]
     assert rule["matches"] == [{"path": {"type": "PathPrefix", "value": "/team-b/m-1/"}}]
     assert rule["backendRefs"][0]["kind"] == "InferencePool"

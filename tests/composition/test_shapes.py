@@ -24,8 +24,13 @@ LWS_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 GROVE_ADDRESS = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
 
 
-def _pod(leader_or_worker: str, pool: str, rct: str | None, containers: list[Any], extra: dict[str, Any]) -> dict[str, Any]:
-    spec: dict[str, Any] = {"nodeSelector": {"modelplane.ai/pool": pool}, "tolerations": [TOLERATION]}
+def _pod(
+    leader_or_worker: str, pool: str, rct: str | None, containers: list[Any], extra: dict[str, Any]
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "nodeSelector": {"modelplane.ai/pool": pool},
+        "tolerations": [TOLERATION],
+    }
     if rct is not None:
         spec["resourceClaims"] = [{"name": "devices", "resourceClaimTemplateName": rct}]
     spec.update(extra)
@@ -49,7 +54,10 @@ def _labels(role: str, **extra: str) -> dict[str, str]:
     return labels
 
 
-MOUNTS = [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "model-cache", "mountPath": "/mnt/models"}]
+MOUNTS = [
+    {"name": "dshm", "mountPath": "/dev/shm"},
+    {"name": "model-cache", "mountPath": "/mnt/models"},
+]
 
 
 def _leader_container(address: str, rank: str) -> dict[str, Any]:
@@ -101,7 +109,13 @@ def test_leader_worker_on_standard_is_a_leader_worker_set() -> None:
                 "size": 3,
                 "leaderTemplate": {
                     "metadata": {"labels": _labels("leader", **{"modelplane.ai/serving": B})},
-                    "spec": _pod("leader", "h100", leader_rct, [_leader_container(LWS_ADDRESS, "$(LWS_WORKER_INDEX)")], {}),
+                    "spec": _pod(
+                        "leader",
+                        "h100",
+                        leader_rct,
+                        [_leader_container(LWS_ADDRESS, "$(LWS_WORKER_INDEX)")],
+                        {},
+                    ),
                 },
                 "workerTemplate": {
                     "metadata": {"labels": _labels("worker")},
@@ -123,7 +137,10 @@ def test_leader_worker_on_standard_is_a_leader_worker_set() -> None:
         "epp",
         "epp-service",
     ]
-    for key, rct in (("resource-claim-big-leader", leader_rct), ("resource-claim-big-worker", worker_rct)):
+    for key, rct in (
+        ("resource-claim-big-leader", leader_rct),
+        ("resource-claim-big-worker", worker_rct),
+    ):
         assert objs[key]["metadata"]["name"] == rct
         assert objs[key]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 8
 
@@ -154,7 +171,10 @@ def test_leader_worker_on_dynamo_is_a_pod_clique_set() -> None:
                             "replicas": 1,
                             "minAvailable": 1,
                             "podSpec": _pod(
-                                "leader", "h100", leader_rct, [_leader_container(GROVE_ADDRESS, "0")],
+                                "leader",
+                                "h100",
+                                leader_rct,
+                                [_leader_container(GROVE_ADDRESS, "0")],
                                 {"schedulerName": "kai-scheduler"},
                             ),
                         },
@@ -167,14 +187,22 @@ def test_leader_worker_on_dynamo_is_a_pod_clique_set() -> None:
                             "replicas": 2,
                             "minAvailable": 2,
                             "podSpec": _pod(
-                                "worker", "h100-b", worker_rct, [_worker_container(worker_env)],
+                                "worker",
+                                "h100-b",
+                                worker_rct,
+                                [_worker_container(worker_env)],
                                 {"schedulerName": "kai-scheduler"},
                             ),
                         },
                     },
                 ],
                 "podCliqueScalingGroups": [
-                    {"name": "gang", "cliqueNames": ["leader", "worker"], "replicas": 1, "minAvailable": 1}
+                    {
+                        "name": "gang",
+                        "cliqueNames": ["leader", "worker"],
+                        "replicas": 1,
+                        "minAvailable": 1,
+                    }
                 ],
             },
         },
@@ -226,17 +254,24 @@ def test_cache_mounts_every_container_and_injects_model_only_when_needed() -> No
     assert pod["volumes"][1] == {"name": "model-cache", "persistentVolumeClaim": {"claimName": PVC}}
     engine = pod["containers"][0]
     # The seed's args already set --model=, so nothing is injected.
-    assert engine["args"] == ["--model=Qwen/Qwen3-8B", "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)"]
+    assert engine["args"] == [
+        "--model=Qwen/Qwen3-8B",
+        "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)",
+    ]
     assert engine["volumeMounts"] == MOUNTS
 
     bare = standalone_engine()
     bare["members"][0]["template"]["spec"]["containers"][0]["args"] = ["--port=8000"]
-    bare["members"][0]["template"]["spec"]["containers"].append({"name": "side", "image": "busybox"})
+    bare["members"][0]["template"]["spec"]["containers"].append(
+        {"name": "side", "image": "busybox"}
+    )
     pod = manifests(compose_replica(replica([bare], modelCacheRef={"name": "qwen"}), cluster()))[
         "model-serving-qwen3-8b"
     ]["spec"]["template"]["spec"]
     assert pod["containers"][0]["args"] == ["--port=8000", "--model=/mnt/models"]
-    assert pod["containers"][1]["volumeMounts"] == [{"name": "model-cache", "mountPath": "/mnt/models"}]
+    assert pod["containers"][1]["volumeMounts"] == [
+        {"name": "model-cache", "mountPath": "/mnt/models"}
+    ]
     assert "args" not in pod["containers"][1]
 
 
@@ -311,7 +346,11 @@ def test_user_labels_and_annotations_reach_pods_and_managed_labels_win() -> None
         compose_replica(
             replica(
                 [prefill, decode],
-                serving={"mode": "PrefillDecode", "router": "EndpointPicker", "endpointPicker": user_picker()},
+                serving={
+                    "mode": "PrefillDecode",
+                    "router": "EndpointPicker",
+                    "endpointPicker": user_picker(),
+                },
             ),
             cluster(),
         )
@@ -326,9 +365,9 @@ def test_user_labels_and_annotations_reach_pods_and_managed_labels_win() -> None
 def test_image_pull_secrets_are_copied_as_names() -> None:
     engine = standalone_engine()
     engine["members"][0]["template"]["spec"]["imagePullSecrets"] = [{"name": "regcred"}]
-    pod = manifests(compose_replica(replica([engine]), cluster()))["model-serving-qwen3-8b"]["spec"][
-        "template"
-    ]["spec"]
+    pod = manifests(compose_replica(replica([engine]), cluster()))["model-serving-qwen3-8b"][
+        "spec"
+    ]["template"]["spec"]
     assert pod["imagePullSecrets"] == [{"name": "regcred"}]
 
 

@@ -33,14 +33,43 @@ AVAILABLE = (
 
 # key, Object name, remote kind, remote name, readiness policy (the table of §13).
 TABLE = [
-    ("model-serving-qwen3-8b", "qwen3-8b-e7f0a-model-serving-qwen3-8b-43f12", "Deployment", W, "AVAILABLE"),
-    ("resource-claim-qwen3-8b-standalone", "qwen3-8b-e7f0a-resource-claim-qwen3-8b-standalone-c79d7",
-     "ResourceClaimTemplate", RCT, "SuccessfulCreate"),
-    ("inference-pool", "qwen3-8b-e7f0a-inference-pool-28b85", "InferencePool", POOL, "SuccessfulCreate"),
+    (
+        "model-serving-qwen3-8b",
+        "qwen3-8b-e7f0a-model-serving-qwen3-8b-43f12",
+        "Deployment",
+        W,
+        "AVAILABLE",
+    ),
+    (
+        "resource-claim-qwen3-8b-standalone",
+        "qwen3-8b-e7f0a-resource-claim-qwen3-8b-standalone-c79d7",
+        "ResourceClaimTemplate",
+        RCT,
+        "SuccessfulCreate",
+    ),
+    (
+        "inference-pool",
+        "qwen3-8b-e7f0a-inference-pool-28b85",
+        "InferencePool",
+        POOL,
+        "SuccessfulCreate",
+    ),
     ("model-route", "qwen3-8b-e7f0a-model-route-df1c8", "HTTPRoute", B, "SuccessfulCreate"),
-    ("epp-serviceaccount", "qwen3-8b-e7f0a-epp-serviceaccount-7e540", "ServiceAccount", EPP, "SuccessfulCreate"),
+    (
+        "epp-serviceaccount",
+        "qwen3-8b-e7f0a-epp-serviceaccount-7e540",
+        "ServiceAccount",
+        EPP,
+        "SuccessfulCreate",
+    ),
     ("epp-role", "qwen3-8b-e7f0a-epp-role-80746", "Role", EPP, "SuccessfulCreate"),
-    ("epp-rolebinding", "qwen3-8b-e7f0a-epp-rolebinding-99ac2", "RoleBinding", EPP, "SuccessfulCreate"),
+    (
+        "epp-rolebinding",
+        "qwen3-8b-e7f0a-epp-rolebinding-99ac2",
+        "RoleBinding",
+        EPP,
+        "SuccessfulCreate",
+    ),
     ("epp-config", "qwen3-8b-e7f0a-epp-config-df866", "ConfigMap", EPP, "SuccessfulCreate"),
     ("epp", "qwen3-8b-e7f0a-epp-98f23", "Deployment", EPP, "AVAILABLE"),
     ("epp-service", "qwen3-8b-e7f0a-epp-service-7fd25", "Service", EPP, "SuccessfulCreate"),
@@ -216,7 +245,12 @@ def test_objects_come_in_the_order_of_section_10(composed: ReplicaComposition) -
 
 @pytest.mark.parametrize(("key", "object_name", "kind", "remote_name", "policy"), TABLE)
 def test_each_object_is_wrapped_as_the_table_says(
-    composed: ReplicaComposition, key: str, object_name: str, kind: str, remote_name: str, policy: str
+    composed: ReplicaComposition,
+    key: str,
+    object_name: str,
+    kind: str,
+    remote_name: str,
+    policy: str,
 ) -> None:
     obj = next(o.object for o in composed.objects if o.key == key)
     readiness = (
@@ -273,9 +307,12 @@ def test_first_compose_reports_conditions_and_event(composed: ReplicaComposition
 
 def test_second_replica_composes_the_same_set_with_its_own_names() -> None:
     second = compose_replica(
-        replica(name="qwen3-8b-13bc2", engines=None), cluster("Standard", "us-west-2-pc", "us-west-2")
+        replica(name="qwen3-8b-13bc2", engines=None),
+        cluster("Standard", "us-west-2-pc", "us-west-2"),
     )
     objs = manifests(second)
     assert list(objs) == [row[0] for row in TABLE]
     assert objs["inference-pool"]["metadata"]["name"].startswith("ml-team-qwen3-8b-13bc2-pool-")
-    assert all(o.object["spec"]["providerConfigRef"]["name"] == "us-west-2-pc" for o in second.objects)
+    assert all(
+        o.object["spec"]["providerConfigRef"]["name"] == "us-west-2-pc" for o in second.objects
+    )

@@ -27,7 +27,9 @@ def deployment(replicas: int = 2, **template_spec: Any) -> dict[str, Any]:
                     {
                         "role": "Standalone",
                         "nodeSelector": {
-                            "devices": [{"name": "gpu", "count": 1, "selectors": [{"cel": SELECTOR}]}]
+                            "devices": [
+                                {"name": "gpu", "count": 1, "selectors": [{"cel": SELECTOR}]}
+                            ]
                         },
                         "template": {
                             "spec": {
@@ -69,7 +71,9 @@ def cluster(
 ) -> dict[str, Any]:
     """A cluster with one pool `h100` of ``nodes`` nodes x ``gpus`` GPUs."""
     status: dict[str, Any] = {
-        "conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "Available"}],
+        "conditions": [
+            {"type": "Ready", "status": "True" if ready else "False", "reason": "Available"}
+        ],
         "gpuPools": [
             {
                 "name": "h100",
@@ -89,7 +93,9 @@ def cluster(
     }
     if gateway is not None:
         status["gateway"] = {"address": gateway}
-    spec: dict[str, Any] = {"cluster": {"source": "Existing", "existing": {"secretRef": {"name": name}}}}
+    spec: dict[str, Any] = {
+        "cluster": {"source": "Existing", "existing": {"secretRef": {"name": name}}}
+    }
     if taints:
         spec["taints"] = taints
     return {
@@ -122,7 +128,9 @@ def observed(replica: dict[str, Any], ready: bool) -> dict[str, Any]:
     """A rendered replica fed back as observed state, Ready or not."""
     out = copy.deepcopy(replica)
     out["status"] = {
-        "conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "Available"}]
+        "conditions": [
+            {"type": "Ready", "status": "True" if ready else "False", "reason": "Available"}
+        ]
     }
     return out
 

@@ -68,7 +68,9 @@ def test_selector_that_no_longer_compiles_holds_the_placement() -> None:
     assert result.events[0].severity == "Warning"
     assert result.composite_ready is False
     # Held replicas keep their observed spec: the broken selector is not stamped onto them.
-    cel = result.replicas[0].object["spec"]["engines"][0]["members"][0]["deviceRequests"][0]["selectors"]
+    cel = result.replicas[0].object["spec"]["engines"][0]["members"][0]["deviceRequests"][0][
+        "selectors"
+    ]
     assert cel[0]["cel"].startswith("device.capacity")
 
 

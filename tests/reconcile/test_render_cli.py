@@ -50,12 +50,19 @@ def test_out_dir_splits_control_plane_and_clusters(
     assert "control-plane.yaml" in files
     control = list(yaml.safe_load_all((tmp_path / "out" / "control-plane.yaml").read_text()))
     assert {o["kind"] for o in control} <= {"ModelDeployment", "ModelReplica", "ModelEndpoint"}
-    remote = [o for f in files if f.startswith("cluster-") for o in yaml.safe_load_all((tmp_path / "out" / f).read_text())]
+    remote = [
+        o
+        for f in files
+        if f.startswith("cluster-")
+        for o in yaml.safe_load_all((tmp_path / "out" / f).read_text())
+    ]
     assert all(o["kind"] == "Object" for o in remote)
     assert len(control) + len(remote) == len(list(yaml.safe_load_all(streamed)))
 
 
-def test_render_output_feeds_back_as_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_render_output_feeds_back_as_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """Render, mark every replica Ready, render again: stable placement, endpoints appear."""
     _, first, _ = run(capsys, "render", str(EXAMPLES))
     fed = []
@@ -63,7 +70,9 @@ def test_render_output_feeds_back_as_input(capsys: pytest.CaptureFixture[str], t
         if obj["kind"] == "Object":
             continue  # not an input kind (cli.md)
         if obj["kind"] == "ModelReplica":
-            obj["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+            obj["status"] = {
+                "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]
+            }
         if obj["kind"] == "ModelDeployment":
             continue  # the input deployments are read from examples/
         fed.append(obj)
@@ -73,7 +82,9 @@ def test_render_output_feeds_back_as_input(capsys: pytest.CaptureFixture[str], t
     shutil.copytree(EXAMPLES, tmp_path / "examples")
     code, second, err = run(capsys, "render", str(tmp_path / "examples"), str(observed_dir))
     assert code == 0, err
-    before = [o["metadata"]["name"] for o in yaml.safe_load_all(first) if o["kind"] == "ModelReplica"]
+    before = [
+        o["metadata"]["name"] for o in yaml.safe_load_all(first) if o["kind"] == "ModelReplica"
+    ]
     after_objects = list(yaml.safe_load_all(second))
     after = [o["metadata"]["name"] for o in after_objects if o["kind"] == "ModelReplica"]
     assert before == after
@@ -85,7 +96,9 @@ def test_invalid_input_exits_1_with_located_lines(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("apiVersion: modelplane.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: x}\nspec: {replicas: 101}\n")
+    bad.write_text(
+        "apiVersion: modelplane.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: x}\nspec: {replicas: 101}\n"
+    )
     code, out, err = run(capsys, "render", str(bad))
     assert code == 1 and out == ""
     assert err.startswith(f"{bad}:1: ModelDeployment default/x: spec.replicas: ")

@@ -9,7 +9,9 @@ from tests.reconcile.fleet import cache, cluster, deployment, fleet, observed, o
 
 
 def conditions(r: RenderedDeployment) -> list[tuple[str, str, str, str]]:
-    return [(c["type"], c["status"], c["reason"], c["message"]) for c in r.result.status["conditions"]]
+    return [
+        (c["type"], c["status"], c["reason"], c["message"]) for c in r.result.status["conditions"]
+    ]
 
 
 def only(rendered: list[RenderedDeployment]) -> RenderedDeployment:
@@ -125,8 +127,15 @@ def test_scale_up_and_down_keep_the_survivors() -> None:
     fed = [observed(x, True) for x in first.replicas]
     up = only(render(fleet([deployment(replicas=3)], TWO, fed)))
     assert names(up.replicas)[:1] == ["qwen3-8b-e7f0a"]
-    assert sorted(names(up.replicas)) == sorted(["qwen3-8b-e7f0a", "qwen3-8b-7b182", "qwen3-8b-13bc2"])
-    assert conditions(up)[0] == ("ReplicasScheduled", "True", "ReplicasCreated", "Scheduled 3 of 3 replicas")
+    assert sorted(names(up.replicas)) == sorted(
+        ["qwen3-8b-e7f0a", "qwen3-8b-7b182", "qwen3-8b-13bc2"]
+    )
+    assert conditions(up)[0] == (
+        "ReplicasScheduled",
+        "True",
+        "ReplicasCreated",
+        "Scheduled 3 of 3 replicas",
+    )
     down = only(render(fleet([deployment(replicas=1)], TWO, fed)))
     # Equal load: the later cluster name loses (scheduling.md §9.3).
     assert names(down.replicas) == ["qwen3-8b-e7f0a"]
@@ -150,11 +159,18 @@ def test_zero_parks_the_deployment() -> None:
 
 def test_insufficient_capacity() -> None:
     big = deployment()
-    big["spec"]["template"]["spec"]["engines"][0]["members"][0]["nodeSelector"]["devices"][0]["count"] = 16
+    big["spec"]["template"]["spec"]["engines"][0]["members"][0]["nodeSelector"]["devices"][0][
+        "count"
+    ] = 16
     r = only(render(fleet([big], TWO)))
     assert r.replicas == []
     assert conditions(r) == [
-        ("ReplicasScheduled", "False", "InsufficientCapacity", "0 of 2 replicas scheduled (checked 2 clusters)"),
+        (
+            "ReplicasScheduled",
+            "False",
+            "InsufficientCapacity",
+            "0 of 2 replicas scheduled (checked 2 clusters)",
+        ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
     ]
     assert r.result.composite_ready is False
@@ -162,7 +178,12 @@ def test_insufficient_capacity() -> None:
 
 def test_no_clusters_at_all() -> None:
     r = only(render(fleet([deployment()], [])))
-    assert conditions(r)[0] == ("ReplicasScheduled", "False", "NoClusters", "No InferenceClusters found")
+    assert conditions(r)[0] == (
+        "ReplicasScheduled",
+        "False",
+        "NoClusters",
+        "No InferenceClusters found",
+    )
 
 
 def test_absent_cache_holds_placement_and_present_cache_narrows_it() -> None:
@@ -175,15 +196,22 @@ def test_absent_cache_holds_placement_and_present_cache_narrows_it() -> None:
         "ModelCacheNotFound",
         "ModelCache qwen not found; holding replica placement",
     )
-    assert [e.message for e in absent.result.events][0] == "ModelCache qwen not found; holding replica placement"
+    assert [e.message for e in absent.result.events][
+        0
+    ] == "ModelCache qwen not found; holding replica placement"
     clusters = [cluster("us-east-1", labels={"cache": "yes"}), TWO[1]]
-    present = only(render(fleet([deployment(**ref)], clusters, caches=[cache(match_labels={"cache": "yes"})])))
+    present = only(
+        render(fleet([deployment(**ref)], clusters, caches=[cache(match_labels={"cache": "yes"})]))
+    )
     assert conditions(present)[0] == ("ModelCacheResolved", "True", "ModelCacheResolved", "")
     assert {p.cluster for p in present.result.schedule.replicas} == {"us-east-1"}
     # The cache's PVC is mounted in every pod of the replica.
     workload = present.remote[0][1]["spec"]["forProvider"]["manifest"]
     volumes = workload["spec"]["template"]["spec"]["volumes"]
-    assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": "modelcache-ml-team-qwen-17db2"}} in volumes
+    assert {
+        "name": "model-cache",
+        "persistentVolumeClaim": {"claimName": "modelcache-ml-team-qwen-17db2"},
+    } in volumes
 
 
 def test_absent_cache_keeps_existing_replicas() -> None:

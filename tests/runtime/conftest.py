@@ -35,7 +35,11 @@ def stubs() -> Iterator[Stubs]:
         ],
     )
     try:
-        yield Stubs(port, grpcv1.FunctionRunnerServiceStub(channel), grpcv1beta1.FunctionRunnerServiceStub(channel))
+        yield Stubs(
+            port,
+            grpcv1.FunctionRunnerServiceStub(channel),
+            grpcv1beta1.FunctionRunnerServiceStub(channel),
+        )
     finally:
         channel.close()
         server.stop(None).wait()

@@ -65,7 +65,10 @@ def existing_cluster(
     """A bring-your-own InferenceCluster, its nodePools as (name, className, nodeCount)."""
     existing: dict[str, Any] = {"secretRef": {"name": f"{name}-kubeconfig"}}
     if identity:
-        existing["identitySecretRef"] = {"name": f"{name}-identity", "type": "AWSWebIdentityCredentials"}
+        existing["identitySecretRef"] = {
+            "name": f"{name}-identity",
+            "type": "AWSWebIdentityCredentials",
+        }
     obj: dict[str, Any] = {
         "apiVersion": GV,
         "kind": "InferenceCluster",
@@ -84,21 +87,37 @@ def ready_status(name: str, *, gateway: str = "203.0.113.10", nodes: int = 1) ->
     """What the cluster function publishes once the cluster is up."""
     return {
         "conditions": [
-            {"type": "Ready", "status": "True", "reason": "Available",
-             "lastTransitionTime": "2025-01-15T09:00:00Z"},
-            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess",
-             "lastTransitionTime": "2025-01-15T09:00:00Z"},
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "Available",
+                "lastTransitionTime": "2025-01-15T09:00:00Z",
+            },
+            {
+                "type": "Synced",
+                "status": "True",
+                "reason": "ReconcileSuccess",
+                "lastTransitionTime": "2025-01-15T09:00:00Z",
+            },
         ],
         "gateway": {"address": gateway},
-        "providerConfigRef": {"kind": "ClusterProviderConfig", "name": f"{name}-cluster-kubeconfig-x"},
+        "providerConfigRef": {
+            "kind": "ClusterProviderConfig",
+            "name": f"{name}-cluster-kubeconfig-x",
+        },
         "gpuPools": [
             {
                 "name": "h100",
                 "nodes": nodes,
                 "devices": [
-                    {"name": "gpu", "claim": "DRA", "driver": "gpu.nvidia.com",
-                     "deviceClassName": "gpu.nvidia.com", "count": 8,
-                     "capacity": {"memory": {"value": "81559Mi"}}}
+                    {
+                        "name": "gpu",
+                        "claim": "DRA",
+                        "driver": "gpu.nvidia.com",
+                        "deviceClassName": "gpu.nvidia.com",
+                        "count": 8,
+                        "capacity": {"memory": {"value": "81559Mi"}},
+                    }
                 ],
             }
         ],
@@ -126,15 +145,21 @@ def deployment(
                 "members": [
                     {
                         "role": "Standalone",
-                        "nodeSelector": {"devices": [{"name": "gpu", "count": 1, "selectors": [{"cel": selector}]}]},
+                        "nodeSelector": {
+                            "devices": [
+                                {"name": "gpu", "count": 1, "selectors": [{"cel": selector}]}
+                            ]
+                        },
                         "template": {
                             "spec": {
                                 "containers": [
                                     {
                                         "name": "engine",
                                         "image": "vllm/vllm-openai:v0.23.0",
-                                        "args": ["--model=Qwen/Qwen3-8B",
-                                                 "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)"],
+                                        "args": [
+                                            "--model=Qwen/Qwen3-8B",
+                                            "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)",
+                                        ],
                                     }
                                 ]
                             }
@@ -157,8 +182,12 @@ def deployment(
         },
         "status": {
             "conditions": [
-                {"type": "Synced", "status": "True", "reason": "ReconcileSuccess",
-                 "lastTransitionTime": "2025-01-15T09:00:00Z"}
+                {
+                    "type": "Synced",
+                    "status": "True",
+                    "reason": "ReconcileSuccess",
+                    "lastTransitionTime": "2025-01-15T09:00:00Z",
+                }
             ]
         },
     }
@@ -190,7 +219,11 @@ def request(
     """A RunFunctionRequest as Crossplane sends it to the first step of a pipeline."""
     req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag=tag))
     req.meta.capabilities.extend(
-        [fnv1.CAPABILITY_CAPABILITIES, fnv1.CAPABILITY_REQUIRED_RESOURCES, fnv1.CAPABILITY_CONDITIONS]
+        [
+            fnv1.CAPABILITY_CAPABILITIES,
+            fnv1.CAPABILITY_REQUIRED_RESOURCES,
+            fnv1.CAPABILITY_CONDITIONS,
+        ]
     )
     if composite is not None:
         req.observed.composite.resource.CopyFrom(as_struct(composite))
@@ -235,14 +268,19 @@ def readiness(rsp: fnv1.RunFunctionResponse) -> dict[str, str]:
 
 def conditions(rsp: fnv1.RunFunctionResponse) -> list[tuple[str, str, str, str]]:
     """(type, status, reason, message) of each condition."""
-    names = {fnv1.STATUS_CONDITION_TRUE: "True", fnv1.STATUS_CONDITION_FALSE: "False",
-             fnv1.STATUS_CONDITION_UNKNOWN: "Unknown"}
+    names = {
+        fnv1.STATUS_CONDITION_TRUE: "True",
+        fnv1.STATUS_CONDITION_FALSE: "False",
+        fnv1.STATUS_CONDITION_UNKNOWN: "Unknown",
+    }
     return [(c.type, names[c.status], c.reason, c.message) for c in rsp.conditions]
 
 
 def results(rsp: fnv1.RunFunctionResponse) -> list[tuple[str, str]]:
     """(severity, message) of each result."""
-    return [(fnv1.Severity.Name(r.severity).removeprefix("SEVERITY_"), r.message) for r in rsp.results]
+    return [
+        (fnv1.Severity.Name(r.severity).removeprefix("SEVERITY_"), r.message) for r in rsp.results
+    ]
 
 
 def fatal_messages(rsp: fnv1.RunFunctionResponse) -> list[str]:
@@ -329,8 +367,12 @@ def replica(
                             "role": "Standalone",
                             "nodePoolName": "h100",
                             "deviceRequests": [
-                                {"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1,
-                                 "selectors": [{"cel": SEL}]}
+                                {
+                                    "name": "gpu",
+                                    "deviceClassName": "gpu.nvidia.com",
+                                    "count": 1,
+                                    "selectors": [{"cel": SEL}],
+                                }
                             ],
                             "template": {
                                 "spec": {
@@ -338,8 +380,10 @@ def replica(
                                         {
                                             "name": "engine",
                                             "image": "vllm/vllm-openai:v0.23.0",
-                                            "args": ["--model=Qwen/Qwen3-8B",
-                                                     "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)"],
+                                            "args": [
+                                                "--model=Qwen/Qwen3-8B",
+                                                "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)",
+                                            ],
                                         }
                                     ]
                                 }
@@ -354,9 +398,12 @@ def replica(
     if ready is not None:
         obj["status"] = {
             "conditions": [
-                {"type": "Ready", "status": "True" if ready else "False",
-                 "reason": "Available" if ready else "Creating",
-                 "lastTransitionTime": "2025-01-15T09:00:00Z"}
+                {
+                    "type": "Ready",
+                    "status": "True" if ready else "False",
+                    "reason": "Available" if ready else "Creating",
+                    "lastTransitionTime": "2025-01-15T09:00:00Z",
+                }
             ]
         }
     return obj
@@ -369,13 +416,19 @@ def worked_example_cluster() -> dict[str, Any]:
     return existing_cluster("us-east-1", status=status)
 
 
-def observed_object(desired_object: Mapping[str, Any], *, ready: bool, accepted: bool = True) -> dict[str, Any]:
+def observed_object(
+    desired_object: Mapping[str, Any], *, ready: bool, accepted: bool = True
+) -> dict[str, Any]:
     """A composed Object as observed after the provider applied it."""
     obj = copy.deepcopy(dict(desired_object))
     obj["metadata"]["uid"] = "uid-x"
     status: dict[str, Any] = {
         "conditions": [
-            {"type": "Ready", "status": "True" if ready else "False", "reason": "Available" if ready else "Creating"},
+            {
+                "type": "Ready",
+                "status": "True" if ready else "False",
+                "reason": "Available" if ready else "Creating",
+            },
             {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
         ]
     }

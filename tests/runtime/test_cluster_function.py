@@ -27,7 +27,9 @@ CPC = child_name("us-east-1", "cluster-kubeconfig")
 WORLD = [inference_class("h100-8x"), inference_class("l4-1x", count=1)]
 
 
-def _two_calls(stubs: Stubs, cluster: dict[str, Any], observed: dict[str, Any] | None = None) -> Any:
+def _two_calls(
+    stubs: Stubs, cluster: dict[str, Any], observed: dict[str, Any] | None = None
+) -> Any:
     first = stubs.v1.RunFunction(request(cluster, observed=observed))
     return first, stubs.v1.RunFunction(
         request(cluster, observed=observed, required=satisfy(first, WORLD))
@@ -39,8 +41,11 @@ def test_first_call_asks_for_classes_and_keeps_published_pools(stubs: Stubs) -> 
     cluster = existing_cluster(pools=[("h100", "h100-8x", 4)], status={"gpuPools": published})
     rsp = stubs.v1.RunFunction(request(cluster))
     assert requirements(rsp) == {
-        "class-h100-8x": {"api_version": "modelplane.ai/v1alpha1", "kind": "InferenceClass",
-                          "match_name": "h100-8x"}
+        "class-h100-8x": {
+            "api_version": "modelplane.ai/v1alpha1",
+            "kind": "InferenceClass",
+            "match_name": "h100-8x",
+        }
     }
     assert composite_status(rsp)["gpuPools"] == published
 
@@ -52,8 +57,14 @@ def test_pools_derived_from_node_pools_and_classes(stubs: Stubs) -> None:
     pools = composite_status(rsp)["gpuPools"]
     assert [(p["name"], p["nodes"]) for p in pools] == [("h100", 4), ("l4", 6)]
     assert pools[0]["devices"] == [
-        {"name": "gpu", "claim": "DRA", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
-         "count": 8, "capacity": {"memory": {"value": "81559Mi"}}}
+        {
+            "name": "gpu",
+            "claim": "DRA",
+            "driver": "gpu.nvidia.com",
+            "deviceClassName": "gpu.nvidia.com",
+            "count": 8,
+            "capacity": {"memory": {"value": "81559Mi"}},
+        }
     ]
     assert conditions(rsp) == [("ClusterReady", "True", "ClusterRunning", "")]
     assert results(rsp) == []
@@ -68,28 +79,51 @@ def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: S
         "kind": "ClusterProviderConfig",
         "metadata": {"name": CPC},
         "spec": {
-            "credentials": {"source": "Secret", "secretRef": {
-                "namespace": "modelplane-system", "name": "us-east-1-kubeconfig", "key": "kubeconfig"}},
-            "identity": {"type": "AWSWebIdentityCredentials", "source": "Secret", "secretRef": {
-                "namespace": "modelplane-system", "name": "us-east-1-identity", "key": "private_key"}},
+            "credentials": {
+                "source": "Secret",
+                "secretRef": {
+                    "namespace": "modelplane-system",
+                    "name": "us-east-1-kubeconfig",
+                    "key": "kubeconfig",
+                },
+            },
+            "identity": {
+                "type": "AWSWebIdentityCredentials",
+                "source": "Secret",
+                "secretRef": {
+                    "namespace": "modelplane-system",
+                    "name": "us-east-1-identity",
+                    "key": "private_key",
+                },
+            },
         },
     }
     gateway = objects["inference-gateway"]
-    assert gateway["metadata"] == {"name": child_name("us-east-1", "inference-gateway"),
-                                   "namespace": "modelplane-system"}
+    assert gateway["metadata"] == {
+        "name": child_name("us-east-1", "inference-gateway"),
+        "namespace": "modelplane-system",
+    }
     assert gateway["spec"]["managementPolicies"] == ["Observe"]
     assert gateway["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": CPC}
     assert gateway["spec"]["forProvider"]["manifest"] == {
-        "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
-        "metadata": {"name": "inference-gateway", "namespace": "modelplane-system"}}
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "inference-gateway", "namespace": "modelplane-system"},
+    }
     assert gateway["spec"]["readiness"] == {
         "policy": "DeriveFromCelQuery",
-        "celQuery": "has(object.status.addresses) && size(object.status.addresses) > 0"}
+        "celQuery": "has(object.status.addresses) && size(object.status.addresses) > 0",
+    }
     # Nothing observed yet: nothing marked, readiness left to Crossplane.
-    assert readiness(rsp) == {"cluster-provider-config": "READY_UNSPECIFIED",
-                              "inference-gateway": "READY_UNSPECIFIED"}
+    assert readiness(rsp) == {
+        "cluster-provider-config": "READY_UNSPECIFIED",
+        "inference-gateway": "READY_UNSPECIFIED",
+    }
     assert composite_ready(rsp) == "READY_UNSPECIFIED"
-    assert composite_status(rsp)["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": CPC}
+    assert composite_status(rsp)["providerConfigRef"] == {
+        "kind": "ClusterProviderConfig",
+        "name": CPC,
+    }
     assert "gateway" not in composite_status(rsp)
 
 
@@ -97,24 +131,37 @@ def _observed_gateway(addresses: list[dict[str, Any]], ready: bool) -> dict[str,
     return {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "Object",
-        "metadata": {"name": child_name("us-east-1", "inference-gateway"), "namespace": "modelplane-system"},
+        "metadata": {
+            "name": child_name("us-east-1", "inference-gateway"),
+            "namespace": "modelplane-system",
+        },
         "spec": {"forProvider": {"manifest": {}}},
         "status": {
             "atProvider": {"manifest": {"status": {"addresses": addresses}}},
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "Available"}],
+            "conditions": [
+                {"type": "Ready", "status": "True" if ready else "False", "reason": "Available"}
+            ],
         },
     }
 
 
 def test_gateway_address_published_once_observed(stubs: Stubs) -> None:
     observed = {
-        "cluster-provider-config": {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-                                    "kind": "ClusterProviderConfig", "metadata": {"name": CPC}},
-        "inference-gateway": _observed_gateway([{"value": ""}, {"type": "IPAddress", "value": "203.0.113.10"}], True),
+        "cluster-provider-config": {
+            "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+            "kind": "ClusterProviderConfig",
+            "metadata": {"name": CPC},
+        },
+        "inference-gateway": _observed_gateway(
+            [{"value": ""}, {"type": "IPAddress", "value": "203.0.113.10"}], True
+        ),
     }
     _, rsp = _two_calls(stubs, existing_cluster(), observed)
     assert composite_status(rsp)["gateway"] == {"address": "203.0.113.10"}
-    assert readiness(rsp) == {"cluster-provider-config": "READY_TRUE", "inference-gateway": "READY_TRUE"}
+    assert readiness(rsp) == {
+        "cluster-provider-config": "READY_TRUE",
+        "inference-gateway": "READY_TRUE",
+    }
 
 
 def test_gateway_blip_keeps_the_published_address(stubs: Stubs) -> None:
@@ -139,14 +186,23 @@ def test_missing_class_waits_without_pools_but_keeps_the_plumbing(stubs: Stubs) 
 def test_other_sources_are_reported_not_provisioned(stubs: Stubs, source: str) -> None:
     cluster = existing_cluster()
     block = {"GKE": "gke", "EKS": "eks", "AKS": "aks", "Nebius": "nebius", "Vultr": "vultr"}[source]
-    cluster["spec"]["cluster"] = {"source": source, block: {} if source == "Nebius" else (
-        {"location": "eastus"} if source == "AKS" else {"region": "r1"})}
+    cluster["spec"]["cluster"] = {
+        "source": source,
+        block: {}
+        if source == "Nebius"
+        else ({"location": "eastus"} if source == "AKS" else {"region": "r1"}),
+    }
     _, rsp = _two_calls(stubs, cluster)
     assert desired(rsp) == {}
     assert composite_ready(rsp) == "READY_FALSE"
-    assert conditions(rsp) == [(
-        "ClusterReady", "False", "SourceNotSupported",
-        f"spec.cluster.source {source} is not provisioned by this project; bring the cluster as Existing")]
+    assert conditions(rsp) == [
+        (
+            "ClusterReady",
+            "False",
+            "SourceNotSupported",
+            f"spec.cluster.source {source} is not provisioned by this project; bring the cluster as Existing",
+        )
+    ]
     assert [p["name"] for p in composite_status(rsp)["gpuPools"]] == ["h100"]
 
 
@@ -154,8 +210,13 @@ def test_invalid_class_in_required_resources_is_fatal(stubs: Stubs) -> None:
     bad = inference_class("h100-8x")
     bad["spec"]["devices"][0]["count"] = 65
     rsp = stubs.v1.RunFunction(request(existing_cluster(), required={"class-h100-8x": [bad]}))
-    assert results(rsp) == [("FATAL", "invalid required resource class-h100-8x: InferenceClass h100-8x: "
-                             "spec.devices[0].count: Invalid value: 65: must be less than or equal to 64")]
+    assert results(rsp) == [
+        (
+            "FATAL",
+            "invalid required resource class-h100-8x: InferenceClass h100-8x: "
+            "spec.devices[0].count: Invalid value: 65: must be less than or equal to 64",
+        )
+    ]
     assert desired(rsp) == {}
 
 
@@ -163,5 +224,10 @@ def test_existing_without_its_block_is_fatal(stubs: Stubs) -> None:
     cluster = existing_cluster()
     del cluster["spec"]["cluster"]["existing"]
     rsp = stubs.v1.RunFunction(request(cluster))
-    assert results(rsp) == [("FATAL", "invalid InferenceCluster us-east-1: spec.cluster: "
-                             "spec.cluster.existing is required when spec.cluster.source is Existing.")]
+    assert results(rsp) == [
+        (
+            "FATAL",
+            "invalid InferenceCluster us-east-1: spec.cluster: "
+            "spec.cluster.existing is required when spec.cluster.source is Existing.",
+        )
+    ]

@@ -41,7 +41,9 @@ def _reconcile(stubs: Stubs, xr: dict[str, Any], world: list[dict[str, Any]], **
 
 def _observed_replicas(count: int, ready: bool) -> dict[str, dict[str, Any]]:
     return {
-        f"replica-us-east-1-{i}": replica(name=replica_name("qwen3-8b", "us-east-1", i), index=i, ready=ready)
+        f"replica-us-east-1-{i}": replica(
+            name=replica_name("qwen3-8b", "us-east-1", i), index=i, ready=ready
+        )
         for i in range(count)
     }
 
@@ -54,7 +56,12 @@ def test_first_call_declares_requirements_and_holds(stubs: Stubs) -> None:
         "all-replicas": {"kind": "ModelReplica", **ALL},
     }
     assert desired(rsp) == {}
-    assert conditions(rsp)[0] == ("ReplicasScheduled", "False", "ClustersUnresolved", "Waiting for InferenceClusters")
+    assert conditions(rsp)[0] == (
+        "ReplicasScheduled",
+        "False",
+        "ClustersUnresolved",
+        "Waiting for InferenceClusters",
+    )
     assert results(rsp) == []
     assert composite_ready(rsp) == "READY_FALSE"
     assert composite_status(rsp) == {"replicas": {"ready": 0, "total": 0}}
@@ -72,8 +79,11 @@ def test_first_call_keeps_every_observed_replica(stubs: Stubs) -> None:
         assert "status" not in obj
     assert readiness(rsp) == {key: "READY_TRUE" for key in observed}
     assert conditions(rsp)[0] == (
-        "ReplicasScheduled", "False", "ClustersUnresolved",
-        "Waiting for InferenceClusters; keeping 2 existing replicas")
+        "ReplicasScheduled",
+        "False",
+        "ClustersUnresolved",
+        "Waiting for InferenceClusters; keeping 2 existing replicas",
+    )
     assert composite_ready(rsp) == "READY_UNSPECIFIED"
 
 
@@ -81,9 +91,15 @@ def test_first_call_keeps_observed_endpoints_of_ready_replicas(stubs: Stubs) -> 
     observed: dict[str, Any] = _observed_replicas(1, ready=True)
     once = desired(_reconcile(stubs, deployment(replicas=1), WORLD, observed=observed))
     endpoint = dict(once["endpoint-us-east-1-0"])
-    endpoint["metadata"] = {**endpoint["metadata"], "uid": "u", "resourceVersion": "7",
-                            "managedFields": [{"manager": "crossplane"}]}
-    endpoint["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+    endpoint["metadata"] = {
+        **endpoint["metadata"],
+        "uid": "u",
+        "resourceVersion": "7",
+        "managedFields": [{"manager": "crossplane"}],
+    }
+    endpoint["status"] = {
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]
+    }
     observed["endpoint-us-east-1-0"] = endpoint
     rsp = stubs.v1.RunFunction(request(deployment(replicas=1), observed=observed))
     kept = desired(rsp)["endpoint-us-east-1-0"]
@@ -117,7 +133,10 @@ def test_ready_replicas_get_endpoints_and_flags(stubs: Stubs) -> None:
     assert sorted(objects) == sorted([*observed, "endpoint-us-east-1-0", "endpoint-us-east-1-1"])
     endpoint = objects["endpoint-us-east-1-0"]
     name = replica_name("qwen3-8b", "us-east-1", 0)
-    assert endpoint["spec"] == {"url": f"http://203.0.113.10/ml-team/{name}/v1", "rewritePath": f"/ml-team/{name}/"}
+    assert endpoint["spec"] == {
+        "url": f"http://203.0.113.10/ml-team/{name}/v1",
+        "rewritePath": f"/ml-team/{name}/",
+    }
     flags = readiness(rsp)
     assert flags["replica-us-east-1-0"] == "READY_TRUE"
     assert flags["endpoint-us-east-1-0"] == "READY_UNSPECIFIED"  # not observed yet
@@ -133,7 +152,9 @@ def test_observed_ready_endpoint_is_marked(stubs: Stubs) -> None:
     observed: dict[str, Any] = _observed_replicas(1, ready=True)
     once = desired(_reconcile(stubs, deployment(replicas=1), WORLD, observed=observed))
     endpoint = dict(once["endpoint-us-east-1-0"])
-    endpoint["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+    endpoint["status"] = {
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]
+    }
     observed["endpoint-us-east-1-0"] = endpoint
     rsp = _reconcile(stubs, deployment(replicas=1), WORLD, observed=observed)
     assert readiness(rsp)["endpoint-us-east-1-0"] == "READY_TRUE"
@@ -156,8 +177,17 @@ def test_cache_lookup_three_states(stubs: Stubs) -> None:
     xr = deployment(cache="qwen")
     first = stubs.v1.RunFunction(request(xr))
     assert requirements(first)["cache"] == {
-        "api_version": "modelplane.ai/v1alpha1", "kind": "ModelCache", "match_name": "qwen", "namespace": "ml-team"}
-    assert conditions(first)[0] == ("ModelCacheResolved", "False", "ModelCacheUnresolved", "Waiting for ModelCache qwen")
+        "api_version": "modelplane.ai/v1alpha1",
+        "kind": "ModelCache",
+        "match_name": "qwen",
+        "namespace": "ml-team",
+    }
+    assert conditions(first)[0] == (
+        "ModelCacheResolved",
+        "False",
+        "ModelCacheUnresolved",
+        "Waiting for ModelCache qwen",
+    )
     absent = stubs.v1.RunFunction(request(xr, required=satisfy(first, WORLD)))
     text = "ModelCache qwen not found; holding replica placement"
     assert conditions(absent)[0] == ("ModelCacheResolved", "False", "ModelCacheNotFound", text)
@@ -170,7 +200,12 @@ def test_cache_lookup_three_states(stubs: Stubs) -> None:
 
 def test_no_clusters_at_all(stubs: Stubs) -> None:
     rsp = _reconcile(stubs, deployment(), [inference_class()])
-    assert conditions(rsp)[0] == ("ReplicasScheduled", "False", "NoClusters", "No InferenceClusters found")
+    assert conditions(rsp)[0] == (
+        "ReplicasScheduled",
+        "False",
+        "NoClusters",
+        "No InferenceClusters found",
+    )
     assert results(rsp) == [("WARNING", "No InferenceClusters found")]
     assert composite_ready(rsp) == "READY_FALSE"
 
@@ -180,7 +215,11 @@ def test_empty_fleet_with_replicas_observed_holds(stubs: Stubs) -> None:
     rsp = _reconcile(stubs, deployment(), [], observed=observed)
     assert sorted(desired(rsp)) == sorted(observed)
     assert conditions(rsp)[0] == (
-        "ReplicasScheduled", "False", "ClustersUnresolved", "No InferenceClusters found; keeping 2 existing replicas")
+        "ReplicasScheduled",
+        "False",
+        "ClustersUnresolved",
+        "No InferenceClusters found; keeping 2 existing replicas",
+    )
     assert ("WARNING", "No InferenceClusters found") in results(rsp)
 
 
@@ -198,11 +237,15 @@ def test_invalid_selector_holds_with_a_warning(stubs: Stubs) -> None:
 def test_v1beta1_answers_the_same(stubs: Stubs) -> None:
     import crossplane.function.proto.v1beta1.run_function_pb2 as fnv1beta1
 
-    req = request(deployment(), required=satisfy(stubs.v1.RunFunction(request(deployment())), WORLD))
-    beta = stubs.v1beta1.RunFunction(fnv1beta1.RunFunctionRequest.FromString(req.SerializeToString()))
-    assert beta.SerializeToString(deterministic=True) == stubs.v1.RunFunction(req).SerializeToString(
-        deterministic=True
+    req = request(
+        deployment(), required=satisfy(stubs.v1.RunFunction(request(deployment())), WORLD)
     )
+    beta = stubs.v1beta1.RunFunction(
+        fnv1beta1.RunFunctionRequest.FromString(req.SerializeToString())
+    )
+    assert beta.SerializeToString(deterministic=True) == stubs.v1.RunFunction(
+        req
+    ).SerializeToString(deterministic=True)
 
 
 def test_other_deployments_replicas_count_ours_come_from_observed() -> None:
@@ -216,7 +259,11 @@ def test_other_deployments_replicas_count_ours_come_from_observed() -> None:
         FunctionRequest(
             composite=xr,
             observed=observed,
-            required={"clusters": [], "classes": [], "all-replicas": [ours_elsewhere, foreign_ns, foreign_dep]},
+            required={
+                "clusters": [],
+                "classes": [],
+                "all-replicas": [ours_elsewhere, foreign_ns, foreign_dep],
+            },
         ),
     )
     names = [r.metadata.name for r in inputs.observed_replicas]

@@ -54,7 +54,10 @@ def test_foreign_composite(stubs: Stubs) -> None:
 
 def test_unknown_kind_of_our_group(stubs: Stubs) -> None:
     xr = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelThing", "metadata": {"name": "b"}}
-    assert _fatal(stubs, request(xr)) == "unsupported composite resource modelplane.ai/v1alpha1/ModelThing"
+    assert (
+        _fatal(stubs, request(xr))
+        == "unsupported composite resource modelplane.ai/v1alpha1/ModelThing"
+    )
 
 
 def test_non_integer_replicas(stubs: Stubs) -> None:
@@ -79,10 +82,13 @@ def test_out_of_bounds_composite(stubs: Stubs) -> None:
 
 
 def test_wrong_kind_in_required_resources(stubs: Stubs) -> None:
-    req = request(deployment(), required={"clusters": [model_cache()], "classes": [], "all-replicas": []},
-                  desired=EARLIER)
+    req = request(
+        deployment(),
+        required={"clusters": [model_cache()], "classes": [], "all-replicas": []},
+        desired=EARLIER,
+    )
     assert _fatal(stubs, req) == (
-        'invalid required resource clusters: ModelCache ml-team/qwen: kind: Unsupported value: '
+        "invalid required resource clusters: ModelCache ml-team/qwen: kind: Unsupported value: "
         '"ModelCache": supported values: "InferenceCluster"'
     )
 
@@ -92,7 +98,7 @@ def test_wrong_api_version_in_required_resources(stubs: Stubs) -> None:
     cluster["apiVersion"] = "modelplane.ai/v2"
     req = request(replica(), required={"cluster": [cluster]})
     assert _fatal(stubs, req) == (
-        'invalid required resource cluster: InferenceCluster us-east-1: apiVersion: Unsupported value: '
+        "invalid required resource cluster: InferenceCluster us-east-1: apiVersion: Unsupported value: "
         '"modelplane.ai/v2": supported values: "modelplane.ai/v1alpha1"'
     )
 
@@ -100,8 +106,11 @@ def test_wrong_api_version_in_required_resources(stubs: Stubs) -> None:
 def test_invalid_required_cluster(stubs: Stubs) -> None:
     cluster = existing_cluster(pools=[("h100", "h100-8x", 1)])
     cluster["spec"]["nodePools"][0]["nodeCount"] = 1.5
-    req = request(deployment(), required={"clusters": [cluster], "classes": [inference_class()],
-                                          "all-replicas": []}, desired=EARLIER)
+    req = request(
+        deployment(),
+        required={"clusters": [cluster], "classes": [inference_class()], "all-replicas": []},
+        desired=EARLIER,
+    )
     assert _fatal(stubs, req) == (
         "invalid required resource clusters: InferenceCluster us-east-1: spec.nodePools[0].nodeCount: "
         "Invalid value: 1.5: must be of type integer"
@@ -113,7 +122,9 @@ def test_invalid_observed_replica_is_fatal_not_dropped(stubs: Stubs) -> None:
     broken["spec"]["engines"] = "garbage"
     req = request(deployment(), observed={"replica-us-east-1-0": broken}, desired=EARLIER)
     message = _fatal(stubs, req)
-    assert message.startswith("invalid observed resource replica-us-east-1-0: ModelReplica ml-team/qwen3-8b-e7f0a: spec.engines")
+    assert message.startswith(
+        "invalid observed resource replica-us-east-1-0: ModelReplica ml-team/qwen3-8b-e7f0a: spec.engines"
+    )
 
 
 @pytest.mark.parametrize(
@@ -128,7 +139,10 @@ def test_garbage_metadata(stubs: Stubs, metadata: Any) -> None:
 
 def test_composite_kind_not_a_string(stubs: Stubs) -> None:
     xr = {"apiVersion": "modelplane.ai/v1alpha1", "kind": ["ModelDeployment"]}
-    assert _fatal(stubs, request(xr)) == 'unsupported composite resource modelplane.ai/v1alpha1/["ModelDeployment"]'
+    assert (
+        _fatal(stubs, request(xr))
+        == 'unsupported composite resource modelplane.ai/v1alpha1/["ModelDeployment"]'
+    )
 
 
 def test_huge_lists(stubs: Stubs) -> None:
@@ -142,9 +156,14 @@ def test_huge_lists(stubs: Stubs) -> None:
 
 
 def test_huge_required_list_of_garbage(stubs: Stubs) -> None:
-    garbage = [{"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "spec": i} for i in range(20000)]
+    garbage = [
+        {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "spec": i}
+        for i in range(20000)
+    ]
     req = request(deployment(), required={"clusters": garbage, "classes": [], "all-replicas": []})
-    assert _fatal(stubs, req).startswith("invalid required resource clusters: InferenceCluster \"\": ")
+    assert _fatal(stubs, req).startswith(
+        'invalid required resource clusters: InferenceCluster "": '
+    )
 
 
 def test_deeply_nested_struct(stubs: Stubs) -> None:
@@ -173,19 +192,42 @@ def test_nan_and_infinity(stubs: Stubs) -> None:
 @given(
     st.recursive(
         st.none() | st.booleans() | st.floats(allow_nan=True) | st.text(max_size=5),
-        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-            st.sampled_from(["apiVersion", "kind", "metadata", "spec", "status", "name", "replicas", "x"]),
-            inner, max_size=4),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(
+                    ["apiVersion", "kind", "metadata", "spec", "status", "name", "replicas", "x"]
+                ),
+                inner,
+                max_size=4,
+            )
+        ),
         max_leaves=25,
     ),
-    st.sampled_from(["ModelDeployment", "ModelReplica", "InferenceCluster", "InferenceClass", "ModelCache",
-                     "ModelEndpoint"]),
+    st.sampled_from(
+        [
+            "ModelDeployment",
+            "ModelReplica",
+            "InferenceCluster",
+            "InferenceClass",
+            "ModelCache",
+            "ModelEndpoint",
+        ]
+    ),
 )
 def test_any_garbage_gets_an_answer(garbage: Any, kind: str) -> None:
-    composite = {"apiVersion": "modelplane.ai/v1alpha1", "kind": kind, "spec": garbage, "metadata": garbage}
+    composite = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": kind,
+        "spec": garbage,
+        "metadata": garbage,
+    }
     required = {"clusters": [{"kind": "InferenceCluster", "spec": garbage}], "cluster": [garbage]}
-    out = run(FunctionRequest(composite=composite, observed={"replica-a-0": {"spec": garbage}},
-                              required=required))  # type: ignore[dict-item]
+    out = run(
+        FunctionRequest(
+            composite=composite, observed={"replica-a-0": {"spec": garbage}}, required=required
+        )
+    )  # type: ignore[dict-item]
     if out.fatal:
         assert out.resources == []
     assert not any(r.message.startswith("internal error") for r in out.results)
@@ -197,7 +239,14 @@ def test_struct_values_of_every_kind_are_read() -> None:
     assert as_struct({"x": 1}) is not None
     from modelplane.runtime.crossplane.structs import struct_to_dict
 
-    assert struct_to_dict(struct) == {"a": None, "b": True, "c": 1.0, "d": "s", "e": [1.0, {"f": []}], "g": {}}
+    assert struct_to_dict(struct) == {
+        "a": None,
+        "b": True,
+        "c": 1.0,
+        "d": "s",
+        "e": [1.0, {"f": []}],
+        "g": {},
+    }
 
 
 def test_fatal_keeps_desired_resources_of_earlier_steps(stubs: Stubs) -> None:

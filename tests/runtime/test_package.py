@@ -53,21 +53,33 @@ def _load(relative: str) -> dict[str, Any]:
 
 
 def test_package_files_are_exactly_the_specified_set() -> None:
-    expected = {"configuration/crossplane.yaml", "function/crossplane.yaml", "install/function.yaml"}
+    expected = {
+        "configuration/crossplane.yaml",
+        "function/crossplane.yaml",
+        "install/function.yaml",
+    }
     for info in KINDS:
-        expected |= {f"configuration/apis/{info.plural}/definition.yaml",
-                     f"configuration/apis/{info.plural}/composition.yaml"}
+        expected |= {
+            f"configuration/apis/{info.plural}/definition.yaml",
+            f"configuration/apis/{info.plural}/composition.yaml",
+        }
     assert set(package_files()) == expected
 
 
 def test_package_verb_writes_the_files(tmp_path: Path) -> None:
     out = tmp_path / "pkg"
     assert main(["package", "--out", str(out)]) == 0
-    written = {str(p.relative_to(out)): p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file()}
+    written = {
+        str(p.relative_to(out)): p.read_text(encoding="utf-8")
+        for p in out.rglob("*")
+        if p.is_file()
+    }
     assert written == package_files()
 
 
-def test_package_defaults_to_the_package_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_package_defaults_to_the_package_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["package"]) == 0
     assert (tmp_path / "package" / "configuration" / "crossplane.yaml").is_file()
@@ -85,14 +97,20 @@ def test_checked_in_package_has_not_drifted() -> None:
         assert path.is_file(), f"{relative} missing: run `make package`"
         assert path.read_text(encoding="utf-8") == text, f"{relative} drifted: run `make package`"
     for sub in ("configuration", "function", "install"):
-        extra = {str(p.relative_to(CHECKED_IN)) for p in (CHECKED_IN / sub).rglob("*") if p.is_file()}
-        assert extra <= set(package_files()), f"stale files under package/{sub}: {extra - set(package_files())}"
+        extra = {
+            str(p.relative_to(CHECKED_IN)) for p in (CHECKED_IN / sub).rglob("*") if p.is_file()
+        }
+        assert extra <= set(package_files()), (
+            f"stale files under package/{sub}: {extra - set(package_files())}"
+        )
 
 
 def test_definitions_are_what_crds_writes() -> None:
     for definition in xrds():
         plural = definition["spec"]["names"]["plural"]
-        assert package_files()[f"configuration/apis/{plural}/definition.yaml"] == render_xrds([definition])
+        assert package_files()[f"configuration/apis/{plural}/definition.yaml"] == render_xrds(
+            [definition]
+        )
 
 
 def test_configuration_metadata() -> None:
@@ -101,15 +119,24 @@ def test_configuration_metadata() -> None:
     assert config["metadata"]["name"] == "modelplane"
     assert config["spec"]["crossplane"] == {"version": ">=v2.0.0"}
     assert config["spec"]["dependsOn"] == [
-        {"provider": "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes", "version": ">=v1.0.0"},
-        {"function": "xpkg.crossplane.io/modelplane/function-modelplane", "version": f">=v{__version__}"},
+        {
+            "provider": "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes",
+            "version": ">=v1.0.0",
+        },
+        {
+            "function": "xpkg.crossplane.io/modelplane/function-modelplane",
+            "version": f">=v{__version__}",
+        },
     ]
 
 
 def test_function_metadata_and_install() -> None:
     meta = _load("function/crossplane.yaml")
     assert (meta["apiVersion"], meta["kind"], meta["metadata"]["name"]) == (
-        "meta.pkg.crossplane.io/v1beta1", "Function", "function-modelplane")
+        "meta.pkg.crossplane.io/v1beta1",
+        "Function",
+        "function-modelplane",
+    )
     assert meta["spec"]["crossplane"] == {"version": ">=v2.0.0"}
     install = _load("install/function.yaml")
     assert install == {
@@ -130,7 +157,9 @@ def test_composition_shape(info: Any) -> None:
         "spec": {
             "compositeTypeRef": {"apiVersion": "modelplane.ai/v1alpha1", "kind": info.kind},
             "mode": "Pipeline",
-            "pipeline": [{"step": "compose", "functionRef": {"name": "modelplane-function-modelplane"}}],
+            "pipeline": [
+                {"step": "compose", "functionRef": {"name": "modelplane-function-modelplane"}}
+            ],
         },
     }
     definition = _load(f"configuration/apis/{info.plural}/definition.yaml")
@@ -152,7 +181,9 @@ def test_package_objects_are_valid_against_crossplane_schemas(info: Any) -> None
 
 @needs_schemas
 def test_function_object_is_valid() -> None:
-    jsonschema.validate(_load("install/function.yaml"), _schema("pkg.crossplane.io_functions.yaml", "v1"))
+    jsonschema.validate(
+        _load("install/function.yaml"), _schema("pkg.crossplane.io_functions.yaml", "v1")
+    )
 
 
 @needs_schemas
@@ -160,7 +191,9 @@ def test_gateway_object_of_the_cluster_function_is_valid() -> None:
     from modelplane.api import InferenceCluster
 
     obj = gateway_object(InferenceCluster.model_validate(existing_cluster()))
-    jsonschema.validate(copy.deepcopy(obj), _schema("kubernetes.m.crossplane.io_objects.yaml", "v1alpha1"))
+    jsonschema.validate(
+        copy.deepcopy(obj), _schema("kubernetes.m.crossplane.io_objects.yaml", "v1alpha1")
+    )
 
 
 def test_dockerfile_runs_the_function() -> None:

@@ -55,7 +55,10 @@ def _published(cluster: dict[str, Any], classes: dict[str, InferenceClass]) -> d
             status["gpuPools"] = [pool.to_wire() for pool in pools]
     status.setdefault(
         "providerConfigRef",
-        {"kind": "ClusterProviderConfig", "name": child_name(cluster["metadata"]["name"], "cluster-kubeconfig")},
+        {
+            "kind": "ClusterProviderConfig",
+            "name": child_name(cluster["metadata"]["name"], "cluster-kubeconfig"),
+        },
     )
     return out
 
@@ -70,53 +73,87 @@ def _by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [o for o in objects if o["kind"] == kind]
 
 
-def _run_deployment(stubs: Stubs, xr: dict[str, Any], world: list[dict[str, Any]],
-                    observed: dict[str, dict[str, Any]]) -> Any:
+def _run_deployment(
+    stubs: Stubs,
+    xr: dict[str, Any],
+    world: list[dict[str, Any]],
+    observed: dict[str, dict[str, Any]],
+) -> Any:
     first = stubs.v1.RunFunction(request(xr, observed=observed))
     return stubs.v1.RunFunction(request(xr, observed=observed, required=satisfy(first, world)))
 
 
-def _run_replica(stubs: Stubs, replica: dict[str, Any], world: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _run_replica(
+    stubs: Stubs, replica: dict[str, Any], world: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
     first = stubs.v1.RunFunction(request(replica))
     return desired(stubs.v1.RunFunction(request(replica, required=satisfy(first, world))))
 
 
-def _compare(stubs: Stubs, docs: list[dict[str, Any]], rendered: list[dict[str, Any]],
-             observed_replicas: list[dict[str, Any]]) -> int:
-    classes = {d["metadata"]["name"]: InferenceClass.model_validate(d) for d in docs if d["kind"] == "InferenceClass"}
-    world = [_published(d, classes) if d["kind"] == "InferenceCluster" else d
-             for d in docs if d["kind"] != "ModelDeployment"]
+def _compare(
+    stubs: Stubs,
+    docs: list[dict[str, Any]],
+    rendered: list[dict[str, Any]],
+    observed_replicas: list[dict[str, Any]],
+) -> int:
+    classes = {
+        d["metadata"]["name"]: InferenceClass.model_validate(d)
+        for d in docs
+        if d["kind"] == "InferenceClass"
+    }
+    world = [
+        _published(d, classes) if d["kind"] == "InferenceCluster" else d
+        for d in docs
+        if d["kind"] != "ModelDeployment"
+    ]
     world.extend(observed_replicas)
-    deployments = sorted(_by_kind(docs, "ModelDeployment"),
-                         key=lambda d: (d["metadata"].get("namespace", "default"), d["metadata"]["name"]))
+    deployments = sorted(
+        _by_kind(docs, "ModelDeployment"),
+        key=lambda d: (d["metadata"].get("namespace", "default"), d["metadata"]["name"]),
+    )
     compared = 0
     for xr in deployments:
         ns, name = xr["metadata"].get("namespace", "default"), xr["metadata"]["name"]
 
         def ours(o: dict[str, Any], ns: str = ns, name: str = name) -> bool:
-            return o["metadata"]["namespace"] == ns and o["metadata"]["labels"]["modelplane.ai/deployment"] == name
+            return (
+                o["metadata"]["namespace"] == ns
+                and o["metadata"]["labels"]["modelplane.ai/deployment"] == name
+            )
 
         expected_replicas = [o for o in _by_kind(rendered, "ModelReplica") if ours(o)]
         expected_endpoints = [o for o in _by_kind(rendered, "ModelEndpoint") if ours(o)]
-        [expected_xr] = [o for o in _by_kind(rendered, "ModelDeployment")
-                         if o["metadata"]["name"] == name and o["metadata"]["namespace"] == ns]
+        [expected_xr] = [
+            o
+            for o in _by_kind(rendered, "ModelDeployment")
+            if o["metadata"]["name"] == name and o["metadata"]["namespace"] == ns
+        ]
         observed = {_key(r): r for r in observed_replicas if ours(r)}
         rsp = _run_deployment(stubs, xr, world, observed)
         got = desired(rsp)
         assert got == {_key(o): o for o in [*expected_replicas, *expected_endpoints]}
         status = dict(composite_status(rsp))
-        status["conditions"] = [dict(zip(("type", "status", "reason", "message"), c, strict=True))
-                                for c in conditions(rsp)]
+        status["conditions"] = [
+            dict(zip(("type", "status", "reason", "message"), c, strict=True))
+            for c in conditions(rsp)
+        ]
         assert status == expected_xr["status"]
         # What this deployment was given exists before the next one is reconciled.
-        world.extend(r for r in expected_replicas if r["metadata"]["name"] not in
-                     {o["metadata"]["name"] for o in observed_replicas})
+        world.extend(
+            r
+            for r in expected_replicas
+            if r["metadata"]["name"] not in {o["metadata"]["name"] for o in observed_replicas}
+        )
         for replica in expected_replicas:
             objects = _run_replica(stubs, replica, world)
-            expected = [o for o in _by_kind(rendered, "Object")
-                        if o["metadata"]["name"] in {v["metadata"]["name"] for v in objects.values()}]
+            expected = [
+                o
+                for o in _by_kind(rendered, "Object")
+                if o["metadata"]["name"] in {v["metadata"]["name"] for v in objects.values()}
+            ]
             assert sorted(objects.values(), key=lambda o: o["metadata"]["name"]) == sorted(
-                expected, key=lambda o: o["metadata"]["name"])
+                expected, key=lambda o: o["metadata"]["name"]
+            )
             compared += len(objects)
     return compared
 

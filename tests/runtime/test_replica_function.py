@@ -40,13 +40,19 @@ WORLD = [worked_example_cluster()]
 
 def _compose(stubs: Stubs, observed: dict[str, Any] | None = None) -> Any:
     first = stubs.v1.RunFunction(request(replica(), observed=observed))
-    return stubs.v1.RunFunction(request(replica(), observed=observed, required=satisfy(first, WORLD)))
+    return stubs.v1.RunFunction(
+        request(replica(), observed=observed, required=satisfy(first, WORLD))
+    )
 
 
 def test_first_call_asks_for_the_cluster_and_composes_nothing(stubs: Stubs) -> None:
     rsp = stubs.v1.RunFunction(request(replica()))
     assert requirements(rsp) == {
-        "cluster": {"api_version": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "match_name": "us-east-1"}
+        "cluster": {
+            "api_version": "modelplane.ai/v1alpha1",
+            "kind": "InferenceCluster",
+            "match_name": "us-east-1",
+        }
     }
     assert desired(rsp) == {}
     assert conditions(rsp) == [
@@ -61,7 +67,10 @@ def test_composes_the_worked_example(stubs: Stubs) -> None:
     rsp = _compose(stubs)
     objects = desired(rsp)
     assert list(objects) == KEYS or sorted(objects) == sorted(KEYS)
-    assert objects["model-serving-qwen3-8b"]["metadata"]["name"] == "qwen3-8b-e7f0a-model-serving-qwen3-8b-43f12"
+    assert (
+        objects["model-serving-qwen3-8b"]["metadata"]["name"]
+        == "qwen3-8b-e7f0a-model-serving-qwen3-8b-43f12"
+    )
     assert objects["epp-service"]["metadata"]["name"] == "qwen3-8b-e7f0a-epp-service-7fd25"
     for obj in objects.values():
         assert obj["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": PC}
@@ -80,7 +89,8 @@ def test_composes_the_worked_example(stubs: Stubs) -> None:
 def test_same_objects_as_the_pure_composition(stubs: Stubs) -> None:
     rsp = _compose(stubs)
     pure = compose_replica(
-        ModelReplica.model_validate(replica()), InferenceCluster.model_validate(worked_example_cluster())
+        ModelReplica.model_validate(replica()),
+        InferenceCluster.model_validate(worked_example_cluster()),
     )
     assert desired(rsp) == {o.key: o.object for o in pure.objects}
 
@@ -112,7 +122,11 @@ def test_cluster_gone_keeps_every_observed_object(stubs: Stubs) -> None:
         assert obj["spec"] == composed[key]["spec"]
         assert obj["kind"] == "Object"
     assert conditions(rsp)[0] == (
-        "ModelAccepted", "False", "WaitingForCluster", "InferenceCluster us-east-1 not found")
+        "ModelAccepted",
+        "False",
+        "WaitingForCluster",
+        "InferenceCluster us-east-1 not found",
+    )
     assert conditions(rsp)[1] == ("ModelReady", "True", "Serving", "")
     assert readiness(rsp)["model-serving-qwen3-8b"] == "READY_TRUE"
 

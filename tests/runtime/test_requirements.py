@@ -41,7 +41,19 @@ def test_replica_looks_up_its_cluster_by_name() -> None:
             "metadata": {"name": "r", "namespace": "ml-team"},
             "spec": {
                 "clusterName": "us-east-1",
-                "engines": [{"name": "e", "members": [{"nodePoolName": "h100", "template": {"spec": {"containers": [{"name": "engine", "image": "i"}]}}}]}],
+                "engines": [
+                    {
+                        "name": "e",
+                        "members": [
+                            {
+                                "nodePoolName": "h100",
+                                "template": {
+                                    "spec": {"containers": [{"name": "engine", "image": "i"}]}
+                                },
+                            }
+                        ],
+                    }
+                ],
             },
         }
     )

@@ -31,7 +31,9 @@ REPO = Path(__file__).resolve().parents[2]
 def test_v1_and_v1beta1_both_answer(stubs: Stubs) -> None:
     req = request(inference_class())
     v1 = stubs.v1.RunFunction(req)
-    beta = stubs.v1beta1.RunFunction(fnv1beta1.RunFunctionRequest.FromString(req.SerializeToString()))
+    beta = stubs.v1beta1.RunFunction(
+        fnv1beta1.RunFunctionRequest.FromString(req.SerializeToString())
+    )
     assert isinstance(beta, fnv1beta1.RunFunctionResponse)
     assert composite_ready(v1) == "READY_TRUE"
     assert beta.desired.composite.ready == fnv1beta1.READY_TRUE
@@ -86,14 +88,55 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 def _certificates(directory: Path) -> None:
     """A CA, a server certificate for localhost and a client certificate, as Crossplane mounts them."""
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=test-ca",
-             "-keyout", "ca.key", "-out", "ca.crt", cwd=directory)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=test-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        cwd=directory,
+    )
     (directory / "san.cnf").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
     for name in ("tls", "client"):
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}", "-keyout", f"{name}.key",
-                 "-out", f"{name}.csr", cwd=directory)
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-                 "-days", "1", "-extfile", "san.cnf", "-out", f"{name}.crt", cwd=directory)
+        _openssl(
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            f"/CN={name}",
+            "-keyout",
+            f"{name}.key",
+            "-out",
+            f"{name}.csr",
+            cwd=directory,
+        )
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            "san.cnf",
+            "-out",
+            f"{name}.crt",
+            cwd=directory,
+        )
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed")
@@ -105,15 +148,20 @@ def test_mtls_requires_a_client_certificate_signed_by_the_ca(tmp_path: Path) -> 
     try:
         trusted = grpc.secure_channel(
             f"localhost:{port}",
-            grpc.ssl_channel_credentials(ca, (tmp_path / "client.key").read_bytes(),
-                                         (tmp_path / "client.crt").read_bytes()),
+            grpc.ssl_channel_credentials(
+                ca, (tmp_path / "client.key").read_bytes(), (tmp_path / "client.crt").read_bytes()
+            ),
         )
-        rsp = grpcv1.FunctionRunnerServiceStub(trusted).RunFunction(request(inference_class()), timeout=10)
+        rsp = grpcv1.FunctionRunnerServiceStub(trusted).RunFunction(
+            request(inference_class()), timeout=10
+        )
         assert composite_ready(rsp) == "READY_TRUE"
         trusted.close()
         anonymous = grpc.secure_channel(f"localhost:{port}", grpc.ssl_channel_credentials(ca))
         with pytest.raises(grpc.RpcError):
-            grpcv1.FunctionRunnerServiceStub(anonymous).RunFunction(request(inference_class()), timeout=10)
+            grpcv1.FunctionRunnerServiceStub(anonymous).RunFunction(
+                request(inference_class()), timeout=10
+            )
         anonymous.close()
     finally:
         server.stop(None).wait()
@@ -125,8 +173,9 @@ def test_certs_dir_defaults_to_the_environment() -> None:
     assert certs_dir(None, {}) is None
 
 
-def test_serve_without_credentials_is_a_usage_error(capsys: pytest.CaptureFixture[str],
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_without_credentials_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("TLS_SERVER_CERTS_DIR", raising=False)
     assert main(["function", "serve"]) == 2
     assert "--insecure" in capsys.readouterr().err
@@ -150,14 +199,27 @@ def test_serve_process_answers_and_exits_zero_on_sigterm() -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
     env.pop("TLS_SERVER_CERTS_DIR", None)
     process = subprocess.Popen(
-        [sys.executable, "-m", "modelplane", "function", "serve", "--insecure",
-         "--address", f"127.0.0.1:{port}", "--debug"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        [
+            sys.executable,
+            "-m",
+            "modelplane",
+            "function",
+            "serve",
+            "--insecure",
+            "--address",
+            f"127.0.0.1:{port}",
+            "--debug",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     try:
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         grpc.channel_ready_future(channel).result(timeout=30)
-        rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request(inference_class()), timeout=10)
+        rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(
+            request(inference_class()), timeout=10
+        )
         assert composite_ready(rsp) == "READY_TRUE"
         channel.close()
         process.send_signal(signal.SIGTERM)
@@ -183,8 +245,19 @@ def test_serve_process_refuses_a_busy_address() -> None:
         port = sock.getsockname()[1]
         started = time.monotonic()
         result = subprocess.run(
-            [sys.executable, "-m", "modelplane", "function", "serve", "--insecure", "--address", f"127.0.0.1:{port}"],
-            capture_output=True, env=dict(os.environ, PYTHONPATH=str(REPO / "src")), timeout=60,
+            [
+                sys.executable,
+                "-m",
+                "modelplane",
+                "function",
+                "serve",
+                "--insecure",
+                "--address",
+                f"127.0.0.1:{port}",
+            ],
+            capture_output=True,
+            env=dict(os.environ, PYTHONPATH=str(REPO / "src")),
+            timeout=60,
         )
     assert result.returncode == 1, result.stderr
     assert b"cannot listen" in result.stderr

@@ -21,7 +21,9 @@ from modelplane.runtime.crossplane.structs import (
 json_scalars = st.none() | st.booleans() | st.text(max_size=8) | st.integers(-(2**40), 2**40)
 json_values = st.recursive(
     json_scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
     max_leaves=30,
 )
 
@@ -57,7 +59,9 @@ def test_unset_value_reads_as_none() -> None:
 
 def test_integers_restored_where_the_schema_says_integer() -> None:
     schema = validator_schema(ModelDeployment)
-    raw = {"spec": {"replicas": 3.0, "template": {"spec": {"engines": [{"copies": 2.0, "name": "e"}]}}}}
+    raw = {
+        "spec": {"replicas": 3.0, "template": {"spec": {"engines": [{"copies": 2.0, "name": "e"}]}}}
+    }
     restored = restore_integers(raw, schema)
     assert restored["spec"]["replicas"] == 3 and type(restored["spec"]["replicas"]) is int
     copies = restored["spec"]["template"]["spec"]["engines"][0]["copies"]
@@ -80,7 +84,10 @@ def test_number_fields_and_strings_are_not_touched() -> None:
 def test_int_or_string_fields_become_integers() -> None:
     schema = {"type": "object", "properties": {"p": {"x-kubernetes-int-or-string": True}}}
     assert type(restore_integers({"p": 8080.0}, schema)["p"]) is int
-    any_of = {"type": "object", "properties": {"p": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}}
+    any_of = {
+        "type": "object",
+        "properties": {"p": {"anyOf": [{"type": "integer"}, {"type": "string"}]}},
+    }
     assert type(restore_integers({"p": 8080.0}, any_of)["p"]) is int
 
 
@@ -96,7 +103,10 @@ def test_additional_properties_schema_applies_to_map_values() -> None:
     assert restore_integers({"a": 1.0, "b": 2.0}, schema) == {"a": 1, "b": 2}
 
 
-@given(json_values, st.sampled_from([None, {}, {"type": "integer"}, {"items": "garbage"}, {"properties": []}]))
+@given(
+    json_values,
+    st.sampled_from([None, {}, {"type": "integer"}, {"items": "garbage"}, {"properties": []}]),
+)
 def test_garbage_never_raises(value: Any, schema: Any) -> None:
     restore_integers(value, schema)
     integral_floats_to_int(value)

@@ -66,7 +66,10 @@ def cluster(
         status["gateway"] = {"address": gateway}
     if pools:
         status["gpuPools"] = list(pools)
-    spec: dict[str, Any] = {"cluster": {"source": "Existing", "existing": {"secretRef": {"name": "kc"}}}, "stack": stack}
+    spec: dict[str, Any] = {
+        "cluster": {"source": "Existing", "existing": {"secretRef": {"name": "kc"}}},
+        "stack": stack,
+    }
     if taints:
         spec["taints"] = taints
     if node_pools:
@@ -79,7 +82,9 @@ def cluster(
 
 def inference_class(name: str, *devices: dict[str, Any]) -> InferenceClass:
     """An InferenceClass with the given devices (class shape: claim and count optional)."""
-    return InferenceClass.model_validate({"metadata": {"name": name}, "spec": {"devices": list(devices)}})
+    return InferenceClass.model_validate(
+        {"metadata": {"name": name}, "spec": {"devices": list(devices)}}
+    )
 
 
 def request(name: str = "gpu", count: int = 1, *cels: str) -> dict[str, Any]:
@@ -143,12 +148,19 @@ def deployment(
     )
 
 
-def model_cache(name: str, namespace: str = "ml-team", selector: dict[str, str] | None = None) -> ModelCache:
+def model_cache(
+    name: str, namespace: str = "ml-team", selector: dict[str, str] | None = None
+) -> ModelCache:
     """A ModelCache."""
-    spec: dict[str, Any] = {"source": "HuggingFace", "huggingFace": {"repo": "Qwen/Qwen3-8B", "sizeGiB": 20}}
+    spec: dict[str, Any] = {
+        "source": "HuggingFace",
+        "huggingFace": {"repo": "Qwen/Qwen3-8B", "sizeGiB": 20},
+    }
     if selector is not None:
         spec["clusterSelector"] = {"matchLabels": selector}
-    return ModelCache.model_validate({"metadata": {"name": name, "namespace": namespace}, "spec": spec})
+    return ModelCache.model_validate(
+        {"metadata": {"name": name, "namespace": namespace}, "spec": spec}
+    )
 
 
 def stamped_member(

@@ -24,9 +24,22 @@ def write(path: Path, *objects: KubeModel | dict[str, Any]) -> None:
 def fleet_dir(tmp_path: Path) -> Path:
     write(
         tmp_path / "fleet.yaml",
-        cluster("eu-west-1", pool("h100", 2, gpu()), labels={"region": "eu"}, ready="False", gateway=None),
-        cluster("us-east-1", pool("h100", 1, gpu()), labels={"region": "us"}, gateway="203.0.113.10"),
-        cluster("us-west-2", pool("l4", 2, gpu(1, L4_MEM)), labels={"region": "us"}, gateway="203.0.113.20"),
+        cluster(
+            "eu-west-1",
+            pool("h100", 2, gpu()),
+            labels={"region": "eu"},
+            ready="False",
+            gateway=None,
+        ),
+        cluster(
+            "us-east-1", pool("h100", 1, gpu()), labels={"region": "us"}, gateway="203.0.113.10"
+        ),
+        cluster(
+            "us-west-2",
+            pool("l4", 2, gpu(1, L4_MEM)),
+            labels={"region": "us"},
+            gateway="203.0.113.20",
+        ),
     )
     write(tmp_path / "deploy.yaml", deployment("qwen3-8b", 2))
     return tmp_path
@@ -58,7 +71,9 @@ def test_json_shape(fleet_dir: Path, capsys: pytest.CaptureFixture[str]) -> None
                         "role": "Standalone",
                         "pool": "h100",
                         "nodes": 1,
-                        "devices": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}],
+                        "devices": [
+                            {"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}
+                        ],
                     }
                 ],
             }
@@ -67,17 +82,26 @@ def test_json_shape(fleet_dir: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert [r["name"] for r in dep["replicas"]] == ["qwen3-8b-e7f0a", "qwen3-8b-13bc2"]
     assert dep["conditions"] == [
         {"type": "ReplicasScheduled", "status": "False", "reason": "Scheduling", "message": ""},
-        {"type": "ReplicasReady", "status": "False", "reason": "ModelStarting", "message": "0 of 2 ready"},
+        {
+            "type": "ReplicasReady",
+            "status": "False",
+            "reason": "ModelStarting",
+            "message": "0 of 2 ready",
+        },
     ]
 
 
 def test_json_explain(fleet_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run_cli(capsys, str(fleet_dir), "-o", "json", "--explain")
     (dep,) = json.loads(out)["deployments"]
-    assert dep["explain"] == [{"cluster": "eu-west-1", "reason": "NotReady", "message": "Ready condition is False"}]
+    assert dep["explain"] == [
+        {"cluster": "eu-west-1", "reason": "NotReady", "message": "Ready condition is False"}
+    ]
 
 
-def test_claimless_member_has_no_devices(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_claimless_member_has_no_devices(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write(
         tmp_path / "all.yaml",
         cluster("c1", pool("h100", 1, gpu())),
@@ -90,15 +114,38 @@ def test_claimless_member_has_no_devices(tmp_path: Path, capsys: pytest.CaptureF
     (dep,) = json.loads(out)["deployments"]
     leader = dep["replicas"][0]["engines"][0]["members"][0]
     assert (leader["nodes"], leader["devices"]) == (0, [])
-    assert dep["conditions"][0] == {"type": "ModelCacheResolved", "status": "True", "reason": "ModelCacheResolved", "message": ""}
+    assert dep["conditions"][0] == {
+        "type": "ModelCacheResolved",
+        "status": "True",
+        "reason": "ModelCacheResolved",
+        "message": "",
+    }
 
 
 def test_table(fleet_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, str(fleet_dir))
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["DEPLOYMENT", "REPLICA", "CLUSTER", "INDEX", "STATE", "ENGINE/MEMBER", "->", "POOL"]
-    assert lines[1].split() == ["ml-team/qwen3-8b", "qwen3-8b-e7f0a", "us-east-1", "0", "new", "qwen3-8b/Standalone", "->", "h100"]
+    assert lines[0].split() == [
+        "DEPLOYMENT",
+        "REPLICA",
+        "CLUSTER",
+        "INDEX",
+        "STATE",
+        "ENGINE/MEMBER",
+        "->",
+        "POOL",
+    ]
+    assert lines[1].split() == [
+        "ml-team/qwen3-8b",
+        "qwen3-8b-e7f0a",
+        "us-east-1",
+        "0",
+        "new",
+        "qwen3-8b/Standalone",
+        "->",
+        "h100",
+    ]
     # Aligned: every column starts at the same offset on every row.
     assert lines[0].index("CLUSTER") == lines[1].index("us-east-1") == lines[2].index("us-west-2")
     assert "explain" not in out
@@ -116,7 +163,9 @@ def test_retained_and_deterministic(fleet_dir: Path, capsys: pytest.CaptureFixtu
     assert dep["conditions"][0]["reason"] == "ReplicasCreated"
 
 
-def test_invalid_input_exits_1_with_validate_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_input_exits_1_with_validate_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = deployment("chat").to_wire()
     bad["spec"]["replicas"] = 101
     write(tmp_path / "bad.yaml", bad)

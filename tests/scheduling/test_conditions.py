@@ -86,14 +86,24 @@ def test_new_placement_on_a_reused_identity_is_not_ready() -> None:
     observed = [replica("chat", "a", 0, pool_name="gone", ready=True)]
     s = status(deployment("chat", 1), FLEET[:1], observed)
     assert s.ready == 0
-    assert conds(s)[0] == ("ReplicasScheduled", "True", "ReplicasCreated", "Scheduled 1 of 1 replicas")
+    assert conds(s)[0] == (
+        "ReplicasScheduled",
+        "True",
+        "ReplicasCreated",
+        "Scheduled 1 of 1 replicas",
+    )
 
 
 def test_insufficient_capacity() -> None:
     big = engine("chat", member("Standalone", request("gpu", 16)))
     s = status(deployment("chat", 2, big), FLEET)
     assert conds(s) == [
-        ("ReplicasScheduled", "False", "InsufficientCapacity", "0 of 2 replicas scheduled (checked 2 clusters)"),
+        (
+            "ReplicasScheduled",
+            "False",
+            "InsufficientCapacity",
+            "0 of 2 replicas scheduled (checked 2 clusters)",
+        ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
     ]
 
@@ -109,12 +119,22 @@ def test_clusters_unresolved_not_fetched() -> None:
     s = status(deployment("chat", 2), UNRESOLVED, observed)
     assert (s.total, s.ready) == (2, 1)
     assert conds(s) == [
-        ("ReplicasScheduled", "False", "ClustersUnresolved", "Waiting for InferenceClusters; keeping 2 existing replicas"),
+        (
+            "ReplicasScheduled",
+            "False",
+            "ClustersUnresolved",
+            "Waiting for InferenceClusters; keeping 2 existing replicas",
+        ),
         ("ReplicasReady", "False", "ModelStarting", "1 of 2 ready"),
     ]
     assert s.events == ()
     empty = status(deployment("chat", 2), UNRESOLVED)
-    assert conds(empty)[0] == ("ReplicasScheduled", "False", "ClustersUnresolved", "Waiting for InferenceClusters")
+    assert conds(empty)[0] == (
+        "ReplicasScheduled",
+        "False",
+        "ClustersUnresolved",
+        "Waiting for InferenceClusters",
+    )
 
 
 def test_clusters_unresolved_empty_list() -> None:
@@ -126,12 +146,22 @@ def test_clusters_unresolved_empty_list() -> None:
 
 
 def test_invalid_selector() -> None:
-    d = deployment("chat", 1, engine("chat", member("Standalone", request("gpu", 1, "device.count >= 1"))), cache="q")
+    d = deployment(
+        "chat",
+        1,
+        engine("chat", member("Standalone", request("gpu", 1, "device.count >= 1"))),
+        cache="q",
+    )
     s = status(d, FLEET, [replica("chat", "a", 0, ready=True)], CACHE_ABSENT)
     error = conds(s)[1][3]
     assert error.startswith("Invalid nodeSelector CEL expression: ")
     assert conds(s) == [
-        ("ModelCacheResolved", "False", "ModelCacheNotFound", "ModelCache q not found; holding replica placement"),
+        (
+            "ModelCacheResolved",
+            "False",
+            "ModelCacheNotFound",
+            "ModelCache q not found; holding replica placement",
+        ),
         ("ReplicasScheduled", "False", "InvalidNodeSelector", error),
         ("ReplicasReady", "True", "AllReplicasReady", "1 of 1 ready"),
     ]
@@ -152,13 +182,22 @@ def test_invalid_selector() -> None:
 def test_model_cache_resolved(cache: CacheState, row: tuple[str, str, str, str]) -> None:
     s = status(deployment("chat", 1, cache="qwen"), FLEET, [], cache)
     assert conds(s)[0] == row
-    assert [c.type for c in s.conditions] == ["ModelCacheResolved", "ReplicasScheduled", "ReplicasReady"]
+    assert [c.type for c in s.conditions] == [
+        "ModelCacheResolved",
+        "ReplicasScheduled",
+        "ReplicasReady",
+    ]
 
 
 def test_absent_cache_with_nothing_to_retain() -> None:
     s = status(deployment("chat", 1, cache="qwen"), FLEET, [], CACHE_ABSENT)
     assert conds(s)[1:] == [
-        ("ReplicasScheduled", "False", "InsufficientCapacity", "0 of 1 replicas scheduled (checked 2 clusters)"),
+        (
+            "ReplicasScheduled",
+            "False",
+            "InsufficientCapacity",
+            "0 of 1 replicas scheduled (checked 2 clusters)",
+        ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
     ]
 
@@ -169,6 +208,11 @@ def test_wire_form() -> None:
         "replicas": {"ready": 0, "total": 1},
         "conditions": [
             {"type": "ReplicasScheduled", "status": "False", "reason": "Scheduling", "message": ""},
-            {"type": "ReplicasReady", "status": "False", "reason": "ModelStarting", "message": "0 of 1 ready"},
+            {
+                "type": "ReplicasReady",
+                "status": "False",
+                "reason": "ModelStarting",
+                "message": "0 of 1 ready",
+            },
         ],
     }

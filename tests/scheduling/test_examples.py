@@ -78,9 +78,22 @@ def test_replica_names(dep: str, cl: str, index: int, name: str) -> None:
 
 def seed_fleet() -> list[InferenceCluster]:
     return [
-        cluster("eu-west-1", pool("h100", 2, gpu()), labels={"region": "eu"}, ready="False", gateway=None),
-        cluster("us-east-1", pool("h100", 1, gpu()), labels={"region": "us"}, gateway="203.0.113.10"),
-        cluster("us-west-2", pool("l4", 2, gpu(1, L4_MEM)), labels={"region": "us"}, gateway="203.0.113.20"),
+        cluster(
+            "eu-west-1",
+            pool("h100", 2, gpu()),
+            labels={"region": "eu"},
+            ready="False",
+            gateway=None,
+        ),
+        cluster(
+            "us-east-1", pool("h100", 1, gpu()), labels={"region": "us"}, gateway="203.0.113.10"
+        ),
+        cluster(
+            "us-west-2",
+            pool("l4", 2, gpu(1, L4_MEM)),
+            labels={"region": "us"},
+            gateway="203.0.113.20",
+        ),
     ]
 
 
@@ -88,8 +101,12 @@ def test_12_1_seed_fleet() -> None:
     s = run(deployment("qwen3-8b", 2), seed_fleet())
     assert ids(s) == [("qwen3-8b-e7f0a", "us-east-1", 0), ("qwen3-8b-13bc2", "us-west-2", 0)]
     east, west = s.replicas
-    assert [(m.role, m.pool, m.nodes) for e in east.engines for m in e.members] == [("Standalone", "h100", 1)]
-    assert [(m.role, m.pool, m.nodes) for e in west.engines for m in e.members] == [("Standalone", "l4", 1)]
+    assert [(m.role, m.pool, m.nodes) for e in east.engines for m in e.members] == [
+        ("Standalone", "h100", 1)
+    ]
+    assert [(m.role, m.pool, m.nodes) for e in west.engines for m in e.members] == [
+        ("Standalone", "l4", 1)
+    ]
     (req,) = east.engines[0].members[0].device_requests
     assert (req.name, req.device_class_name, req.count) == ("gpu", "gpu.nvidia.com", 1)
     assert east.gateway_address == "203.0.113.10" and not east.retained
@@ -161,7 +178,9 @@ def test_12_2_other_deployment_is_charged_first() -> None:
                     {
                         "name": "big",
                         "copies": 1,
-                        "members": [stamped_member("h100", requests=[("gpu", "gpu.nvidia.com", 4)])],
+                        "members": [
+                            stamped_member("h100", requests=[("gpu", "gpu.nvidia.com", 4)])
+                        ],
                     }
                 ],
             },
@@ -187,7 +206,10 @@ def test_12_2_gang_packs_three_pods_on_one_node() -> None:
     assert ids(s) == [(replica_name("gang", "c1", 0), "c1", 0), (replica_name("gang", "c1", 1), "c1", 1),
                       (replica_name("gang", "c2", 0), "c2", 0)]  # fmt: skip
     members = s.replicas[0].engines[0].members
-    assert [(m.role, m.pool, m.nodes) for m in members] == [("Leader", "h100", 1), ("Worker", "h100", 2)]
+    assert [(m.role, m.pool, m.nodes) for m in members] == [
+        ("Leader", "h100", 1),
+        ("Worker", "h100", 2),
+    ]
     assert explain(s) == {}
 
 
@@ -211,7 +233,12 @@ def test_12_3_split_engine() -> None:
     s = run(coder(), [c1])
     assert ids(s) == [("coder-8ee2b", "c1", 0)]
     leader, worker = s.replicas[0].engines[0].members
-    assert (leader.role, leader.pool, leader.nodes, leader.device_requests) == ("Leader", "cpu", 0, ())
+    assert (leader.role, leader.pool, leader.nodes, leader.device_requests) == (
+        "Leader",
+        "cpu",
+        0,
+        (),
+    )
     assert (worker.role, worker.pool, worker.nodes) == ("Worker", "h100", 2)
     assert [(r.name, r.count) for r in worker.device_requests] == [("gpu", 8)]
 
@@ -274,14 +301,22 @@ DECOMMISSION = {"key": "modelplane.ai/decommission", "effect": "NoExecute"}
 
 
 def test_12_5_no_execute_drains_and_refills() -> None:
-    fleet = [cluster("a", pool("h100", 1, gpu()), taints=[DECOMMISSION]), cluster("b", pool("h100", 1, gpu()))]
+    fleet = [
+        cluster("a", pool("h100", 1, gpu()), taints=[DECOMMISSION]),
+        cluster("b", pool("h100", 1, gpu())),
+    ]
     s = run(deployment("chat", 1), fleet, chat_observed(("a", 0)))
     assert ids(s) == [("chat-9a1dd", "b", 0)]
-    assert explain(s) == {"a": ("Tainted", "taint modelplane.ai/decommission:NoExecute is not tolerated")}
+    assert explain(s) == {
+        "a": ("Tainted", "taint modelplane.ai/decommission:NoExecute is not tolerated")
+    }
 
 
 def test_12_5_tolerated_no_execute_keeps_the_replica() -> None:
-    fleet = [cluster("a", pool("h100", 1, gpu()), taints=[DECOMMISSION]), cluster("b", pool("h100", 1, gpu()))]
+    fleet = [
+        cluster("a", pool("h100", 1, gpu()), taints=[DECOMMISSION]),
+        cluster("b", pool("h100", 1, gpu())),
+    ]
     toleration = {"key": "modelplane.ai/decommission", "operator": "Exists", "effect": "NoExecute"}
     s = run(deployment("chat", 1, tolerations=[toleration]), fleet, chat_observed(("a", 0)))
     assert ids(s) == [("chat-812a6", "a", 0)]
@@ -290,14 +325,24 @@ def test_12_5_tolerated_no_execute_keeps_the_replica() -> None:
 
 def test_12_5_no_schedule_keeps_the_replica_and_steers_new_ones() -> None:
     taint = {"key": "maint", "value": "on", "effect": "NoSchedule"}
-    fleet = [cluster("a", pool("h100", 1, gpu()), taints=[taint]), cluster("b", pool("h100", 1, gpu()))]
+    fleet = [
+        cluster("a", pool("h100", 1, gpu()), taints=[taint]),
+        cluster("b", pool("h100", 1, gpu())),
+    ]
     s = run(deployment("chat", 3), fleet, chat_observed(("a", 0)))
-    assert ids(s) == [("chat-812a6", "a", 0), ("chat-9a1dd", "b", 0), (replica_name("chat", "b", 1), "b", 1)]
+    assert ids(s) == [
+        ("chat-812a6", "a", 0),
+        ("chat-9a1dd", "b", 0),
+        (replica_name("chat", "b", 1), "b", 1),
+    ]
     assert explain(s) == {"a": ("Tainted", "taint maint=on:NoSchedule is not tolerated")}
 
 
 def test_12_5_absent_cache_retains_and_adds_nothing() -> None:
-    fleet = [cluster(n, pool("h100", 1, gpu()), labels={"tier": "gpu" if n == "b" else "cpu"}) for n in "abc"]
+    fleet = [
+        cluster(n, pool("h100", 1, gpu()), labels={"tier": "gpu" if n == "b" else "cpu"})
+        for n in "abc"
+    ]
     d = deployment("chat", 2, cache="qwen")
     assert cache_state(d, []) == CACHE_ABSENT
     s = run(d, fleet, chat_observed(("a", 0)), cache=CACHE_ABSENT)
@@ -307,7 +352,10 @@ def test_12_5_absent_cache_retains_and_adds_nothing() -> None:
 
 
 def test_12_5_present_cache_narrows_candidates_and_fill_resumes() -> None:
-    fleet = [cluster(n, pool("h100", 1, gpu()), labels={"tier": "gpu" if n == "b" else "cpu"}) for n in "abc"]
+    fleet = [
+        cluster(n, pool("h100", 1, gpu()), labels={"tier": "gpu" if n == "b" else "cpu"})
+        for n in "abc"
+    ]
     d = deployment("chat", 2, cache="qwen")
     cache = cache_state(d, [model_cache("qwen", selector={"tier": "gpu"})])
     assert cache == CacheState.present({"tier": "gpu"})
@@ -315,4 +363,7 @@ def test_12_5_present_cache_narrows_candidates_and_fill_resumes() -> None:
     # a/0 is on a cluster that is no longer a candidate: re-placed on b.
     assert ids(s) == [("chat-9a1dd", "b", 0), (replica_name("chat", "b", 1), "b", 1)]
     want = "label tier is cpu, ModelCache qwen clusterSelector wants gpu"
-    assert explain(s) == {"a": ("CacheSelectorMismatch", want), "c": ("CacheSelectorMismatch", want)}
+    assert explain(s) == {
+        "a": ("CacheSelectorMismatch", want),
+        "c": ("CacheSelectorMismatch", want),
+    }

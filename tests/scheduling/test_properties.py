@@ -48,7 +48,10 @@ def _pool(rnd: random.Random, index: int) -> dict[str, Any]:
     kinds = [rnd.choice(["h100", "h100", "l4"])] if rnd.random() < 0.85 else []
     kinds += [k for k, p in (("nic", 0.4), ("host", 0.3)) if rnd.random() < p]
     rnd.shuffle(kinds)
-    devices = [{"name": k, "count": rnd.choice([0, 1, 2, 4, 8, 8, 8]), **KINDS[k]} for k in kinds or ["host"]]
+    devices = [
+        {"name": k, "count": rnd.choice([0, 1, 2, 4, 8, 8, 8]), **KINDS[k]}
+        for k in kinds or ["host"]
+    ]
     return pool(f"p{index}", rnd.choice([0, 1, 1, 2, 3]), *devices)
 
 
@@ -82,7 +85,9 @@ def _engine(rnd: random.Random, name: str) -> dict[str, Any]:
     return engine(name, leader, worker, copies=copies)
 
 
-def _deployment(rnd: random.Random, name: str = "chat", namespace: str = "ml-team") -> ModelDeployment:
+def _deployment(
+    rnd: random.Random, name: str = "chat", namespace: str = "ml-team"
+) -> ModelDeployment:
     return deployment(
         name,
         rnd.randint(0, 6),
@@ -116,7 +121,9 @@ def worlds() -> st.SearchStrategy[World]:
     return st.integers(0, 2**32).map(world)
 
 
-def run(w: World, observed: Sequence[ModelReplica] = (), d: ModelDeployment | None = None) -> Schedule:
+def run(
+    w: World, observed: Sequence[ModelReplica] = (), d: ModelDeployment | None = None
+) -> Schedule:
     return schedule(d or w.deployment, w.fleet, [], CACHE_NONE, [*w.others, *observed])
 
 
@@ -150,7 +157,9 @@ def _capacity(fleet: Sequence[InferenceCluster]) -> dict[tuple[str, str, str], i
         for p in c.status.gpu_pools or () if c.status else ():
             for dev in p.devices or ():
                 if dev.claim == "DRA" and dev.device_class_name:
-                    cap[(c.metadata.name or "", p.name, dev.device_class_name)] += dev.count * p.nodes
+                    cap[(c.metadata.name or "", p.name, dev.device_class_name)] += (
+                        dev.count * p.nodes
+                    )
     return cap
 
 

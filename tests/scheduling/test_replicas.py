@@ -74,7 +74,9 @@ def test_replica_object_for_a_new_placement() -> None:
             "name": "gpu",
             "deviceClassName": "gpu.nvidia.com",
             "count": 8,
-            "selectors": [{"cel": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0'}],
+            "selectors": [
+                {"cel": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0'}
+            ],
         }
     ]
     assert worker["template"] == d.spec.template.spec.engines[0].members[1].template.to_wire()
@@ -92,7 +94,11 @@ def test_serving_is_copied_verbatim() -> None:
 
 def test_held_replica_is_re_emitted_as_observed() -> None:
     observed = replica("chat", "a", 2, name="old-name", gpus=3)
-    observed.metadata.labels = {**(observed.metadata.labels or {}), "extra": "kept", "modelplane.ai/cluster": "x"}
+    observed.metadata.labels = {
+        **(observed.metadata.labels or {}),
+        "extra": "kept",
+        "modelplane.ai/cluster": "x",
+    }
     d = deployment("chat", 1)
     s = schedule(d, UNRESOLVED, [], CACHE_NONE, [observed])
     obj = replica_object(d, s.replicas[0]).to_wire()
@@ -111,7 +117,9 @@ def test_schedule_all_later_deployments_see_earlier_placements() -> None:
     assert [r.deployment.metadata.name for r in results] == ["a-small", "b-big"]
     assert results[0].schedule.total == 3
     assert results[1].schedule.total == 0  # 5 GPUs left, needs 6
-    assert [r.metadata.name for r in results[0].replicas] == [p.name for p in results[0].schedule.replicas]
+    assert [r.metadata.name for r in results[0].replicas] == [
+        p.name for p in results[0].schedule.replicas
+    ]
 
 
 def test_schedule_all_replaces_an_earlier_deployments_observed_replicas() -> None:

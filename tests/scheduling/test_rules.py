@@ -88,7 +88,9 @@ def test_same_name_in_another_namespace_is_charged_not_adopted() -> None:
     assert explain(s)["c1"][0] == "InsufficientCapacity"
 
 
-@pytest.mark.parametrize(("label", "index"), [(None, 0), ("abc", 0), ("-1", 0), ("007", 7), ("12", 12), ("", 0)])
+@pytest.mark.parametrize(
+    ("label", "index"), [(None, 0), ("abc", 0), ("-1", 0), ("007", 7), ("12", 12), ("", 0)]
+)
 def test_identity_index(label: str | None, index: int) -> None:
     assert identity(replica("chat", "c1", label)) == ("c1", index)
 
@@ -107,7 +109,9 @@ def test_duplicate_identity_the_earlier_kept_name_wins() -> None:
 
 def test_retained_replica_is_renamed_by_the_rule() -> None:
     s = run(deployment("chat", 1), [h100()], [replica("chat", "c1", 3, name="whatever")])
-    assert [(p.name, p.index, p.retained) for p in s.replicas] == [(replica_name("chat", "c1", 3), 3, True)]
+    assert [(p.name, p.index, p.retained) for p in s.replicas] == [
+        (replica_name("chat", "c1", 3), 3, True)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,14 +130,24 @@ def test_count_zero_device_matches_nothing() -> None:
 def test_worker_without_worker_block_spans_one_node() -> None:
     gang = engine("g", member("Leader", claimless=True), member("Worker", request("gpu", 8)))
     s = run(deployment("g", 1, gang), [h100()])
-    assert [(m.role, m.nodes) for m in s.replicas[0].engines[0].members] == [("Leader", 0), ("Worker", 1)]
+    assert [(m.role, m.nodes) for m in s.replicas[0].engines[0].members] == [
+        ("Leader", 0),
+        ("Worker", 1),
+    ]
 
 
 def test_pools_derived_from_classes() -> None:
     klass = inference_class("h100-8", {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
                                         "count": 8, "capacity": {"memory": {"value": "81559Mi"}}})  # fmt: skip
-    c = cluster("c1", node_pools=[{"name": "main", "className": "h100-8", "nodeCount": 1, "maxNodeCount": 2}])
-    s = run(deployment("big", 2, engine("big", member("Standalone", request("gpu", 8)))), [c], classes=[klass])
+    c = cluster(
+        "c1",
+        node_pools=[{"name": "main", "className": "h100-8", "nodeCount": 1, "maxNodeCount": 2}],
+    )
+    s = run(
+        deployment("big", 2, engine("big", member("Standalone", request("gpu", 8)))),
+        [c],
+        classes=[klass],
+    )
     assert ids(s) == [("c1", 0), ("c1", 1)]  # maxNodeCount counts as capacity
     assert s.replicas[0].engines[0].members[0].pool == "main"
 
@@ -163,7 +177,9 @@ def test_published_pools_win_over_node_pools() -> None:
         ({"a": "1", "b": "2"}, {"b": "x", "a": "y"}, "label a is 1, clusterSelector wants y"),
     ],
 )
-def test_cluster_selector_mismatch(labels: dict[str, str], want: dict[str, str], message: str) -> None:
+def test_cluster_selector_mismatch(
+    labels: dict[str, str], want: dict[str, str], message: str
+) -> None:
     s = run(deployment("chat", selector=want), [h100("c1", labels=labels)])
     assert explain(s) == {"c1": ("ClusterSelectorMismatch", message)}
     assert s.checked == 0
@@ -190,7 +206,11 @@ def test_empty_cache_selector_adds_nothing() -> None:
 
 @pytest.mark.parametrize(
     ("ready", "message"),
-    [("False", "Ready condition is False"), ("Unknown", "Ready condition is Unknown"), (None, "no Ready condition")],
+    [
+        ("False", "Ready condition is False"),
+        ("Unknown", "Ready condition is Unknown"),
+        (None, "no Ready condition"),
+    ],
 )
 def test_not_ready_cluster_takes_no_new_replica(ready: str | None, message: str) -> None:
     s = run(deployment("chat"), [h100(ready=ready)])
@@ -211,7 +231,9 @@ def test_readiness_and_gateway_do_not_drop_retained_replicas() -> None:
     assert explain(s) == {"c1": ("NotReady", "Ready condition is False")}
 
 
-RANK_WORKER = member("Worker", request("gpu", 8), worker_nodes=2, args=["--rank=$(MODELPLANE_RANK)"])
+RANK_WORKER = member(
+    "Worker", request("gpu", 8), worker_nodes=2, args=["--rank=$(MODELPLANE_RANK)"]
+)
 
 
 def rank_deployment() -> ModelDeployment:
@@ -237,13 +259,17 @@ def test_dynamo_retained_replica_using_the_rank_is_re_placed() -> None:
             stamped_member("h100", "Leader"),
             stamped_member("h100", "Worker", [("gpu", "gpu.nvidia.com", 8)], worker_nodes=2)]},
     )  # fmt: skip
-    s = run(rank_deployment(), [h100("dyn", nodes=2, stack="Dynamo"), h100("std", nodes=2)], [observed])
+    s = run(
+        rank_deployment(), [h100("dyn", nodes=2, stack="Dynamo"), h100("std", nodes=2)], [observed]
+    )
     assert ids(s) == [("std", 0)]
 
 
 def test_rank_in_env_value_or_leader() -> None:
     env_worker = member("Worker", request("gpu", 8))
-    env_worker["template"]["spec"]["containers"][0]["env"] = [{"name": "R", "value": "x$(MODELPLANE_RANK)"}]
+    env_worker["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "R", "value": "x$(MODELPLANE_RANK)"}
+    ]
     d = deployment("g", 1, engine("g", member("Leader", claimless=True), env_worker))
     assert explain(run(d, [h100("dyn", stack="Dynamo")]))["dyn"][0] == "StackUnsupported"
     leader = member("Leader", claimless=True, args=["$(MODELPLANE_RANK)"])
@@ -269,21 +295,36 @@ def test_rank_in_env_value_or_leader() -> None:
     ],
 )  # fmt: skip
 def test_taint_table(taint: dict[str, Any], toleration: dict[str, Any], tolerated: bool) -> None:
-    assert tolerates(Toleration.model_validate(toleration), Taint.model_validate(taint)) is tolerated
+    assert (
+        tolerates(Toleration.model_validate(toleration), Taint.model_validate(taint)) is tolerated
+    )
     s = run(deployment("chat", tolerations=[toleration]), [h100(taints=[taint])])
     assert (ids(s) == [("c1", 0)]) is tolerated
 
 
 def test_a_second_untolerated_taint_still_repels() -> None:
-    taints = [{"key": "a", "effect": "NoSchedule"}, {"key": "b", "value": "v", "effect": "NoSchedule"}]
-    s = run(deployment("chat", tolerations=[{"key": "a", "operator": "Exists"}]), [h100(taints=taints)])
+    taints = [
+        {"key": "a", "effect": "NoSchedule"},
+        {"key": "b", "value": "v", "effect": "NoSchedule"},
+    ]
+    s = run(
+        deployment("chat", tolerations=[{"key": "a", "operator": "Exists"}]), [h100(taints=taints)]
+    )
     assert explain(s) == {"c1": ("Tainted", "taint b=v:NoSchedule is not tolerated")}
 
 
 def test_no_schedule_does_not_drain_but_no_execute_does() -> None:
-    keep = run(deployment("chat"), [h100(taints=[{"key": "m", "effect": "NoSchedule"}])], [replica("chat", "c1", 0)])
+    keep = run(
+        deployment("chat"),
+        [h100(taints=[{"key": "m", "effect": "NoSchedule"}])],
+        [replica("chat", "c1", 0)],
+    )
     assert ids(keep) == [("c1", 0)]
-    drain = run(deployment("chat"), [h100(taints=[{"key": "m", "effect": "NoExecute"}])], [replica("chat", "c1", 0)])
+    drain = run(
+        deployment("chat"),
+        [h100(taints=[{"key": "m", "effect": "NoExecute"}])],
+        [replica("chat", "c1", 0)],
+    )
     assert drain.replicas == ()
 
 
@@ -292,14 +333,19 @@ def test_no_schedule_does_not_drain_but_no_execute_does() -> None:
 
 
 def test_first_fit_over_devices_in_published_order() -> None:
-    c = cluster("c1", pool("p", 1, gpu(1, name="small", cls="small.class"), gpu(8, name="big", cls="big.class")))
+    c = cluster(
+        "c1",
+        pool("p", 1, gpu(1, name="small", cls="small.class"), gpu(8, name="big", cls="big.class")),
+    )
     s = run(deployment("chat", 1, engine("chat", member("Standalone", request("gpu", 2)))), [c])
     (req,) = s.replicas[0].engines[0].members[0].device_requests
     assert (req.device_class_name, req.count) == ("big.class", 2)
 
 
 def test_synthetic_matches_are_not_listed_and_claim_nothing() -> None:
-    both = member("Standalone", request("host", 1, 'device.driver == "cpu.example.com"'), request("gpu", 1))
+    both = member(
+        "Standalone", request("host", 1, 'device.driver == "cpu.example.com"'), request("gpu", 1)
+    )
     s = run(deployment("m", 1, engine("m", both)), [cluster("c1", pool("p", 1, host(), gpu()))])
     (m,) = s.replicas[0].engines[0].members
     assert [r.name for r in m.device_requests] == ["gpu"] and m.nodes == 1
@@ -319,7 +365,9 @@ def test_no_backtracking_between_requests() -> None:
     big = gpu(1, "81559Mi", name="big")
     small = gpu(1, "23034Mi", name="small")
     req_a = request("a", 1)
-    req_b = request("b", 1, 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("70Gi")) >= 0')
+    req_b = request(
+        "b", 1, 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("70Gi")) >= 0'
+    )
     d = deployment("m", 1, engine("m", member("Standalone", req_a, req_b)))
     s = run(d, [cluster("c1", pool("p", 1, big, small))])
     assert explain(s)["c1"] == (
@@ -342,7 +390,10 @@ def test_member_without_node_selector_rides_on_the_engine_pool() -> None:
     gang = engine("g", member("Leader", claimless=True), member("Worker", request("gpu", 1)))
     c = cluster("c1", pool("cpu", 1, host()), pool("h100", 1, gpu()))
     s = run(deployment("g", 1, gang), [c])
-    assert [(m.pool, m.nodes) for m in s.replicas[0].engines[0].members] == [("h100", 0), ("h100", 1)]
+    assert [(m.pool, m.nodes) for m in s.replicas[0].engines[0].members] == [
+        ("h100", 0),
+        ("h100", 1),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -350,7 +401,11 @@ def test_member_without_node_selector_rides_on_the_engine_pool() -> None:
 
 
 def test_no_claimable_device() -> None:
-    d = deployment("m", 1, engine("m", member("Standalone", request("host", 1, 'device.driver == "cpu.example.com"'))))
+    d = deployment(
+        "m",
+        1,
+        engine("m", member("Standalone", request("host", 1, 'device.driver == "cpu.example.com"'))),
+    )
     s = run(d, [cluster("c1", pool("cpu", 1, host()))])
     assert explain(s) == {
         "c1": ("NoClaimableDevice", "engine m: no member resolves a claim: DRA device on any pool")
@@ -391,9 +446,17 @@ def test_free_per_node_is_cut_after_eight_nodes() -> None:
 
 
 def test_need_lists_every_claiming_member_and_device() -> None:
-    leader = member("Leader", request("gpu", 1), request("nic", 1, 'device.driver == "nic.nvidia.com"'))
+    leader = member(
+        "Leader", request("gpu", 1), request("nic", 1, 'device.driver == "nic.nvidia.com"')
+    )
     worker = member("Worker", request("gpu", 4), worker_nodes=2)
-    nic = {"name": "nic", "claim": "DRA", "driver": "nic.nvidia.com", "deviceClassName": "nic", "count": 1}
+    nic = {
+        "name": "nic",
+        "claim": "DRA",
+        "driver": "nic.nvidia.com",
+        "deviceClassName": "nic",
+        "count": 1,
+    }
     c = cluster("c1", pool("p", 1, gpu(), nic))
     s = run(deployment("m", 1, engine("m", leader, worker)), [c])
     assert explain(s)["c1"] == (
@@ -419,7 +482,13 @@ def test_copies_multiply_pods() -> None:
     d = deployment("m", 1, engine("m", member("Standalone", request("gpu", 2)), copies=4))
     s = run(d, [h100()])
     assert s.replicas[0].engines[0].members[0].nodes == 4
-    assert run(deployment("m", 2, engine("m", member("Standalone", request("gpu", 2)), copies=4)), [h100()]).total == 1
+    assert (
+        run(
+            deployment("m", 2, engine("m", member("Standalone", request("gpu", 2)), copies=4)),
+            [h100()],
+        ).total
+        == 1
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,7 +509,9 @@ def test_claimless_member_still_fits_beside_a_closed_pool() -> None:
     heavy = [replica("o", "c1", i, namespace="x", gpus=8) for i in range(2)]
     leader = member("Leader", request("host", 1, 'device.driver == "cpu.example.com"'))
     c = cluster("c1", pool("cpu", 1, host()), pool("h100", 1, gpu()), pool("h200", 1, gpu()))
-    s = run(deployment("m", 1, engine("m", leader, member("Worker", request("gpu", 8)))), [c], heavy)
+    s = run(
+        deployment("m", 1, engine("m", leader, member("Worker", request("gpu", 8)))), [c], heavy
+    )
     assert [m.pool for m in s.replicas[0].engines[0].members] == ["cpu", "h200"]
 
 
@@ -453,7 +524,13 @@ def test_observed_requests_map_by_device_class() -> None:
     other_class = replica("o", "c1", 0, namespace="x", gpus=8)
     c = cluster("c1", pool("h100", 1, gpu(cls="other.class")))
     # The observed request names gpu.nvidia.com, which this pool does not publish: skipped.
-    assert ids(run(deployment("chat", 1, engine("chat", member("Standalone", request("gpu", 8)))), [c], [other_class])) == [("c1", 0)]
+    assert ids(
+        run(
+            deployment("chat", 1, engine("chat", member("Standalone", request("gpu", 8)))),
+            [c],
+            [other_class],
+        )
+    ) == [("c1", 0)]
 
 
 def test_observed_copies_and_worker_nodes_are_charged() -> None:
@@ -472,7 +549,9 @@ def test_observed_copies_and_worker_nodes_are_charged() -> None:
 def test_our_dropped_replicas_free_their_devices() -> None:
     # The observed replica is pinned to a pool the deployment's new selector no longer matches.
     observed = replica("chat", "c1", 0, gpus=8)
-    d = deployment("chat", 1, engine("chat", member("Standalone", request("gpu", 8, 'device.driver == "x"'))))
+    d = deployment(
+        "chat", 1, engine("chat", member("Standalone", request("gpu", 8, 'device.driver == "x"')))
+    )
     s = run(d, [cluster("c1", pool("h100", 1, gpu()), pool("x", 1, gpu(driver="x")))], [observed])
     assert [(p.cluster, p.index, p.retained) for p in s.replicas] == [("c1", 0, False)]
     assert s.replicas[0].engines[0].members[0].pool == "x"
@@ -493,7 +572,9 @@ def test_retained_replica_is_charged_at_its_observed_cost() -> None:
 def test_parked() -> None:
     s = run(deployment("chat", 0), [h100("b"), h100("a")], [replica("chat", "a", 0)])
     assert s.mode is Mode.PARKED and s.replicas == ()
-    assert s.explain == tuple(ExplainEntry(c, "NoReplicasDesired", "spec.replicas is 0") for c in "ab")
+    assert s.explain == tuple(
+        ExplainEntry(c, "NoReplicasDesired", "spec.replicas is 0") for c in "ab"
+    )
 
 
 def test_parked_with_unresolved_clusters() -> None:
@@ -513,20 +594,31 @@ def test_parked_with_unresolved_clusters() -> None:
     ],
 )
 def test_retain_re_resolution(change: dict[str, Any], expected: list[bool]) -> None:
-    engines = [engine("chat", member("Standalone", request("gpu", 1, change.get("selector", GPU_SEL))))]
+    engines = [
+        engine("chat", member("Standalone", request("gpu", 1, change.get("selector", GPU_SEL))))
+    ]
     if change.get("extra_engine"):
         engines.append(engine("extra"))
     d = deployment("chat", 1, *engines)
     stamped = stamped_member(change.get("pool", "h100"), change.get("role", "Standalone"),
                              [("gpu", "gpu.nvidia.com", 1)])  # fmt: skip
-    obs = replica("chat", "c1", 0, {"name": change.get("engine_name", "chat"), "copies": 1, "members": [stamped]})
+    obs = replica(
+        "chat",
+        "c1",
+        0,
+        {"name": change.get("engine_name", "chat"), "copies": 1, "members": [stamped]},
+    )
     s = run(d, [h100()], [obs])
     assert [p.retained for p in s.replicas] == expected
 
 
 def test_retain_requires_a_claiming_member_per_engine() -> None:
     # Deployment member's request now matches only the synthetic host: re-resolution gives [].
-    d = deployment("m", 1, engine("m", member("Standalone", request("host", 1, 'device.driver == "cpu.example.com"'))))
+    d = deployment(
+        "m",
+        1,
+        engine("m", member("Standalone", request("host", 1, 'device.driver == "cpu.example.com"'))),
+    )
     obs = replica("m", "c1", 0, pool_name="p")
     s = run(d, [cluster("c1", pool("p", 1, host(), gpu()))], [obs])
     assert s.replicas == ()
@@ -560,9 +652,18 @@ def test_cluster_gone_re_places() -> None:
 
 
 def test_scale_down_order() -> None:
-    observed = [replica("chat", c, i) for c, i in [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1), ("c", 5)]]
+    observed = [
+        replica("chat", c, i)
+        for c, i in [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1), ("c", 5)]
+    ]
     fleet = [h100(n) for n in "abc"]
-    assert ids(run(deployment("chat", 5), fleet, observed)) == [("a", 0), ("a", 1), ("b", 0), ("b", 1), ("c", 5)]
+    assert ids(run(deployment("chat", 5), fleet, observed)) == [
+        ("a", 0),
+        ("a", 1),
+        ("b", 0),
+        ("b", 1),
+        ("c", 5),
+    ]
     assert ids(run(deployment("chat", 3), fleet, observed)) == [("a", 0), ("b", 0), ("c", 5)]
     assert ids(run(deployment("chat", 2), fleet, observed)) == [("a", 0), ("b", 0)]
 
@@ -579,15 +680,25 @@ def test_fill_spreads_before_stacking() -> None:
 
 
 def test_fill_runs_short() -> None:
-    s = run(deployment("chat", 3, engine("chat", member("Standalone", request("gpu", 8)))), [h100("a"), h100("b")])
+    s = run(
+        deployment("chat", 3, engine("chat", member("Standalone", request("gpu", 8)))),
+        [h100("a"), h100("b")],
+    )
     assert ids(s) == [("a", 0), ("b", 0)]
     assert s.explain == ()
 
 
 def test_unresolved_cache_blocks_fill() -> None:
-    s = run(deployment("chat", 2, cache="qwen"), [h100()], [replica("chat", "c1", 0)], cache=CACHE_UNRESOLVED)
+    s = run(
+        deployment("chat", 2, cache="qwen"),
+        [h100()],
+        [replica("chat", "c1", 0)],
+        cache=CACHE_UNRESOLVED,
+    )
     assert ids(s) == [("c1", 0)]
-    assert explain(s) == {"c1": ("CacheUnavailable", "ModelCache qwen not yet resolved; no new replicas are placed")}
+    assert explain(s) == {
+        "c1": ("CacheUnavailable", "ModelCache qwen not yet resolved; no new replicas are placed")
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -595,9 +706,15 @@ def test_unresolved_cache_blocks_fill() -> None:
 
 
 def test_unresolved_clusters_hold_everything_observed() -> None:
-    observed = [replica("chat", "a", 0, name="z"), replica("chat", "a", 0, name="y"), replica("chat", "b", 1)]
+    observed = [
+        replica("chat", "a", 0, name="z"),
+        replica("chat", "a", 0, name="y"),
+        replica("chat", "b", 1),
+    ]
     s = run(deployment("chat", 5), UNRESOLVED, observed)
-    assert s.mode is Mode.HELD and s.cause is HoldCause.CLUSTERS_UNRESOLVED and not s.clusters_fetched
+    assert (
+        s.mode is Mode.HELD and s.cause is HoldCause.CLUSTERS_UNRESOLVED and not s.clusters_fetched
+    )
     assert ids(s) == [("a", 0), ("b", 1)]
     assert all(p.held and p.retained and p.gateway_address == "" for p in s.replicas)
     assert s.replicas[0].observed is observed[1]  # the first by name wins the identity
@@ -622,7 +739,9 @@ def test_empty_cluster_list_without_replicas_is_empty() -> None:
 
 
 def test_invalid_selector_holds() -> None:
-    d = deployment("chat", 1, engine("chat", member("Standalone", request("gpu", 1, "device.count >= 1"))))
+    d = deployment(
+        "chat", 1, engine("chat", member("Standalone", request("gpu", 1, "device.count >= 1")))
+    )
     s = run(d, [h100("a"), h100("b")], [replica("chat", "a", 0, gpus=3)])
     assert s.mode is Mode.HELD and s.cause is HoldCause.INVALID_NODE_SELECTOR
     assert s.selector_error
@@ -640,7 +759,12 @@ def test_pool_unknown_cluster_keeps_its_replica_as_observed() -> None:
     s = run(deployment("chat", 1), [c], [obs])
     assert s.mode is Mode.NORMAL
     (p,) = s.replicas
-    assert p.held and p.retained and p.engines[0].members[0].pool == "main" and p.engines[0].members[0].nodes == 1
+    assert (
+        p.held
+        and p.retained
+        and p.engines[0].members[0].pool == "main"
+        and p.engines[0].members[0].nodes == 1
+    )
     assert explain(s) == {"c1": ("NoPools", "cluster publishes no pools")}
 
 

@@ -84,6 +84,13 @@ def render_xrds(definitions: Iterable[dict[str, Any]]) -> str:
     """A YAML stream of the definitions, one document each."""
     return "".join(
         "---\n"
-        + yaml.dump(d, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1 << 16, allow_unicode=True)
+        + yaml.dump(
+            d,
+            Dumper=_Dumper,
+            sort_keys=False,
+            default_flow_style=False,
+            width=1 << 16,
+            allow_unicode=True,
+        )
         for d in definitions
     )

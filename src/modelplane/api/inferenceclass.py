@@ -29,7 +29,13 @@ def _required_block(rule_id: str, base: str, field: str, value: str, block: str)
     )
 
 
-_PROVIDERS = [("GKE", "gke"), ("EKS", "eks"), ("AKS", "aks"), ("Nebius", "nebius"), ("Vultr", "vultr")]
+_PROVIDERS = [
+    ("GKE", "gke"),
+    ("EKS", "eks"),
+    ("AKS", "aks"),
+    ("Nebius", "nebius"),
+    ("Vultr", "vultr"),
+]
 ICL_PROVIDER_RULES = [
     _required_block(f"ICL-0{i + 1}", "spec.provisioning", "provider", value, block)
     for i, (value, block) in enumerate(_PROVIDERS)
@@ -146,9 +152,14 @@ class Device(KubeModel):
         default="DRA",
         description="DRA: a match becomes a DeviceRequest. Synthetic: placement only, never claimed.",
     )
-    driver: str = Field(min_length=1, max_length=253, description="The attribute and capacity domain.")
+    driver: str = Field(
+        min_length=1, max_length=253, description="The attribute and capacity domain."
+    )
     device_class_name: str | None = Field(
-        default=None, min_length=1, max_length=253, description="The DRA DeviceClass to claim through."
+        default=None,
+        min_length=1,
+        max_length=253,
+        description="The DRA DeviceClass to claim through.",
     )
     count: int = Field(default=1, ge=1, le=64, description="How many such devices each node has.")
     attributes: Annotated[dict[str, TypedValue], Field(max_length=32)] | None = None

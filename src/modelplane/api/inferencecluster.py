@@ -86,7 +86,9 @@ class IdentitySecretRef(KubeModel):
     name: str = Field(min_length=1, max_length=253)
     key: str = Field(default="private_key", min_length=1, max_length=253)
     type: Literal[
-        "GoogleApplicationCredentials", "AWSWebIdentityCredentials", "NebiusServiceAccountCredentials"
+        "GoogleApplicationCredentials",
+        "AWSWebIdentityCredentials",
+        "NebiusServiceAccountCredentials",
     ] = "GoogleApplicationCredentials"
 
 
@@ -216,9 +218,12 @@ class InferenceClusterSpec(KubeModel):
     cluster: ClusterSource
     stack: Annotated[Stack, Field(json_schema_extra=validations(IC_08))] = "Standard"
     taints: Annotated[list[Taint], Field(json_schema_extra=list_map("key", "effect"))] | None = None
-    node_pools: Annotated[
-        list[NodePool], Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
-    ] | None = None
+    node_pools: (
+        Annotated[
+            list[NodePool], Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
+        ]
+        | None
+    ) = None
     crossplane: FreeForm | None = None
 
 
@@ -241,9 +246,9 @@ class GpuPool(KubeModel):
 
     name: str
     nodes: int = Field(ge=0)
-    devices: Annotated[
-        list[PoolDevice], Field(max_length=16, json_schema_extra=list_map("name"))
-    ] | None = None
+    devices: (
+        Annotated[list[PoolDevice], Field(max_length=16, json_schema_extra=list_map("name"))] | None
+    ) = None
 
 
 class Gateway(KubeModel):
@@ -271,9 +276,9 @@ class InferenceClusterStatus(OpenModel):
     conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
     gateway: Gateway | None = None
     provider_config_ref: ProviderConfigRef | None = None
-    gpu_pools: Annotated[
-        list[GpuPool], Field(max_length=8, json_schema_extra=list_map("name"))
-    ] | None = None
+    gpu_pools: (
+        Annotated[list[GpuPool], Field(max_length=8, json_schema_extra=list_map("name"))] | None
+    ) = None
     cache: ClusterCacheStatus | None = None
     namespace: str | None = None
 

@@ -111,7 +111,9 @@ MD_18 = rule(
     "a letter or digit",
 )
 MD_19 = rule(
-    "MD-19", "!has(self.worker) || self.role == 'Worker'", "worker may only be set on a Worker member"
+    "MD-19",
+    "!has(self.worker) || self.role == 'Worker'",
+    "worker may only be set on a Worker member",
 )
 MD_20 = rule(
     "MD-20",
@@ -205,7 +207,8 @@ class Toleration(KubeModel):
     model_config = ConfigDict(json_schema_extra=validations(MD_14, MD_15))
 
     key: str | None = Field(
-        default=None, description="Taint key to match. Empty with operator Exists tolerates every taint."
+        default=None,
+        description="Taint key to match. Empty with operator Exists tolerates every taint.",
     )
     operator: Literal["Exists", "Equal"] = Field(
         default="Equal",
@@ -227,13 +230,15 @@ class Selector(KubeModel):
         min_length=1,
         max_length=10240,
         description="A DRA CEL expression evaluated against one device. It reads device.driver, "
-        "device.attributes[\"<domain>\"].<name> and device.capacity[\"<domain>\"].<name> (a "
+        'device.attributes["<domain>"].<name> and device.capacity["<domain>"].<name> (a '
         "quantity), with the quantity() and semver() helpers.",
         json_schema_extra=DRA_SELECTOR,
     )
 
 
-SelectorList = Annotated[list[Selector], Field(min_length=1, max_length=8, json_schema_extra=ATOMIC)]
+SelectorList = Annotated[
+    list[Selector], Field(min_length=1, max_length=8, json_schema_extra=ATOMIC)
+]
 
 
 class DeviceRequest(KubeModel):
@@ -284,7 +289,9 @@ class Engine(KubeModel):
 
     model_config = ConfigDict(json_schema_extra=validations(MD_16, MD_17, MD_18))
 
-    name: str = Field(min_length=1, max_length=63, description="Identifies the engine; a DNS label.")
+    name: str = Field(
+        min_length=1, max_length=63, description="Identifies the engine; a DNS label."
+    )
     copies: int = Field(
         default=1, ge=1, le=64, description="How many identical copies of this engine per replica."
     )
@@ -310,7 +317,8 @@ class DeploymentTemplateSpec(KubeModel):
         list[Engine], Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
     ]
     model_cache_ref: NameRef | None = Field(
-        default=None, description="A ModelCache in the same namespace; required for multi-node engines."
+        default=None,
+        description="A ModelCache in the same namespace; required for multi-node engines.",
     )
     serving: Serving | None = None
     tolerations: Annotated[list[Toleration], Field(json_schema_extra=ATOMIC)] | None = None
@@ -326,7 +334,9 @@ class DeploymentTemplate(KubeModel):
 class ModelDeploymentSpec(KubeModel):
     """The desired state of a ModelDeployment."""
 
-    replicas: int = Field(ge=0, le=100, description="How many ModelReplicas to fan out to; 0 parks.")
+    replicas: int = Field(
+        ge=0, le=100, description="How many ModelReplicas to fan out to; 0 parks."
+    )
     template: DeploymentTemplate
     crossplane: FreeForm | None = None
 

@@ -51,6 +51,7 @@ MR_06 = rule(
     "at least one member of an engine must carry deviceRequests",
 )
 
+
 class ReplicaSelector(KubeModel):
     """A selector copied verbatim from the deployment."""
 
@@ -73,9 +74,9 @@ class ResolvedDeviceRequest(KubeModel):
     name: str = Field(min_length=1, max_length=63)
     device_class_name: str = Field(min_length=1, max_length=253)
     count: int = Field(default=1, ge=1, le=64)
-    selectors: Annotated[
-        list[ReplicaSelector], Field(max_length=8, json_schema_extra=ATOMIC)
-    ] | None = None
+    selectors: (
+        Annotated[list[ReplicaSelector], Field(max_length=8, json_schema_extra=ATOMIC)] | None
+    ) = None
 
 
 class ReplicaMember(KubeModel):
@@ -84,11 +85,16 @@ class ReplicaMember(KubeModel):
     model_config = ConfigDict(json_schema_extra=validations(MD_19, MD_20))
 
     role: Role = "Standalone"
-    node_pool_name: str = Field(min_length=1, description="The pool this member's pods are pinned to.")
-    device_requests: Annotated[
-        list[ResolvedDeviceRequest],
-        Field(min_length=1, max_length=16, json_schema_extra=list_map("name")),
-    ] | None = None
+    node_pool_name: str = Field(
+        min_length=1, description="The pool this member's pods are pinned to."
+    )
+    device_requests: (
+        Annotated[
+            list[ResolvedDeviceRequest],
+            Field(min_length=1, max_length=16, json_schema_extra=list_map("name")),
+        ]
+        | None
+    ) = None
     worker: WorkerSpec | None = None
     template: ReplicaPodTemplate
 
@@ -111,7 +117,9 @@ class ModelReplicaSpec(KubeModel):
 
     model_config = ConfigDict(json_schema_extra=validations(MR_01, MR_02, MR_03, MR_04))
 
-    cluster_name: str = Field(min_length=1, description="The InferenceCluster this replica is pinned to.")
+    cluster_name: str = Field(
+        min_length=1, description="The InferenceCluster this replica is pinned to."
+    )
     model_cache_ref: NameRef | None = None
     serving: ReplicaServing | None = None
     engines: Annotated[

@@ -61,14 +61,20 @@ MD_27 = rule(
     "!has(self.annotations) || self.annotations.all(k, k.split('/')[0].size() <= 253)",
     "member template.metadata.annotations key prefixes must be DNS subdomains of at most 253 characters",
 )
-MD_28 = rule("MD-28", "self.exists_one(c, c.name == 'engine')", "exactly one container must be named 'engine'")
+MD_28 = rule(
+    "MD-28",
+    "self.exists_one(c, c.name == 'engine')",
+    "exactly one container must be named 'engine'",
+)
 MD_29 = rule(
     "MD-29",
     "self.name != 'engine' || !has(self.readinessProbe)",
     "the engine container can't set readinessProbe: Modelplane probes the engine on its http port",
 )
 _RESERVED_ENV = "!has(self.env) || self.env.all(e, !e.name.startsWith('MODELPLANE_'))"
-_RESERVED_ENV_MESSAGE = "env names starting with MODELPLANE_ are reserved for variables Modelplane sets"
+_RESERVED_ENV_MESSAGE = (
+    "env names starting with MODELPLANE_ are reserved for variables Modelplane sets"
+)
 MD_30 = rule("MD-30", _RESERVED_ENV, _RESERVED_ENV_MESSAGE)
 MD_31 = rule(
     "MD-31",
@@ -111,16 +117,16 @@ MD_37 = rule(
     "port name must contain at least one letter and no '--' (an IANA service name)",
 )
 MD_38 = rule(
-    "MD-38", "!has(self.value) || !has(self.valueFrom)", "env value and valueFrom are mutually exclusive"
+    "MD-38",
+    "!has(self.value) || !has(self.valueFrom)",
+    "env value and valueFrom are mutually exclusive",
 )
 MD_39 = rule(
     "MD-39",
     "[has(self.configMapKeyRef), has(self.fieldRef), has(self.secretKeyRef)].filter(x, x).size() == 1",
     "valueFrom must set exactly one of configMapKeyRef, fieldRef, secretKeyRef",
 )
-MD_40 = rule(
-    "MD-40", f"self.name.matches({_DNS_LABEL_CEL})", "container name must be a DNS label"
-)
+MD_40 = rule("MD-40", f"self.name.matches({_DNS_LABEL_CEL})", "container name must be a DNS label")
 MD_41 = rule("MD-41", _RESERVED_ENV, _RESERVED_ENV_MESSAGE)
 
 
@@ -232,7 +238,9 @@ class _ContainerFields(KubeModel):
     command: StringList | None = None
     args: StringList | None = None
     env: EnvList | None = None
-    ports: Annotated[list[ContainerPort], Field(max_length=8, json_schema_extra=ATOMIC)] | None = None
+    ports: Annotated[list[ContainerPort], Field(max_length=8, json_schema_extra=ATOMIC)] | None = (
+        None
+    )
     readiness_probe: Probe | None = Field(
         default=None,
         description="How Kubernetes checks that a container beside the engine is ready. The "
@@ -264,7 +272,9 @@ AnnotationMap = Annotated[dict[str, Annotated[str, Field(max_length=8192)]], Fie
 class PodMetadata(KubeModel):
     """Labels and annotations applied to a member's pods."""
 
-    model_config = ConfigDict(json_schema_extra=validations(*label_rules("member ", 22), MD_26, MD_27))
+    model_config = ConfigDict(
+        json_schema_extra=validations(*label_rules("member ", 22), MD_26, MD_27)
+    )
 
     labels: LabelMap | None = None
     annotations: AnnotationMap | None = None
@@ -278,8 +288,15 @@ class PodSpec(KubeModel):
 
     containers: Annotated[
         list[Container],
-        Field(min_length=1, max_length=8, json_schema_extra={"x-kubernetes-list-type": "map",
-              "x-kubernetes-list-map-keys": ["name"], **validations(MD_28)}),
+        Field(
+            min_length=1,
+            max_length=8,
+            json_schema_extra={
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                **validations(MD_28),
+            },
+        ),
     ]
     image_pull_secrets: PullSecrets | None = None
 
@@ -289,8 +306,15 @@ class ReplicaPodSpec(KubeModel):
 
     containers: Annotated[
         list[ReplicaContainer],
-        Field(min_length=1, max_length=8, json_schema_extra={"x-kubernetes-list-type": "map",
-              "x-kubernetes-list-map-keys": ["name"], **validations(MD_28)}),
+        Field(
+            min_length=1,
+            max_length=8,
+            json_schema_extra={
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                **validations(MD_28),
+            },
+        ),
     ]
     image_pull_secrets: PullSecrets | None = None
 

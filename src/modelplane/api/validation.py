@@ -94,12 +94,16 @@ def validate_document(raw: Any, *, rules: bool = True) -> ValidationResult:
     try:
         return _validate(_normalize(raw), rules)
     except RecursionError:
-        return ValidationResult(None, None, None, None, {}, [Problem("", "document nests too deeply")])
+        return ValidationResult(
+            None, None, None, None, {}, [Problem("", "document nests too deeply")]
+        )
 
 
 def _validate(doc: Any, rules: bool = True) -> ValidationResult:
     if not isinstance(doc, dict):
-        return ValidationResult(None, None, None, None, {}, [Problem("", "document is not an object")])
+        return ValidationResult(
+            None, None, None, None, {}, [Problem("", "document is not an object")]
+        )
     kind = doc.get("kind")
     info = KIND_BY_NAME.get(kind) if isinstance(kind, str) else None
     result = ValidationResult(kind, info, _meta_field(doc, "name"), None, doc)
@@ -325,7 +329,10 @@ def _check_object(schema: Schema, value: dict[str, Any], path: str, out: list[Pr
     count = len(value)
     if "minProperties" in schema and count < schema["minProperties"]:
         out.append(
-            Problem(path, f"Invalid value: {count}: must have at least {schema['minProperties']} properties")
+            Problem(
+                path,
+                f"Invalid value: {count}: must have at least {schema['minProperties']} properties",
+            )
         )
     if "maxProperties" in schema and count > schema["maxProperties"]:
         out.append(
@@ -354,9 +361,13 @@ def _check_object(schema: Schema, value: dict[str, Any], path: str, out: list[Pr
 def _check_array(schema: Schema, value: list[Any], path: str, out: list[Problem]) -> None:
     count = len(value)
     if "minItems" in schema and count < schema["minItems"]:
-        out.append(Problem(path, f"Invalid value: {count}: must have at least {schema['minItems']} items"))
+        out.append(
+            Problem(path, f"Invalid value: {count}: must have at least {schema['minItems']} items")
+        )
     if "maxItems" in schema and count > schema["maxItems"]:
-        out.append(Problem(path, f"Too many: {count}: must have at most {schema['maxItems']} items"))
+        out.append(
+            Problem(path, f"Too many: {count}: must have at most {schema['maxItems']} items")
+        )
     items: Schema = schema.get("items", {})
     keys: list[str] = (
         schema.get("x-kubernetes-list-map-keys", [])
@@ -380,21 +391,34 @@ def _check_scalar(schema: Schema, value: Any, path: str, out: list[Problem]) -> 
     if isinstance(value, int | float) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
             out.append(
-                Problem(path, f"Invalid value: {_json(value)}: must be greater than or equal to {schema['minimum']}")
+                Problem(
+                    path,
+                    f"Invalid value: {_json(value)}: must be greater than or equal to {schema['minimum']}",
+                )
             )
         if "maximum" in schema and value > schema["maximum"]:
             out.append(
-                Problem(path, f"Invalid value: {_json(value)}: must be less than or equal to {schema['maximum']}")
+                Problem(
+                    path,
+                    f"Invalid value: {_json(value)}: must be less than or equal to {schema['maximum']}",
+                )
             )
     if isinstance(value, str):
         if "minLength" in schema and len(value) < schema["minLength"]:
             out.append(
-                Problem(path, f"Invalid value: {_json(value)}: must be at least {schema['minLength']} characters")
+                Problem(
+                    path,
+                    f"Invalid value: {_json(value)}: must be at least {schema['minLength']} characters",
+                )
             )
         if "maxLength" in schema and len(value) > schema["maxLength"]:
-            out.append(Problem(path, f"Too long: must have at most {schema['maxLength']} characters"))
+            out.append(
+                Problem(path, f"Too long: must have at most {schema['maxLength']} characters")
+            )
         if "pattern" in schema and not _matches(schema["pattern"], value):
-            out.append(Problem(path, f"Invalid value: {_json(value)}: must match '{schema['pattern']}'"))
+            out.append(
+                Problem(path, f"Invalid value: {_json(value)}: must match '{schema['pattern']}'")
+            )
 
 
 @functools.cache
@@ -419,20 +443,26 @@ def _check_metadata(meta: Any, info: KindInfo, out: list[Problem]) -> None:
     elif not isinstance(name, str):
         out.append(Problem("metadata.name", _type_message(name, ("string",))))
     elif len(name) > 253 or not _matches(_DNS_SUBDOMAIN, name):
-        out.append(Problem("metadata.name", f"Invalid value: {_json(name)}: must be a DNS subdomain"))
+        out.append(
+            Problem("metadata.name", f"Invalid value: {_json(name)}: must be a DNS subdomain")
+        )
     if info.namespaced:
         namespace = meta.get("namespace")
         if not isinstance(namespace, str):
             out.append(Problem("metadata.namespace", _type_message(namespace, ("string",))))
         elif len(namespace) > 63 or not _matches(DNS_LABEL, namespace):
             out.append(
-                Problem("metadata.namespace", f"Invalid value: {_json(namespace)}: must be a DNS label")
+                Problem(
+                    "metadata.namespace", f"Invalid value: {_json(namespace)}: must be a DNS label"
+                )
             )
     _check_string_map(meta, "labels", out, check_values=True)
     _check_string_map(meta, "annotations", out, check_values=False)
 
 
-def _check_string_map(meta: dict[str, Any], field_name: str, out: list[Problem], *, check_values: bool) -> None:
+def _check_string_map(
+    meta: dict[str, Any], field_name: str, out: list[Problem], *, check_values: bool
+) -> None:
     path = f"metadata.{field_name}"
     entries = meta.get(field_name)
     if entries is None:
@@ -443,12 +473,16 @@ def _check_string_map(meta: dict[str, Any], field_name: str, out: list[Problem],
     for key in sorted(entries):
         entry_path = f"{path}[{key}]"
         if not _valid_label_key(key):
-            out.append(Problem(entry_path, f"Invalid value: {_json(key)}: must be a valid label key"))
+            out.append(
+                Problem(entry_path, f"Invalid value: {_json(key)}: must be a valid label key")
+            )
         value = entries[key]
         if not isinstance(value, str):
             out.append(Problem(entry_path, _type_message(value, ("string",))))
         elif check_values and (len(value) > 63 or not _matches(LABEL_VALUE, value)):
-            out.append(Problem(entry_path, f"Invalid value: {_json(value)}: must be a valid label value"))
+            out.append(
+                Problem(entry_path, f"Invalid value: {_json(value)}: must be a valid label value")
+            )
 
 
 def _valid_label_key(key: str) -> bool:

@@ -30,7 +30,10 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--out", metavar="DIR", default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})"
+        "--out",
+        metavar="DIR",
+        default=DEFAULT_OUT,
+        help=f"output directory (default: {DEFAULT_OUT})",
     )
     parser.set_defaults(func=run)
 

@@ -129,7 +129,9 @@ def _deployment_summary(r: RenderedDeployment) -> list[str]:
         per_cluster[name] = per_cluster.get(name, 0) + 1
     where = ", ".join(f"{c} ({n})" for c, n in sorted(per_cluster.items())) or "no cluster"
     desired = r.deployment["spec"]["replicas"]
-    lines = [f"{meta['namespace']}/{meta['name']}: {status['replicas']['total']} of {desired} replicas on {where}"]
+    lines = [
+        f"{meta['namespace']}/{meta['name']}: {status['replicas']['total']} of {desired} replicas on {where}"
+    ]
     rows = [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:

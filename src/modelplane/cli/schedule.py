@@ -105,7 +105,11 @@ def _placement_json(p: Placement) -> dict[str, Any]:
                         "pool": m.pool,
                         "nodes": m.nodes,
                         "devices": [
-                            {"name": r.name, "deviceClassName": r.device_class_name, "count": r.count}
+                            {
+                                "name": r.name,
+                                "deviceClassName": r.device_class_name,
+                                "count": r.count,
+                            }
                             for r in m.device_requests
                         ],
                     }
@@ -145,7 +149,10 @@ def to_json(
 
 def _columns(rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -159,22 +166,32 @@ def to_table(
     results: Sequence[Scheduled], statuses: Sequence[DeploymentStatus], *, explain: bool
 ) -> str:
     """One row per replica, then one summary line per deployment (and its explain section)."""
-    rows: list[list[str]] = [["DEPLOYMENT", "REPLICA", "CLUSTER", "INDEX", "STATE", "ENGINE/MEMBER -> POOL"]]
+    rows: list[list[str]] = [
+        ["DEPLOYMENT", "REPLICA", "CLUSTER", "INDEX", "STATE", "ENGINE/MEMBER -> POOL"]
+    ]
     for result in results:
         ident = f"{namespace_of(result.deployment.metadata.namespace)}/{result.deployment.metadata.name}"
         for p in result.schedule.replicas:
-            members = ", ".join(f"{e.name}/{m.role} -> {m.pool}" for e in p.engines for m in e.members)
+            members = ", ".join(
+                f"{e.name}/{m.role} -> {m.pool}" for e in p.engines for m in e.members
+            )
             rows.append([ident, p.name, p.cluster, str(p.index), _state(p), members])
     out = _columns(rows) if len(rows) > 1 else "No replicas placed.\n"
     for result, status in zip(results, statuses, strict=True):
         deployment = result.deployment
         ident = f"{namespace_of(deployment.metadata.namespace)}/{deployment.metadata.name}"
         out += f"\n{ident}: {result.schedule.total} of {result.schedule.desired} replicas placed\n"
-        out += _indent(_columns([[c.type, c.status, c.reason or "", c.message or ""] for c in status.conditions]))
+        out += _indent(
+            _columns(
+                [[c.type, c.status, c.reason or "", c.message or ""] for c in status.conditions]
+            )
+        )
         if explain:
             entries = [[e.cluster, e.reason, e.message] for e in result.schedule.explain]
             out += "  explain:\n"
-            out += _indent(_indent(_columns(entries))) if entries else "    (no cluster passed over)\n"
+            out += (
+                _indent(_indent(_columns(entries))) if entries else "    (no cluster passed over)\n"
+            )
     return out
 
 

@@ -10,13 +10,17 @@ from modelplane.composition.types import REMOTE_NAMESPACE, Json
 def device_request(request: ResolvedDeviceRequest) -> Json:
     """One DRA DeviceRequest; selectors keep the user's text byte for byte."""
     exactly: Json = {"deviceClassName": request.device_class_name, "count": request.count}
-    selectors = [{"cel": {"expression": s.cel}} for s in request.selectors or [] if s.cel is not None]
+    selectors = [
+        {"cel": {"expression": s.cel}} for s in request.selectors or [] if s.cel is not None
+    ]
     if selectors:
         exactly["selectors"] = selectors
     return {"name": request.name, "exactly": exactly}
 
 
-def claim_template(names: ReplicaNames, engine: ReplicaEngine, member: ReplicaMember) -> Json | None:
+def claim_template(
+    names: ReplicaNames, engine: ReplicaEngine, member: ReplicaMember
+) -> Json | None:
     """The member's ResourceClaimTemplate, or None for a member that claims nothing."""
     if not member.device_requests:
         return None

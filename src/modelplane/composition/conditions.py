@@ -21,7 +21,12 @@ EVENT_WAITING_FOR_PROVIDER_CONFIG = "Waiting for cluster providerConfigRef"
 
 def condition(type_: str, status: bool, reason: str, message: str = "") -> dict[str, str]:
     """A condition with exactly the keys ``type``, ``status``, ``reason``, ``message``."""
-    return {"type": type_, "status": "True" if status else "False", "reason": reason, "message": message}
+    return {
+        "type": type_,
+        "status": "True" if status else "False",
+        "reason": reason,
+        "message": message,
+    }
 
 
 def _get(obj: Any, *path: str) -> Any:

@@ -18,9 +18,7 @@ PICKER_CONFIG = "MODELPLANE_PICKER_CONFIG"
 
 LWS_LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 LWS_RANK = "$(LWS_WORKER_INDEX)"
-GROVE_LEADER_ADDRESS = (
-    "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
-)
+GROVE_LEADER_ADDRESS = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
 
 CLAIM_NAME = "devices"
 DSHM_VOLUME = "dshm"
@@ -88,7 +86,9 @@ def resources(user: Resources | None, claim: bool) -> Json | None:
 
 
 def _ports(container: ReplicaContainer, prepend_http: bool) -> list[Json] | None:
-    ports = [p.model_dump(by_alias=True, exclude_none=True, mode="json") for p in container.ports or []]
+    ports = [
+        p.model_dump(by_alias=True, exclude_none=True, mode="json") for p in container.ports or []
+    ]
     if prepend_http and http_port(container) is None:
         ports.insert(0, {"name": "http", "containerPort": 8000})
     return ports or None

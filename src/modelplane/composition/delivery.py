@@ -69,13 +69,17 @@ def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[s
     }
 
 
-def remote_objects(replica: ModelReplica, names: ReplicaNames, stack: Stack) -> list[tuple[str, Json]]:
+def remote_objects(
+    replica: ModelReplica, names: ReplicaNames, stack: Stack
+) -> list[tuple[str, Json]]:
     """Every remote object of the replica with its resource key, in the order of §10."""
     cache = replica.spec.model_cache_ref
     cache_pvc = cache_pvc_name(names.namespace, cache.name) if cache is not None else None
     objects: list[tuple[str, Json]] = []
     for engine in replica.spec.engines:
-        objects.append((workload_key(engine.name), engine_workload(names, engine, stack, cache_pvc)))
+        objects.append(
+            (workload_key(engine.name), engine_workload(names, engine, stack, cache_pvc))
+        )
         for member in engine.members:
             template = claim_template(names, engine, member)
             if template is not None:

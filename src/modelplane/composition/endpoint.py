@@ -27,6 +27,10 @@ def model_endpoint(replica: ModelReplica, ready: bool, gateway_address: str | No
     return {
         "apiVersion": GROUP_VERSION,
         "kind": "ModelEndpoint",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(replica.metadata.labels or {})},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": dict(replica.metadata.labels or {}),
+        },
         "spec": {"url": f"http://{gateway_address}{prefix}v1", "rewritePath": prefix},
     }

@@ -233,9 +233,7 @@ def role(names: ReplicaNames) -> Json:
         "apiVersion": f"{RBAC_GROUP}/v1",
         "kind": "Role",
         "metadata": _meta(names),
-        "rules": [
-            {k: list(v) for k, v in r.items()} for r in PICKER_ROLE_RULES
-        ],
+        "rules": [{k: list(v) for k, v in r.items()} for r in PICKER_ROLE_RULES],
     }
 
 

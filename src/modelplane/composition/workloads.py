@@ -14,9 +14,7 @@ GANG_GROUP = "gang"
 def _contexts(
     names: ReplicaNames, engine: ReplicaEngine, stack: Stack, cache_pvc: str | None
 ) -> dict[str, MemberContext]:
-    return {
-        m.role: MemberContext(names, engine, m, stack, cache_pvc) for m in engine.members
-    }
+    return {m.role: MemberContext(names, engine, m, stack, cache_pvc) for m in engine.members}
 
 
 def engine_deployment(ctx: MemberContext) -> Json:

@@ -44,12 +44,19 @@ class DeploymentStatus:
 
 def condition(type_: str, status: bool, reason: str, message: str = "") -> Condition:
     """A condition with exactly type, status, reason and message."""
-    return Condition(type=type_, status="True" if status else "False", reason=reason, message=message)
+    return Condition(
+        type=type_, status="True" if status else "False", reason=reason, message=message
+    )
 
 
 def condition_wire(c: Condition) -> dict[str, str]:
     """The four keys printed for a condition, ``message`` "" when empty (status.md §1)."""
-    return {"type": c.type, "status": c.status, "reason": c.reason or "", "message": c.message or ""}
+    return {
+        "type": c.type,
+        "status": c.status,
+        "reason": c.reason or "",
+        "message": c.message or "",
+    }
 
 
 def is_ready(replica: ModelReplica) -> bool:
@@ -93,7 +100,9 @@ def deployment_status(
     ready = sum(
         1
         for p in schedule.replicas
-        if p.retained and (p.cluster, p.index) in observed and is_ready(observed[(p.cluster, p.index)])
+        if p.retained
+        and (p.cluster, p.index) in observed
+        and is_ready(observed[(p.cluster, p.index)])
     )
     any_observed = any((p.cluster, p.index) in observed for p in schedule.replicas)
     conditions: list[Condition] = []
@@ -126,14 +135,23 @@ def _cache_condition(
         return condition(MODEL_CACHE_RESOLVED, True, "ModelCacheResolved"), None
     if cache.kind is CacheKind.UNRESOLVED:
         return (
-            condition(MODEL_CACHE_RESOLVED, False, "ModelCacheUnresolved", f"Waiting for ModelCache {ref.name}"),
+            condition(
+                MODEL_CACHE_RESOLVED,
+                False,
+                "ModelCacheUnresolved",
+                f"Waiting for ModelCache {ref.name}",
+            ),
             None,
         )
     text = f"ModelCache {ref.name} not found; holding replica placement"
-    return condition(MODEL_CACHE_RESOLVED, False, "ModelCacheNotFound", text), Event("Warning", text)
+    return condition(MODEL_CACHE_RESOLVED, False, "ModelCacheNotFound", text), Event(
+        "Warning", text
+    )
 
 
-def _scheduled(schedule: Schedule, total: int, any_observed: bool, events: list[Event]) -> Condition:
+def _scheduled(
+    schedule: Schedule, total: int, any_observed: bool, events: list[Event]
+) -> Condition:
     """ReplicasScheduled (§2.7), appending the events its case raises (§2.10)."""
     desired = schedule.desired
     if schedule.cause is HoldCause.CLUSTERS_UNRESOLVED:
@@ -159,7 +177,9 @@ def _scheduled(schedule: Schedule, total: int, any_observed: bool, events: list[
         )
     if not any_observed:
         return condition(REPLICAS_SCHEDULED, False, "Scheduling")
-    return condition(REPLICAS_SCHEDULED, True, "ReplicasCreated", f"Scheduled {total} of {desired} replicas")
+    return condition(
+        REPLICAS_SCHEDULED, True, "ReplicasCreated", f"Scheduled {total} of {desired} replicas"
+    )
 
 
 def _ready(total: int, ready: int) -> Condition:

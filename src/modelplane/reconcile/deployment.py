@@ -183,7 +183,11 @@ def _endpoint(
     key = endpoint_key(*identity)
     if held:
         # A held reconcile re-emits what it observed and creates nothing (status.md §2.4).
-        return None if observed is None else DesiredObject(key, desired_object(observed.to_wire()), _ready(observed) or None)
+        return (
+            None
+            if observed is None
+            else DesiredObject(key, desired_object(observed.to_wire()), _ready(observed) or None)
+        )
     endpoint = model_endpoint(replica, True, placement.gateway_address)
     if endpoint is None:
         return None

@@ -74,7 +74,9 @@ def render(fleet: Fleet) -> list[RenderedDeployment]:
 
 
 def _rendered(
-    deployment: ModelDeployment, result: DeploymentResult, clusters: dict[str | None, InferenceCluster]
+    deployment: ModelDeployment,
+    result: DeploymentResult,
+    clusters: dict[str | None, InferenceCluster],
 ) -> RenderedDeployment:
     wire = deployment.to_wire()
     wire["metadata"]["namespace"] = deployment.metadata.namespace or "default"

@@ -189,7 +189,9 @@ def _observed_demand(shape: PoolShape, requests: tuple[tuple[str, int], ...]) ->
     remaining = [d.count if d.dra else 0 for d in devices]
     demand: dict[int, int] = {}
     for class_name, count in requests:
-        candidates = [j for j, d in enumerate(devices) if d.dra and d.device_class_name == class_name]
+        candidates = [
+            j for j, d in enumerate(devices) if d.dra and d.device_class_name == class_name
+        ]
         if not candidates:
             continue  # no device of that class: the request is skipped
         # The first device of the class that still covers the request, else the first of the class.

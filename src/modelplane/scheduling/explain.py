@@ -65,7 +65,9 @@ def selector_failure(gates: Gates, cluster: ClusterView) -> ExplainEntry | None:
         found = selector_mismatch(cluster.labels, dict(gates.cache.selector))
         if found is not None:
             who = f"ModelCache {gates.cache_name} clusterSelector"
-            return ExplainEntry(cluster.name, CACHE_SELECTOR_MISMATCH, _mismatch_message(found, who))
+            return ExplainEntry(
+                cluster.name, CACHE_SELECTOR_MISMATCH, _mismatch_message(found, who)
+            )
     return None
 
 
@@ -117,7 +119,9 @@ def explain_cluster(
         return ExplainEntry(cluster.name, outcome.reason, outcome.message)
     if new_clusters:
         return ExplainEntry(
-            cluster.name, NOT_SELECTED, f"eligible; the new replicas went to {', '.join(new_clusters)}"
+            cluster.name,
+            NOT_SELECTED,
+            f"eligible; the new replicas went to {', '.join(new_clusters)}",
         )
     return ExplainEntry(
         cluster.name,

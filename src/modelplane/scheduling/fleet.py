@@ -162,7 +162,9 @@ def _raw_key(d: Any) -> tuple[Any, ...]:
         d.driver,
         d.device_class_name,
         d.count,
-        tuple(sorted((k, v.string_, v.version, v.bool_, v.int_) for k, v in attrs.items())) if attrs else (),
+        tuple(sorted((k, v.string_, v.version, v.bool_, v.int_) for k, v in attrs.items()))
+        if attrs
+        else (),
         tuple(sorted((k, v.value) for k, v in caps.items())) if caps else (),
     )
 

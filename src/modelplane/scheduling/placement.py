@@ -156,7 +156,9 @@ def _whole_phase(
         if state.attempt(pools[i].name, packs):
             return EnginePlacement(
                 engine.name,
-                tuple(member_placement(m, pools[i].name, matches[k][i]) for k, m in enumerate(members)),
+                tuple(
+                    member_placement(m, pools[i].name, matches[k][i]) for k, m in enumerate(members)
+                ),
             )
     clauses = "; ".join(
         _room_clause(
@@ -179,13 +181,19 @@ def _split_phase(
     placed: list[MemberPlacement] = []
     for k, member in enumerate(engine.members):
         chosen = next(
-            (i for i in acceptable[k] if state.attempt(pools[i].name, [(matches[k][i].demand, member.pods)])),
+            (
+                i
+                for i in acceptable[k]
+                if state.attempt(pools[i].name, [(matches[k][i].demand, member.pods)])
+            ),
             None,
         )
         if chosen is None:
             clauses = "; ".join(
                 _room_clause(
-                    pools[i], state.get(pools[i].name), [(member.role, member.pods, matches[k][i].demand)]
+                    pools[i],
+                    state.get(pools[i].name),
+                    [(member.role, member.pods, matches[k][i].demand)],
                 )
                 for i in acceptable[k]
             )

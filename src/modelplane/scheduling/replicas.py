@@ -75,7 +75,8 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
     if template.spec.serving is not None:
         spec["serving"] = template.spec.serving.to_wire()
     spec["engines"] = [
-        _engine(engine, placed) for engine, placed in zip(template.spec.engines, placement.engines, strict=True)
+        _engine(engine, placed)
+        for engine, placed in zip(template.spec.engines, placement.engines, strict=True)
     ]
     return ModelReplica.model_validate(
         {

@@ -76,7 +76,11 @@ def schedule(
     error = first_compile_error(deployment)
     if error is not None:
         return _held(
-            deployment, ours, {v.name: v for v in views}, HoldCause.INVALID_NODE_SELECTOR, error=error
+            deployment,
+            ours,
+            {v.name: v for v in views},
+            HoldCause.INVALID_NODE_SELECTOR,
+            error=error,
         )
     return _Run(deployment, views, cache, observed, ours).schedule()
 
@@ -367,7 +371,9 @@ class _Run:
         }
         # Only the chosen cluster's ledger changes in a round, so every other cluster's trial
         # stays valid: a heap over (load, name) of the clusters whose trial succeeds is exact.
-        heap = [(load[name], name) for name, v in eligible.items() if isinstance(self._trial(v), Trial)]
+        heap = [
+            (load[name], name) for name, v in eligible.items() if isinstance(self._trial(v), Trial)
+        ]
         heapq.heapify(heap)
         new: list[Placement] = []
         name_of = self.deployment.metadata.name or ""

@@ -54,9 +54,7 @@ def provider_config_name(cluster_name: str) -> str:
     return child_name(cluster_name, "cluster-kubeconfig")
 
 
-def lookup_classes(
-    cluster: InferenceCluster, required: Mapping[str, Any]
-) -> ClassLookups:
+def lookup_classes(cluster: InferenceCluster, required: Mapping[str, Any]) -> ClassLookups:
     """Read every ``class-<name>`` key; Refused when an item is malformed."""
     found: dict[str, InferenceClass] = {}
     missing: list[str] = []
@@ -195,9 +193,7 @@ def _existing_parts(
 
 def _cluster_condition(cluster: InferenceCluster, missing: tuple[str, ...]) -> Condition:
     if missing:
-        return Condition(
-            CLUSTER_READY, "False", "WaitingForClasses", waiting_for_classes(missing)
-        )
+        return Condition(CLUSTER_READY, "False", "WaitingForClasses", waiting_for_classes(missing))
     source = cluster.spec.cluster.source
     if source == "Existing":
         return Condition(CLUSTER_READY, "True", "ClusterRunning")
@@ -251,4 +247,3 @@ def run_cluster(request: FunctionRequest) -> FunctionResponse:
     if classes.missing:
         response.results = [Result("Normal", waiting_for_classes(classes.missing))]
     return response
-

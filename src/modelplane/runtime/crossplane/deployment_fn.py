@@ -128,8 +128,7 @@ def to_response(result: DeploymentResult, requirements: list[Requirement]) -> Fu
     status = {k: v for k, v in result.status.items() if k != "conditions"}
     return FunctionResponse(
         resources=[
-            DesiredResource(o.key, o.object, o.ready)
-            for o in [*result.replicas, *result.endpoints]
+            DesiredResource(o.key, o.object, o.ready) for o in [*result.replicas, *result.endpoints]
         ],
         composite_status=status,
         composite_ready=result.composite_ready,

@@ -142,9 +142,7 @@ def observed(key: str, raw: Mapping[str, Any], model: type[M]) -> M:
     return loaded
 
 
-def required(
-    fetched: Mapping[str, Any], key: str, model: type[M]
-) -> list[M] | None:
+def required(fetched: Mapping[str, Any], key: str, model: type[M]) -> list[M] | None:
     """The items Crossplane fetched under ``key`` as ``model``; None when not fetched yet.
 
     Refused ``invalid required resource <key>: <Kind> <ref>: <path>: <message>`` on the

@@ -24,9 +24,7 @@ from modelplane.runtime.crossplane.requirements import CLUSTER, replica_requirem
 from modelplane.runtime.crossplane.structs import integral_floats_to_int
 
 
-def pick_cluster(
-    items: list[InferenceCluster] | None, name: str
-) -> InferenceCluster | None:
+def pick_cluster(items: list[InferenceCluster] | None, name: str) -> InferenceCluster | None:
     """The fetched cluster named ``name``, if any."""
     return next((c for c in items or () if c.metadata.name == name), None)
 

@@ -154,9 +154,7 @@ def run_bytes(data: bytes, handler: Handler = handle) -> bytes:
 
 
 def _generic_handlers(handler: Handler) -> list[grpc.GenericRpcHandler]:
-    method = grpc.unary_unary_rpc_method_handler(
-        lambda data, context: run_bytes(data, handler)
-    )
+    method = grpc.unary_unary_rpc_method_handler(lambda data, context: run_bytes(data, handler))
     return [
         grpc.method_handlers_generic_handler(service, {"RunFunction": method})
         for service in SERVICES
@@ -187,7 +185,9 @@ def server_credentials(certs_dir: Path) -> grpc.ServerCredentials:
         ca = (certs_dir / "ca.crt").read_bytes()
     except OSError as error:
         raise ServeError(f"cannot read TLS certificates: {error}") from error
-    return grpc.ssl_server_credentials([(key, cert)], root_certificates=ca, require_client_auth=True)
+    return grpc.ssl_server_credentials(
+        [(key, cert)], root_certificates=ca, require_client_auth=True
+    )
 
 
 def build_server(config: ServeConfig, handler: Handler = handle) -> tuple[grpc.Server, int]:
@@ -241,8 +241,14 @@ def serve(config: ServeConfig) -> int:
         server.start()
         LOG.info(
             "serving composition functions",
-            extra={"fields": {"address": config.address, "port": port, "tls": not config.insecure,
-                              "pid": os.getpid()}},
+            extra={
+                "fields": {
+                    "address": config.address,
+                    "port": port,
+                    "tls": not config.insecure,
+                    "pid": os.getpid(),
+                }
+            },
         )
         while not stop.wait(timeout=1.0):
             pass
