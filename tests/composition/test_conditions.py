@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from modelplane.api import ModelReplica
+from modelplane.api.meta import is_ready
 from modelplane.composition import (
     compose_replica,
     model_endpoint,
     provider_config_for,
-    replica_is_ready,
 )
 
 from .builders import PC, cluster, replica, replica_dict, standalone_engine
@@ -180,11 +180,11 @@ def _with_status(conditions: list[dict[str, str]] | None) -> ModelReplica:
 
 def test_endpoint_only_for_a_ready_replica_with_a_gateway() -> None:
     desired = replica()
-    ready = replica_is_ready(_with_status([READY]))
+    ready = is_ready(_with_status([READY]).status)
     assert ready
-    assert not replica_is_ready(_with_status([NOT_READY]))
-    assert not replica_is_ready(_with_status(None))
-    assert not replica_is_ready(None)
+    assert not is_ready(_with_status([NOT_READY]).status)
+    assert not is_ready(_with_status(None).status)
+    assert not is_ready(None)
     assert model_endpoint(desired, False, "203.0.113.10") is None
     assert model_endpoint(desired, True, None) is None
     assert model_endpoint(desired, True, "") is None

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from modelplane.api import InferenceCluster, ModelDeployment, ModelEndpoint, ModelReplica
-from modelplane.reconcile.deployment import CacheLookup, DeploymentInputs, reconcile_deployment
+from modelplane.reconcile.deployment import DeploymentInputs, reconcile_deployment
 from modelplane.reconcile.render import render
+from modelplane.scheduling.model import CACHE_NONE, CACHE_UNRESOLVED, CacheState
 from tests.reconcile.fleet import cluster, deployment, fleet, observed, observed_endpoint
 
 TWO = [cluster("us-east-1"), cluster("us-west-2", gateway="203.0.113.20")]
@@ -23,14 +24,14 @@ def running() -> tuple[list[ModelReplica], list[ModelEndpoint]]:
 def inputs(
     dep: dict[str, object],
     clusters: list[InferenceCluster] | None,
-    cache: CacheLookup | None = None,
+    cache: CacheState = CACHE_NONE,
 ) -> DeploymentInputs:
     replicas, endpoints = running()
     return DeploymentInputs(
         deployment=ModelDeployment.model_validate(dep),
         clusters=clusters,
         classes=[],
-        cache=cache or CacheLookup("NONE"),
+        cache=cache,
         observed_replicas=replicas,
         observed_endpoints=endpoints,
     )
@@ -77,7 +78,7 @@ def test_selector_that_no_longer_compiles_holds_the_placement() -> None:
 def test_unresolved_cache_places_nothing_new_and_keeps_what_runs() -> None:
     dep = deployment(replicas=3, modelCacheRef={"name": "qwen"})
     clusters = [InferenceCluster.model_validate(c) for c in TWO]
-    result = reconcile_deployment(inputs(dep, clusters, CacheLookup("UNRESOLVED")))
+    result = reconcile_deployment(inputs(dep, clusters, CACHE_UNRESOLVED))
     assert keys(result.replicas) == ["replica-us-east-1-0", "replica-us-west-2-0"]
     cache_condition = result.status["conditions"][0]
     assert (cache_condition["reason"], cache_condition["message"]) == (
@@ -114,7 +115,7 @@ def test_held_objects_drop_what_crossplane_and_the_api_server_added() -> None:
         deployment=ModelDeployment.model_validate(deployment()),
         clusters=None,
         classes=[],
-        cache=CacheLookup("NONE"),
+        cache=CACHE_NONE,
         observed_replicas=stamped,
         observed_endpoints=endpoints,
     )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, Protocol
 
 from pydantic import Field
 
@@ -30,6 +31,24 @@ class Condition(KubeModel):
 
 
 Conditions = list[Condition]
+
+
+class HasConditions(Protocol):
+    """A status block with conditions."""
+
+    @property
+    def conditions(self) -> Sequence[Condition] | None:
+        """The conditions, in the order written."""
+        ...
+
+
+def is_ready(status: HasConditions | None) -> bool:
+    """Some condition has ``type: Ready`` and ``status: "True"`` (Crossplane's readiness)."""
+    return status is not None and any(
+        c.type == "Ready" and c.status == "True" for c in status.conditions or ()
+    )
+
+
 CONDITIONS_LIST = list_map("type")
 
 

@@ -3,7 +3,7 @@
 Pure functions: no I/O, clock or randomness. ``compose_replica`` is the entry point.
 """
 
-from modelplane.composition.endpoint import model_endpoint, replica_is_ready
+from modelplane.composition.endpoint import model_endpoint
 from modelplane.composition.picker import config_checksum, config_text, default_picker_config
 from modelplane.composition.replica import (
     ComposedObject,
@@ -25,5 +25,4 @@ __all__ = [
     "derived_provider_config",
     "model_endpoint",
     "provider_config_for",
-    "replica_is_ready",
 ]

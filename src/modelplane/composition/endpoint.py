@@ -6,13 +6,6 @@ from modelplane.api import GROUP_VERSION, ModelReplica
 from modelplane.composition.types import Json
 
 
-def replica_is_ready(observed: ModelReplica | None) -> bool:
-    """An observed replica counts ready when its ``Ready`` condition is ``True`` (status.md §2.9)."""
-    if observed is None or observed.status is None:
-        return False
-    return any(c.type == "Ready" and c.status == "True" for c in observed.status.conditions or [])
-
-
 def model_endpoint(replica: ModelReplica, ready: bool, gateway_address: str | None) -> Json | None:
     """The endpoint of ``replica`` (its desired form), or None when it must not exist.
 

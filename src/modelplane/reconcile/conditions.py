@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from modelplane.api import Condition, ModelDeployment, ModelReplica
+from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.events import Event
 from modelplane.scheduling.model import CacheKind, CacheState, HoldCause, Mode, Schedule
 from modelplane.scheduling.replicas import identity, owns, sort_key
@@ -61,10 +62,7 @@ def condition_wire(c: Condition) -> dict[str, str]:
 
 def is_ready(replica: ModelReplica) -> bool:
     """A replica counts ready when its Ready condition is "True" (status.md §2.9)."""
-    status = replica.status
-    return status is not None and any(
-        c.type == "Ready" and c.status == "True" for c in status.conditions or ()
-    )
+    return status_is_ready(replica.status)
 
 
 def observed_by_identity(

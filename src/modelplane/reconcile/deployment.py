@@ -9,49 +9,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from modelplane.api import (
     InferenceClass,
     InferenceCluster,
-    ModelCache,
     ModelDeployment,
     ModelEndpoint,
     ModelReplica,
 )
+from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.composition import model_endpoint
 from modelplane.events import Event
 from modelplane.naming import endpoint_key, replica_key
 from modelplane.reconcile.conditions import (
     DeploymentStatus,
     deployment_status,
-    is_ready,
     observed_by_identity,
 )
 from modelplane.scheduling.model import (
-    CACHE_ABSENT,
-    CACHE_NONE,
-    CACHE_UNRESOLVED,
     UNRESOLVED,
     CacheState,
     HoldCause,
     Mode,
     Placement,
     Schedule,
-    namespace_of,
 )
 from modelplane.scheduling.replicas import (
     CLUSTER_LABEL,
-    DEPLOYMENT_LABEL,
     index_of,
+    owns,
     replica_object,
 )
 from modelplane.scheduling.scheduler import schedule
 
-CacheLookupState = Literal["NONE", "PRESENT", "ABSENT", "UNRESOLVED"]
-
 __all__ = [
-    "CacheLookup",
     "DeploymentInputs",
     "DeploymentResult",
     "DesiredObject",
@@ -59,21 +51,6 @@ __all__ = [
     "finish_deployment",
     "reconcile_deployment",
 ]
-
-
-@dataclass(frozen=True)
-class CacheLookup:
-    """What the lookup of the referenced ModelCache found (api.md §5.2)."""
-
-    state: CacheLookupState
-    cache: ModelCache | None = None
-
-    def to_state(self) -> CacheState:
-        """The scheduler's view: PRESENT carries the cache's footprint selector."""
-        if self.state == "PRESENT" and self.cache is not None:
-            selector = self.cache.spec.cluster_selector
-            return CacheState.present(selector.match_labels if selector else None)
-        return {"NONE": CACHE_NONE, "ABSENT": CACHE_ABSENT}.get(self.state, CACHE_UNRESOLVED)
 
 
 @dataclass(frozen=True)
@@ -88,7 +65,7 @@ class DeploymentInputs:
     deployment: ModelDeployment
     clusters: Sequence[InferenceCluster] | None
     classes: Sequence[InferenceClass]
-    cache: CacheLookup
+    cache: CacheState
     observed_replicas: Sequence[ModelReplica]
     observed_endpoints: Sequence[ModelEndpoint] = ()
 
@@ -117,11 +94,12 @@ class DeploymentResult:
 
 def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
     """Schedule one deployment and derive its replicas, endpoints and status."""
-    cache = inputs.cache.to_state()
     clusters = UNRESOLVED if inputs.clusters is None else inputs.clusters
-    result = schedule(inputs.deployment, clusters, inputs.classes, cache, inputs.observed_replicas)
+    result = schedule(
+        inputs.deployment, clusters, inputs.classes, inputs.cache, inputs.observed_replicas
+    )
     return finish_deployment(
-        inputs.deployment, result, cache, inputs.observed_replicas, inputs.observed_endpoints
+        inputs.deployment, result, inputs.cache, inputs.observed_replicas, inputs.observed_endpoints
     )
 
 
@@ -165,7 +143,7 @@ def finish_deployment(
 def _ready_at(ours: dict[tuple[str, int], ModelReplica], placement: Placement) -> bool:
     # A replica placed afresh on a reused identity is a new object: never ready yet.
     observed = ours.get((placement.cluster, placement.index))
-    return placement.retained and observed is not None and is_ready(observed)
+    return placement.retained and observed is not None and status_is_ready(observed.status)
 
 
 def _endpoint(
@@ -186,18 +164,15 @@ def _endpoint(
         return (
             None
             if observed is None
-            else DesiredObject(key, desired_object(observed.to_wire()), _ready(observed) or None)
+            else DesiredObject(
+                key, desired_object(observed.to_wire()), status_is_ready(observed.status) or None
+            )
         )
     endpoint = model_endpoint(replica, True, placement.gateway_address)
     if endpoint is None:
         return None
-    return DesiredObject(key, endpoint, True if observed is not None and _ready(observed) else None)
-
-
-def _ready(endpoint: ModelEndpoint) -> bool:
-    status = endpoint.status
-    return status is not None and any(
-        c.type == "Ready" and c.status == "True" for c in status.conditions or ()
+    return DesiredObject(
+        key, endpoint, True if observed is not None and status_is_ready(observed.status) else None
     )
 
 
@@ -225,15 +200,11 @@ def _endpoints_by_identity(
     deployment: ModelDeployment, endpoints: Iterable[ModelEndpoint]
 ) -> dict[tuple[str, int], ModelEndpoint]:
     """Our observed endpoints by (cluster, index) labels; the first by name wins (status.md §1)."""
-    namespace = namespace_of(deployment.metadata.namespace)
     out: dict[tuple[str, int], ModelEndpoint] = {}
     for endpoint in sorted(endpoints, key=lambda e: e.metadata.name or ""):
-        labels = endpoint.metadata.labels or {}
-        if labels.get(DEPLOYMENT_LABEL) != deployment.metadata.name:
-            continue
-        if namespace_of(endpoint.metadata.namespace) != namespace:
-            continue
-        out.setdefault((labels.get(CLUSTER_LABEL, ""), index_of(labels)), endpoint)
+        if owns(deployment, endpoint):
+            labels = endpoint.metadata.labels or {}
+            out.setdefault((labels.get(CLUSTER_LABEL, ""), index_of(labels)), endpoint)
     return out
 
 

@@ -65,7 +65,7 @@ def namespace_of(meta_namespace: str | None) -> str:
 
 
 def cache_state(deployment: ModelDeployment, caches: Iterable[ModelCache]) -> CacheState:
-    """The cache state of a local run: the input is complete, so a missing cache is ABSENT."""
+    """The state of the referenced cache among ``caches``, a complete list: missing is ABSENT."""
     ref = deployment.spec.template.spec.model_cache_ref
     if ref is None:
         return CACHE_NONE

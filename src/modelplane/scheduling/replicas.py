@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from modelplane.api import ModelDeployment, ModelReplica
+from modelplane.api import ModelDeployment, ModelEndpoint, ModelReplica
 from modelplane.scheduling.model import Placement, namespace_of
 
 DEPLOYMENT_LABEL = "modelplane.ai/deployment"
@@ -16,11 +16,11 @@ INDEX_LABEL = "modelplane.ai/replica-index"
 _DIGITS = re.compile(r"^[0-9]+$")
 
 
-def owns(deployment: ModelDeployment, replica: ModelReplica) -> bool:
-    """A replica belongs to a deployment by (namespace, name label) (§2.1)."""
-    labels = replica.metadata.labels or {}
+def owns(deployment: ModelDeployment, obj: ModelReplica | ModelEndpoint) -> bool:
+    """A replica or endpoint belongs to a deployment by (namespace, name label) (§2.1)."""
+    labels = obj.metadata.labels or {}
     return labels.get(DEPLOYMENT_LABEL) == deployment.metadata.name and namespace_of(
-        replica.metadata.namespace
+        obj.metadata.namespace
     ) == namespace_of(deployment.metadata.namespace)
 
 

@@ -19,7 +19,6 @@ from modelplane.api import (
     ModelReplica,
 )
 from modelplane.reconcile.deployment import (
-    CacheLookup,
     DeploymentInputs,
     DeploymentResult,
     reconcile_deployment,
@@ -42,24 +41,17 @@ from modelplane.runtime.crossplane.requirements import (
     deployment_requirements,
 )
 from modelplane.scheduling import owns
-from modelplane.scheduling.model import namespace_of
+from modelplane.scheduling.model import CACHE_NONE, CACHE_UNRESOLVED, CacheState, cache_state
 
 REPLICA_KEY_PREFIX = "replica-"
 ENDPOINT_KEY_PREFIX = "endpoint-"
 
 
-def cache_lookup(deployment: ModelDeployment, items: Sequence[ModelCache] | None) -> CacheLookup:
-    """The three-state cache lookup of status.md §2.5 (NONE without ``modelCacheRef``)."""
-    ref = deployment.spec.template.spec.model_cache_ref
-    if ref is None:
-        return CacheLookup("NONE")
-    if items is None:
-        return CacheLookup("UNRESOLVED")
-    namespace = namespace_of(deployment.metadata.namespace)
-    for cache in sorted(items, key=lambda c: c.metadata.name or ""):
-        if cache.metadata.name == ref.name and namespace_of(cache.metadata.namespace) == namespace:
-            return CacheLookup("PRESENT", cache)
-    return CacheLookup("ABSENT")
+def cache_lookup(deployment: ModelDeployment, items: Sequence[ModelCache] | None) -> CacheState:
+    """The three-state cache lookup of status.md §2.5: ``items`` None is not fetched yet."""
+    if items is None and deployment.spec.template.spec.model_cache_ref is not None:
+        return CACHE_UNRESOLVED
+    return cache_state(deployment, items or ())
 
 
 def observed_composed(
@@ -88,7 +80,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
             deployment=deployment,
             clusters=None,
             classes=[],
-            cache=CacheLookup("NONE"),
+            cache=CACHE_NONE,
             observed_replicas=ours,
             observed_endpoints=endpoints,
         )
@@ -115,9 +107,6 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
     )
 
 
-# Metadata a desired object may carry. The rest (uid, resourceVersion, managedFields,
-# ownerReferences, ...) belongs to the API server: sent back in an apply request it
-# is refused (managedFields) or turns the apply into a stale conditional update.
 def to_response(result: DeploymentResult, requirements: list[Requirement]) -> FunctionResponse:
     """The reconcile result as a function response.
 
