@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
+from modelplane.cli.inputs import Exit
+
 # Each verb lives in its own module exposing `register(subparsers)`; the parser it adds
 # sets `func` (args -> exit code) as a default.
 VERB_MODULES: tuple[str, ...] = (
@@ -46,6 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return func(args)
+    except Exit as stop:
+        return stop.code
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:

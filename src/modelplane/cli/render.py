@@ -11,16 +11,8 @@ from typing import Any
 
 import yaml
 
-from modelplane.api import (
-    InferenceClass,
-    InferenceCluster,
-    ModelCache,
-    ModelDeployment,
-    ModelEndpoint,
-    ModelReplica,
-)
-from modelplane.manifests import PathError, load
-from modelplane.reconcile.render import Fleet, RenderedDeployment, render
+from modelplane.cli.inputs import fleet_of, load_valid
+from modelplane.reconcile.render import RenderedDeployment, render
 
 EXAMPLE = """\
 example:
@@ -54,24 +46,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, reconcile, print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
-    try:
-        loaded = load(args.paths)
-    except PathError as err:
-        print(f"modelplane render: error: {err}", file=sys.stderr)
-        return 2
-    if loaded.problems:
-        for line in loaded.problems:
-            print(line, file=sys.stderr)
-        return 1
-    fleet = Fleet(
-        deployments=loaded.of_kind(ModelDeployment),
-        clusters=loaded.of_kind(InferenceCluster),
-        classes=loaded.of_kind(InferenceClass),
-        caches=loaded.of_kind(ModelCache),
-        replicas=loaded.of_kind(ModelReplica),
-        endpoints=loaded.of_kind(ModelEndpoint),
-    )
-    rendered = render(fleet)
+    rendered = render(fleet_of(load_valid("render", args.paths)))
     if args.out:
         write_files(rendered, args.out, args.output)
     else:

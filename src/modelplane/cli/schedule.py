@@ -8,14 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from modelplane.api import (
-    InferenceClass,
-    InferenceCluster,
-    ModelCache,
-    ModelDeployment,
-    ModelReplica,
-)
-from modelplane.manifests import PathError, load
+from modelplane.cli.inputs import fleet_of, load_valid
 from modelplane.reconcile.conditions import DeploymentStatus, condition_wire, deployment_status
 from modelplane.scheduling import Placement, Scheduled, schedule_all
 from modelplane.scheduling.model import namespace_of
@@ -59,23 +52,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, schedule and print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
-    try:
-        loaded = load(args.paths)
-    except PathError as err:
-        print(f"modelplane schedule: error: {err}", file=sys.stderr)
-        return 2
-    if loaded.problems:
-        for line in loaded.problems:
-            print(line, file=sys.stderr)
-        return 1
-    observed = loaded.of_kind(ModelReplica)
-    results = schedule_all(
-        loaded.of_kind(ModelDeployment),
-        loaded.of_kind(InferenceCluster),
-        loaded.of_kind(InferenceClass),
-        loaded.of_kind(ModelCache),
-        observed,
-    )
+    fleet = fleet_of(load_valid("schedule", args.paths))
+    observed = fleet.replicas
+    results = schedule_all(fleet.deployments, fleet.clusters, fleet.classes, fleet.caches, observed)
     # Conditions read readiness from the input's replicas, not from what earlier deployments got.
     statuses = [deployment_status(r.deployment, r.schedule, r.cache, observed) for r in results]
     if args.output == "json":

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from modelplane.manifests import PathError, load
+from modelplane.cli.inputs import load_valid
 
 EXAMPLE = """\
 example:
@@ -34,14 +33,6 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate the PATHs; 0 when all pass, 1 on any problem, 2 for a PATH that names nothing."""
-    try:
-        loaded = load(args.paths)
-    except PathError as err:
-        print(f"modelplane validate: error: {err}", file=sys.stderr)
-        return 2
-    if loaded.problems:
-        for line in loaded.problems:
-            print(line, file=sys.stderr)
-        return 1
+    loaded = load_valid("validate", args.paths)
     print(f"ok: {len(loaded.objects)} objects")
     return 0

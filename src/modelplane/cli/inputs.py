@@ -1,0 +1,54 @@
+"""Reading a verb's PATHs: the valid objects, or the exit of cli.md (1 invalid, 2 usage)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from modelplane.api import (
+    InferenceClass,
+    InferenceCluster,
+    ModelCache,
+    ModelDeployment,
+    ModelEndpoint,
+    ModelReplica,
+)
+from modelplane.manifests import Loaded, PathError, load
+from modelplane.reconcile.render import Fleet
+
+
+class Exit(Exception):
+    """Ends a verb with ``code``; what it had to say is already on stderr."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def load_valid(verb: str, paths: Sequence[str]) -> Loaded:
+    """Every document of ``paths``; on a problem, the validate lines and Exit(1).
+
+    A PATH that names nothing is a usage error: Exit(2).
+    """
+    try:
+        loaded = load(paths)
+    except PathError as err:
+        print(f"modelplane {verb}: error: {err}", file=sys.stderr)
+        raise Exit(2) from err
+    if loaded.problems:
+        for line in loaded.problems:
+            print(line, file=sys.stderr)
+        raise Exit(1)
+    return loaded
+
+
+def fleet_of(loaded: Loaded) -> Fleet:
+    """The typed objects a local reconcile reads."""
+    return Fleet(
+        deployments=loaded.of_kind(ModelDeployment),
+        clusters=loaded.of_kind(InferenceCluster),
+        classes=loaded.of_kind(InferenceClass),
+        caches=loaded.of_kind(ModelCache),
+        replicas=loaded.of_kind(ModelReplica),
+        endpoints=loaded.of_kind(ModelEndpoint),
+    )
