@@ -17,7 +17,12 @@ from modelplane.api.base import GROUP_VERSION
 from modelplane.api.crds import render_xrds, xrd, xrd_name
 from modelplane.api.kinds import KINDS, KindInfo
 
-CROSSPLANE_VERSION = ">=v2.0.0"
+# The oldest releases the package is built for (README "Run on Crossplane"); tests check
+# every CRD rule compiles at KUBERNETES_FLOOR and that the XRDs use nothing Crossplane
+# drops before CROSSPLANE_FLOOR.
+KUBERNETES_FLOOR = "1.34"
+CROSSPLANE_FLOOR = "2.0"
+CROSSPLANE_VERSION = f">=v{CROSSPLANE_FLOOR}.0"
 PROVIDER_KUBERNETES = "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes"
 PROVIDER_KUBERNETES_VERSION = ">=v1.0.0"
 FUNCTION_PACKAGE = "xpkg.crossplane.io/modelplane/function-modelplane"
