@@ -168,9 +168,11 @@ def _schema(version: Mapping[str, Any], crossplane: str) -> dict[str, Any]:
     root: dict[str, Any] = {"type": "object", "required": ["spec"]}
     if "description" in s:
         root["description"] = s["description"]
-    if _version(crossplane) >= _version(FEATURE_SINCE["root x-kubernetes-validations"]):
-        if s.get("x-kubernetes-validations"):
-            root["x-kubernetes-validations"] = s["x-kubernetes-validations"]
+    root_rules = s.get("x-kubernetes-validations")
+    if root_rules and _version(crossplane) >= _version(
+        FEATURE_SINCE["root x-kubernetes-validations"]
+    ):
+        root["x-kubernetes-validations"] = root_rules
     name_max = _MAX_NAME_LENGTH
     old = (props.get("metadata") or {}).get("properties", {}).get("name", {}).get("maxLength")
     if isinstance(old, int) and old < name_max:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -687,9 +687,12 @@ class _Arg:
 _ACCUMULATORS = ("__result__", "@result")
 
 
+SizeOf = Callable[[Sequence[str] | None, CelType], "Est | None"]
+
+
 class _Coster:
-    def __init__(self, root: DeclType, variables: Mapping[str, CelType], compat: str) -> None:
-        self.root = root
+    def __init__(self, size_of: SizeOf, variables: Mapping[str, CelType], compat: str) -> None:
+        self.size_of = size_of
         self.variables = variables
         self.compat = _version(compat)
         self.paths: dict[int, list[str]] = {}
@@ -737,7 +740,7 @@ class _Coster:
         lit = _expr_size(e)
         if lit is not None:
             return lit
-        est = _size_at(self.root, self.path(e))
+        est = self.size_of(self.path(e), self.type(e))
         if est is not None:
             self.sizes[e.id] = est
             return est
@@ -773,7 +776,7 @@ class _Coster:
         # library cost.go sizeEstimate: ComputedSize, else the path estimator, else unknown.
         if a.size is not None:
             return a.size
-        s = _size_at(self.root, a.path)
+        s = self.size_of(a.path, a.type)
         return _UNKNOWN if s is None else s
 
     # -- the walk
@@ -1391,9 +1394,11 @@ def _resolve(fn: str, target: _Arg | None, args: list[_Arg]) -> tuple[list[str],
     if fn == "_!=_":
         return ["not_equals"], _BOOL
     if fn in _COMPARE:
-        ovs = ["o1"]
+        ovs = []
         if all(_is(t, "string") for t in ts) or all(_is(t, "bytes") for t in ts):
             ovs.append("compare_string")
+        if not all(t.kind in ("string", "bytes") for t in ts):
+            ovs.append("o1")
         return ovs, _BOOL
     if fn == "_+_":
         return _resolve_add(ts)
@@ -1417,15 +1422,9 @@ def _resolve(fn: str, target: _Arg | None, args: list[_Arg]) -> tuple[list[str],
         _want(fn, tt, "string")
         return [_STRING_MEMBER[fn]], _BOOL
     if fn == "string":
-        ovs = ["o1"]
-        if _is(ts[0], "bytes"):
-            ovs.append("bytes_to_string")
-        return ovs, _STR
+        return _conversion(ts[0], "bytes", "bytes_to_string"), _STR
     if fn == "bytes":
-        ovs = ["o1"]
-        if _is(ts[0], "string"):
-            ovs.append("string_to_bytes")
-        return ovs, _T["bytes"]
+        return _conversion(ts[0], "string", "string_to_bytes"), _T["bytes"]
     if fn == "format" and tt is not None:
         return ["string_format"], _STR
     if fn == "strings.quote":
@@ -1455,6 +1454,15 @@ def _resolve(fn: str, target: _Arg | None, args: list[_Arg]) -> tuple[list[str],
     return ["unmodelled"], _DYN
 
 
+def _conversion(t: CelType, priced_from: str, priced: str) -> list[str]:
+    """The overloads of a conversion: only the one from ``priced_from`` is not O(1)."""
+    if t.kind == priced_from:
+        return [priced]
+    if _is(t, priced_from):
+        return ["o1", priced]
+    return ["o1"]
+
+
 def _want(fn: str, t: CelType, kind: str) -> None:
     if not _is(t, kind):
         raise RuleError(f"found no matching overload for '{fn}' applied to '{t.kind}'")
@@ -1470,7 +1478,7 @@ def _resolve_add(ts: list[CelType]) -> tuple[list[str], CelType]:
     if _is(a, "list") and _is(b, "list"):
         ovs.append("add_list")
     numeric = ("int", "uint", "double", "duration", "timestamp")
-    if _is(a, *numeric) and _is(b, *numeric):
+    if _is(a, *numeric) and _is(b, *numeric) and not (ovs and "dyn" not in (a.kind, b.kind)):
         ovs.append("o1")
     if not ovs:
         raise RuleError(f"found no matching overload for '_+_' applied to '({a.kind}, {b.kind})'")
@@ -1512,7 +1520,9 @@ def estimate_rule(
     """The API server's static cost estimate (``MaxCost``) of one rule on a schema node."""
     self_t = _cel_type(decl)
     old_t = CelType("optional", (self_t,)) if optional_old_self else self_t
-    coster = _Coster(decl, {"self": self_t, "oldSelf": old_t}, compatibility)
+    coster = _Coster(
+        lambda path, _t: _size_at(decl, path), {"self": self_t, "oldSelf": old_t}, compatibility
+    )
     try:
         root = _ast(rule)
         est = coster.cost(root)
@@ -1523,6 +1533,18 @@ def estimate_rule(
     if "unmodelled" in coster.used:
         return RuleEstimate(MAX_COST, "uses a function this estimator does not model")
     return RuleEstimate(est.hi, None, "oldSelf" in coster.used)
+
+
+def estimate_expression(
+    text: str, size_of: SizeOf, *, compatibility: str = "1.33"
+) -> tuple[int, int]:
+    """The [min, max] static cost of an expression without variables, sizing what CEL does
+    not know with ``size_of(path, type)`` (as upstream's library cost tests do)."""
+    coster = _Coster(size_of, {}, compatibility)
+    est = coster.cost(_ast(text))
+    if "unmodelled" in coster.used:
+        raise RuleError("uses a function this estimator does not model")
+    return est.lo, est.hi
 
 
 def max_cardinality(min_size: int) -> int:

@@ -1,0 +1,370 @@
+"""Will a real API server accept the generated CRDs? Rule cost, library floors, Crossplane floor.
+
+The Kubernetes API server refuses a CRD whose validation rules cost more than its static
+estimate allows (per rule 10,000,000; per version 100,000,000). These tests estimate every
+generated rule the way the server does (``modelplane.cel.crd_cost``), on the XRDs of the
+package as Crossplane turns them into CRDs (``modelplane.api.xcrd``), and hold them to
+half the limits. The estimator is calibrated against upstream's own cost tests
+(tests/api/crd_cost_calibration.py) and cross-checked with ../shared/tools/crd-cel-cost.
+Sources: docs/crd-cost.md.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from api_helpers import SHARED
+from crd_cost_calibration import COST_ESTIMATION, LIBRARY_CASES, Case, LibCase
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from modelplane.api.xcrd import FEATURE_SINCE, crd_for_xrd, minimum_crossplane
+from modelplane.cel.crd_cost import (
+    CRD_COST_LIMIT,
+    MAX_COST,
+    RULE_COST_LIMIT,
+    CelType,
+    Est,
+    RuleCost,
+    VersionCost,
+    compatibility_version,
+    estimate_crd,
+    estimate_expression,
+    estimate_rule,
+    schema_decl_type,
+)
+from modelplane.packaging import CROSSPLANE_FLOOR, KUBERNETES_FLOOR, package_files
+
+# The issue's targets: half of each API server limit.
+RULE_TARGET = RULE_COST_LIMIT // 2
+CRD_TARGET = CRD_COST_LIMIT // 2
+
+# Over the targets on main until the bounds of issue 11 part 1 (branch i11-bounds) land:
+# the same-HTTP-port rule (2^64-1), env.all (~248M), the valueFrom exactly-one rules (~71M)
+# and the tolerations rules (5-6M). Strict: the marks fail once the schemas are fixed, so
+# whoever merges removes them.
+KNOWN_OVER_TARGET = {"ModelDeployment", "ModelReplica"}
+# XRDs that use what Crossplane before 2.3 drops (scale, root rules) while
+# CROSSPLANE_FLOOR is still 2.0 on main; same contract.
+KNOWN_OVER_CROSSPLANE_FLOOR = {"ModelDeployment", "InferenceCluster"}
+
+
+def package_xrds() -> dict[str, dict[str, Any]]:
+    """The XRDs exactly as ``modelplane package`` writes them, by kind."""
+    out = {}
+    for path, text in package_files().items():
+        if path.endswith("/definition.yaml"):
+            doc = yaml.safe_load(text)
+            out[doc["spec"]["names"]["kind"]] = doc
+    return out
+
+
+XRDS = package_xrds()
+
+
+def _versions(kind: str, kubernetes: str = KUBERNETES_FLOOR) -> list[VersionCost]:
+    return estimate_crd(crd_for_xrd(XRDS[kind]), kubernetes=kubernetes)
+
+
+def _describe(kind: str, r: RuleCost) -> str:
+    card = "unbounded" if r.cardinality is None else f"{r.cardinality:,}"
+    shown = "2^64-1" if r.total == MAX_COST else f"{r.total:,}"
+    return (
+        f"{kind} {r.path} x-kubernetes-validations[{r.index}]: cost {shown} "
+        f"(= {r.cost:,} per evaluation x cardinality {card}); rule: {r.rule}"
+        + (f"; error: {r.error}" if r.error else "")
+    )
+
+
+def _mark(kinds: set[str], reason: str) -> list[Any]:
+    return [
+        pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=reason)) if k in kinds else k
+        for k in sorted(XRDS)
+    ]
+
+
+# ---------------------------------------------------------------- calibration
+
+
+def _calibration_params() -> list[Any]:
+    # Upstream leaves a zero expectation unchecked, so those variants are left out.
+    out = []
+    for c in COST_ESTIMATION:
+        if c.calc:
+            out.append(pytest.param(c, None, c.calc, id=f"{c.name} (calc maxLength)"))
+        if c.set_cost:
+            out.append(pytest.param(c, c.set_max, c.set_cost, id=f"{c.name} (set maxLength)"))
+    return out
+
+
+@pytest.mark.parametrize(("case", "bound", "expected"), _calibration_params())
+def test_cost_estimation_matches_upstream(case: Case, bound: int | None, expected: int) -> None:
+    """compilation_test.go TestCostEstimation, both variants of every case."""
+    schema = case.gen(bound)
+    decl = schema_decl_type(schema, False)
+    assert decl is not None
+    result = estimate_rule(schema["x-kubernetes-validations"][0]["rule"], decl)
+    assert result.error is None
+    if bound is None and case.calc_at_least:
+        assert result.cost >= expected
+    else:
+        assert result.cost == expected
+
+
+def _test_size(path: Any, t: CelType) -> Est | None:
+    # cost_test.go testCostEstimator: strings and bytes CEL cannot size are 0..12.
+    return Est(0, 12) if t.kind in ("string", "bytes") else None
+
+
+@pytest.mark.parametrize("case", LIBRARY_CASES, ids=lambda c: f"{c.test}: {c.name}")
+def test_library_cost_matches_upstream(case: LibCase) -> None:
+    """apiserver pkg/cel/library/cost_test.go: the [min, max] estimate of each expression."""
+    assert estimate_expression(case.expr, _test_size, compatibility="1.34") == (
+        case.lo,
+        case.hi,
+    )
+
+
+# ---------------------------------------------------------------- cannot be fooled
+
+
+def _obj(**props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props}
+
+
+NAMED_ITEMS = _obj(
+    items={
+        "type": "array",
+        "maxItems": 10,
+        "items": _obj(name={"type": "string", "maxLength": 10}),
+    }
+)
+
+
+def _cost(rule: str, schema: dict[str, Any] = NAMED_ITEMS) -> int:
+    decl = schema_decl_type(schema)
+    assert decl is not None
+    result = estimate_rule(rule, decl)
+    assert result.error is None, result.error
+    return result.cost
+
+
+def test_indexing_a_filter_result_loses_the_schema_bounds() -> None:
+    """cel-go tracks no schema path through a comprehension result, so what lies below
+    ``filter(...)[0]`` is unbounded: the quirk that made the Unified port rule 2^64-1."""
+    # 4 for self.items[0].name, ceil((4 x 10 + 1) x 0.1) x ceil(1 x 0.25) for matches.
+    assert _cost("self.items[0].name.matches('a')") == 4 + 5 * 1
+    # An unknown size is 2^64-1; matches prices a tenth of it per regex unit.
+    assert _cost("self.items.filter(i, true)[0].name.matches('a')") > 10**18
+    assert _cost("self.items.map(i, i)[0].name.matches('a')") > 10**18
+
+
+def test_unbounded_lists_are_sized_by_the_request_size() -> None:
+    unbounded = _obj(items={"type": "array", "items": {"type": "integer"}})
+    # (3 MiB - 2) / (1 + 1) items, each costing the loop condition (2) and step (3);
+    # plus self.items (2) and the result (1).
+    assert _cost("self.items.all(i, i > 0)", unbounded) == 2 + 1 + 1572863 * (2 + 3)
+
+
+def test_unmodelled_functions_are_refused_not_priced_cheap() -> None:
+    decl = schema_decl_type(NAMED_ITEMS)
+    assert decl is not None
+    result = estimate_rule("self.items.reverse().size() > 0", decl, compatibility="1.34")
+    assert result.cost == MAX_COST
+    assert result.error is not None
+
+
+def test_undefined_fields_do_not_compile() -> None:
+    decl = schema_decl_type(NAMED_ITEMS)
+    assert decl is not None
+    result = estimate_rule("self.items.all(i, i.nmae == 'x')", decl)
+    assert result.error is not None and "nmae" in result.error
+
+
+def test_crossplane_metadata_name_bound_is_invisible_to_cel() -> None:
+    """Crossplane sets metadata.name maxLength 63, but the API server replaces a root
+    metadata without generateName by unbounded names (apiserver WithTypeAndObjectMeta)."""
+    xrd = XRDS["ModelCache"]
+    crd = crd_for_xrd(xrd)
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert schema["properties"]["metadata"]["properties"]["name"]["maxLength"] == 63
+    decl = schema_decl_type(schema, True)
+    assert decl is not None
+    rule = "self.metadata.name.startsWith('a')"
+    # Three selects, and startsWith is priced by the literal's size: ceil(1 x 0.1).
+    assert estimate_rule(rule, decl).cost == 3 + 1
+    rule = "self.metadata.name.matches('^a')"
+    # (3 MiB - 2 + 1) x 0.1 x ceil(2 x 0.25) + 3 selects.
+    assert estimate_rule(rule, decl).cost == 314573 * 1 + 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(min_value=0, max_value=5000), k=st.integers(min_value=0, max_value=5000))
+def test_a_tighter_bound_never_costs_more(n: int, k: int) -> None:
+    """Invariant: lowering maxItems/maxLength never raises an estimate, and a bound below
+    the request-size estimate never costs more than no bound."""
+    for case in COST_ESTIMATION[:30]:
+        rule = case.gen(None)["x-kubernetes-validations"][0]["rule"]
+        costs = []
+        for bound in (n, n + k):
+            decl = schema_decl_type(case.gen(bound))
+            assert decl is not None
+            costs.append(estimate_rule(rule, decl).cost)
+        assert costs[0] <= costs[1], case.name
+
+
+# ---------------------------------------------------------------- the generated package
+
+
+@pytest.mark.parametrize("kind", _mark(KNOWN_OVER_TARGET, "bounds land with i11-bounds"))
+def test_every_generated_rule_is_within_half_the_limits(kind: str) -> None:
+    problems = []
+    for v in _versions(kind):
+        for r in v.rules:
+            if r.error or r.total > RULE_TARGET:
+                problems.append(_describe(kind, r))
+        if v.total > CRD_TARGET:
+            shown = "2^64-1" if v.total == MAX_COST else f"{v.total:,}"
+            problems.append(f"{kind} {v.version}: CRD total {shown} > target {CRD_TARGET:,}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_package_has_rules_to_estimate() -> None:
+    # Guards the walk itself: a conversion that lost the rules would pass everything.
+    counts = {k: sum(len(v.rules) for v in _versions(k)) for k in XRDS}
+    assert counts["ModelDeployment"] > 20 and counts["InferenceCluster"] > 5
+    assert all(r.cost > 0 for k in XRDS for v in _versions(k) for r in v.rules)
+
+
+@pytest.mark.parametrize("kind", sorted(XRDS))
+def test_every_rule_compiles_at_the_kubernetes_floor(kind: str) -> None:
+    """Only the libraries the floor's API server offers to new rules (its compatibility
+    version, one minor below) are used."""
+    errors = [_describe(kind, r) for v in _versions(kind) for r in v.rules if r.error]
+    assert not errors, "\n".join(errors)
+
+
+def test_one_minor_below_the_floor_refuses_the_newest_library() -> None:
+    """isSemver (Semver, Kubernetes 1.33) is offered from 1.34 servers; a 1.33 server
+    checks at compatibility 1.32 and reports an undeclared reference."""
+    assert compatibility_version("1.34") == "1.33"
+    newest = [
+        r for v in _versions("InferenceClass", "1.33") for r in v.rules if "isSemver" in r.rule
+    ]
+    assert newest and all(r.error and "Semver" in r.error for r in newest)
+    assert not any(r.error for v in _versions("InferenceClass", "1.34") for r in v.rules)
+
+
+@pytest.mark.parametrize(
+    ("rule", "library", "server"),
+    [
+        ("isQuantity(self)", "Quantity", "1.29"),
+        ("self.split('/').join('/') == self", "ext.Strings v2", "1.30"),
+        ("isIP(self)", "IP/CIDR", "1.31"),
+        ("isSemver(self)", "Semver", "1.34"),
+    ],
+)
+def test_libraries_are_offered_from_their_release(rule: str, library: str, server: str) -> None:
+    """apiserver pkg/cel/environment/base.go (v0.34.9): the introduction versions."""
+    decl = schema_decl_type({"type": "string", "maxLength": 10})
+    assert decl is not None
+    at = estimate_rule(rule, decl, compatibility=compatibility_version(server))
+    assert at.error is None
+    major, minor = server.split(".")
+    below = compatibility_version(f"{major}.{int(minor) - 1}")
+    early = estimate_rule(rule, decl, compatibility=below)
+    assert early.error is not None and library in early.error
+
+
+@pytest.mark.parametrize(
+    "kind", _mark(KNOWN_OVER_CROSSPLANE_FLOOR, "Crossplane floor lands with i11-bounds")
+)
+def test_xrds_use_nothing_crossplane_drops_before_its_floor(kind: str) -> None:
+    needed = minimum_crossplane(XRDS[kind])
+    assert tuple(map(int, needed.split("."))) <= tuple(map(int, CROSSPLANE_FLOOR.split("."))), (
+        f"{kind} needs Crossplane {needed} (features: {FEATURE_SINCE}), "
+        f"the package declares {CROSSPLANE_FLOOR}"
+    )
+
+
+def test_crossplane_releases_keep_features_as_read_upstream() -> None:
+    """crossplane internal/xcrd/crd.go v2.2.0 adds root validations; crossplane-runtime
+    pkg/xcrd/crd.go v2.3.0 (used by crossplane v2.3.0) adds the scale subresource."""
+    xrd = XRDS["ModelDeployment"]
+    assert minimum_crossplane(xrd) == "2.3"
+    by_release = {v: crd_for_xrd(xrd, v)["spec"]["versions"][0] for v in ("2.1", "2.2", "2.3")}
+    roots = {
+        v: "x-kubernetes-validations" in c["schema"]["openAPIV3Schema"]
+        for v, c in by_release.items()
+    }
+    scales = {v: "scale" in c["subresources"] for v, c in by_release.items()}
+    assert roots == {"2.1": False, "2.2": True, "2.3": True}
+    assert scales == {"2.1": False, "2.2": False, "2.3": True}
+    spec = by_release["2.3"]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert "crossplane" in spec["properties"]
+
+
+# ---------------------------------------------------------------- the shared cross-check
+
+TOOL = SHARED / "tools" / "crd-cel-cost" / "crd_cel_cost.py"
+
+
+@pytest.fixture(scope="module")
+def shared_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if not TOOL.exists():
+        pytest.skip(f"{TOOL} is absent: the cross-check needs ../shared next to the repo")
+    out: Path = tmp_path_factory.mktemp("xrds")
+    for path, text in package_files().items():
+        if path.endswith("/definition.yaml"):
+            (out / f"{path.split('/')[-2]}.yaml").write_text(text, encoding="utf-8")
+    report = out / "report.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(TOOL),
+            "--crossplane",
+            "--k8s-version",
+            KUBERNETES_FLOOR,
+            "--json",
+            str(report),
+            str(out),
+        ],
+        check=False,
+        capture_output=True,
+        timeout=120,
+    )
+    data: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    return data
+
+
+def _close(ours: int, theirs: int) -> bool:
+    return abs(ours - theirs) <= 0.1 * max(theirs, 1)
+
+
+def test_shared_tool_agrees_within_ten_percent(shared_report: dict[str, Any]) -> None:
+    theirs: dict[tuple[str, str, int], int] = {}
+    totals: dict[str, int] = {}
+    for crd in shared_report["crds"]:
+        for v in crd["versions"]:
+            totals[crd["kind"]] = v["total"]
+            for r in v["rules"]:
+                theirs[(crd["kind"], r["path"], r["index"])] = r["cost"]
+    problems = []
+    seen = 0
+    for kind in XRDS:
+        for v in _versions(kind):
+            if not _close(v.total, totals[kind]):
+                problems.append(f"{kind} total: ours {v.total:,}, shared tool {totals[kind]:,}")
+            for r in v.rules:
+                other = theirs.get((kind, r.path, r.index))
+                seen += 1
+                if other is None or not _close(r.total, other):
+                    problems.append(f"{_describe(kind, r)}; shared tool: {other}")
+    assert seen == len(theirs), "the two disagree on which rules exist"
+    assert not problems, "\n".join(problems)
