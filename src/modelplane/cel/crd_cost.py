@@ -1516,8 +1516,10 @@ def estimate_rule(
     *,
     compatibility: str = "1.33",
     optional_old_self: bool = False,
+    result: str = "bool",
 ) -> RuleEstimate:
-    """The API server's static cost estimate (``MaxCost``) of one rule on a schema node."""
+    """The API server's static cost estimate (``MaxCost``) of one rule on a schema node
+    (``result="string"`` for a ``messageExpression``)."""
     self_t = _cel_type(decl)
     old_t = CelType("optional", (self_t,)) if optional_old_self else self_t
     coster = _Coster(
@@ -1528,8 +1530,8 @@ def estimate_rule(
         est = coster.cost(root)
     except RuleError as err:
         return RuleEstimate(MAX_COST, str(err))
-    if coster.type(root).kind not in ("bool", "dyn", "free"):
-        return RuleEstimate(MAX_COST, "cel expression must evaluate to a bool")
+    if coster.type(root).kind not in (result, "dyn", "free"):
+        return RuleEstimate(MAX_COST, f"cel expression must evaluate to a {result}")
     if "unmodelled" in coster.used:
         return RuleEstimate(MAX_COST, "uses a function this estimator does not model")
     return RuleEstimate(est.hi, None, "oldSelf" in coster.used)
@@ -1563,6 +1565,8 @@ class RuleCost:
     cardinality: int | None  # None: unbounded (the node's own estimate is used)
     total: int
     error: str | None
+    # A messageExpression counts towards the CRD total once, without cardinality.
+    message_cost: int = 0
 
 
 @dataclass(frozen=True)
@@ -1641,8 +1645,15 @@ def estimate_schema(
             )
             eff = card if card is not None else max_cardinality(decl.min_size)
             cost = _mul(est.cost, eff)
-            rules.append(RuleCost(shown, i, text, est.cost, card, cost, est.error))
-            total = _add(total, cost)
+            error, message_cost = est.error, 0
+            message = v.get("messageExpression")
+            if message:
+                m = estimate_rule(str(message), decl, compatibility=compatibility, result="string")
+                message_cost = m.cost
+                if m.error and not error:
+                    error = f"messageExpression: {m.error}"
+            rules.append(RuleCost(shown, i, text, est.cost, card, cost, error, message_cost))
+            total = _add(_add(total, cost), message_cost)
     return rules, total
 
 
