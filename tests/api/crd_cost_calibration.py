@@ -820,3 +820,130 @@ _NAMED = [
 ]
 
 LIBRARY_CASES: list[LibCase] = [*_lists_cases(), *_url_cases(), *_ip_cases(), *_NAMED]
+
+
+# ---------------------------------------------------------------- differential cases
+
+# Rule templates over DIFF_SCHEMA for the cross-check with ../shared/tools/crd-cel-cost:
+# every construct the estimator models, combined at random (fixed seed) with random bounds.
+DIFF_STRINGS = [
+    "self.s",
+    "self.e",
+    "'lit'",
+    "self.objs[0].name",
+    "self.m['k']",
+    "self.strs[0]",
+    "self.s.lowerAscii()",
+    "self.s + self.e",
+    "self.s.trim()",
+    "self.s.substring(1)",
+    "self.s.replace('a', 'bb')",
+    "self.strs.join(',')",
+    "string(self.i)",
+    "self.s.split('/')[0]",
+]
+DIFF_PREDICATES = [
+    "x.name == 'a'",
+    "has(x.name)",
+    "x.n > 3",
+    "x.name.startsWith(self.s)",
+    "x.tags.exists(t, t == x.name)",
+    "x.name.matches('^a')",
+]
+DIFF_RULES = [
+    "{s}.startsWith({t})",
+    "{s}.endsWith({t})",
+    "{s}.contains({t})",
+    "{s}.matches('^[a-z]+$')",
+    "{s} == {t}",
+    "{s} < {t}",
+    "size({s}) <= 10",
+    "self.objs.all(x, {p})",
+    "self.objs.exists(x, {p})",
+    "self.objs.exists_one(x, {p})",
+    "self.strs.all(t, t.startsWith('a'))",
+    "self.m.all(k, k.matches('a') && self.m[k].size() < 5)",
+    "self.mo.exists(k, self.mo[k].n > 1)",
+    "self.objs.filter(x, {p}).size() > 1",
+    "self.objs.map(x, x.name).all(y, y.size() > 2)",
+    "self.objs.filter(x, {p})[0].name == 'a'",
+    "self.objs.map(x, x.tags).all(t, t.size() > 0)",
+    "{s} in self.strs",
+    "'k' in self.m",
+    "self.strs.isSorted()",
+    "self.strs.indexOf({s}) > 0",
+    "isQuantity({s})",
+    "isSemver({s})",
+    "self.ios == 5",
+    "type(self.ios) == string",
+    "self.d > duration('1s')",
+    "self.bs.size() > 1",
+    "self.objs.all(x, x.tags.all(t, t != x.name))",
+    "self.objs.all(x, self.objs.exists_one(y, y.name == x.name))",
+    "[has(self.s), has(self.i)].filter(v, v).size() == 1",
+    "self.strs.all(i, v, v.size() > i)",
+    "self.m.exists(k, v, v == k)",
+    "self.objs.transformList(i, o, o.name).size() > 0",
+    "sets.contains(self.strs, ['a'])",
+    "self.objs.filter(x, {p}).map(x, x.n).all(n, n > 0)",
+    "{s}.size() > 2 ? {s} == 'a' : {t}.size() > 1",
+    "!({s} == 'a') || {t} == 'b'",
+    "self.s.find('[0-9]+') == ''",
+    "self.s.findAll('a').size() > 1",
+    "url({s}).getHost() == 'x'",
+    "self.objs[0].tags[1].size() > 2",
+    "self.s.split(',').exists(t, t == 'a')",
+    "self.objs.map(x, x.name + '-').exists(t, t.endsWith('-'))",
+    "self.strs + ['a'] == ['b']",
+    "size(self.objs) == 2",
+]
+
+
+def diff_schema(rnd: Any) -> Schema:
+    """A spec schema with every kind of node, each bound present or not at random."""
+
+    def bound(key: str, s: Schema) -> Schema:
+        return {**s, key: rnd.choice([0, 1, 3, 10, 64, 256])} if rnd.random() < 0.5 else s
+
+    def strings() -> Schema:
+        return bound("maxItems", {"type": "array", "items": bound("maxLength", {"type": "string"})})
+
+    item: Schema = {
+        "type": "object",
+        "properties": {
+            "name": bound("maxLength", {"type": "string"}),
+            "n": {"type": "integer"},
+            "tags": strings(),
+        },
+    }
+    if rnd.random() < 0.5:
+        item["required"] = ["name"]
+    return {
+        "type": "object",
+        "properties": {
+            "s": bound("maxLength", {"type": "string"}),
+            "e": {"type": "string", "enum": ["A", "Bcd"]},
+            "i": {"type": "integer"},
+            "ios": bound("maxLength", {"x-kubernetes-int-or-string": True}),
+            "strs": strings(),
+            "objs": bound("maxItems", {"type": "array", "items": item}),
+            "m": bound(
+                "maxProperties",
+                {"type": "object", "additionalProperties": bound("maxLength", {"type": "string"})},
+            ),
+            "mo": bound("maxProperties", {"type": "object", "additionalProperties": item}),
+            "d": {"type": "string", "format": "duration"},
+            "bs": bound("maxLength", {"type": "string", "format": "byte"}),
+        },
+    }
+
+
+def diff_rule(rnd: Any) -> str:
+    """One or two random rules of DIFF_RULES joined by ``&&``."""
+
+    def one() -> str:
+        return rnd.choice(DIFF_RULES).format(
+            s=rnd.choice(DIFF_STRINGS), t=rnd.choice(DIFF_STRINGS), p=rnd.choice(DIFF_PREDICATES)
+        )
+
+    return f"{one()} && {one()}" if rnd.random() < 0.3 else one()

@@ -12,6 +12,7 @@ Sources: docs/crd-cost.md.
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,14 @@ from typing import Any
 import pytest
 import yaml
 from api_helpers import SHARED
-from crd_cost_calibration import COST_ESTIMATION, LIBRARY_CASES, Case, LibCase
+from crd_cost_calibration import (
+    COST_ESTIMATION,
+    LIBRARY_CASES,
+    Case,
+    LibCase,
+    diff_rule,
+    diff_schema,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -398,32 +406,28 @@ def test_no_false_refusals_on_upstream_crds() -> None:
 TOOL = SHARED / "tools" / "crd-cel-cost" / "crd_cel_cost.py"
 
 
-@pytest.fixture(scope="module")
-def shared_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def _run_tool(folder: Path, *flags: str) -> dict[str, Any]:
     if not TOOL.exists():
         pytest.skip(f"{TOOL} is absent: the cross-check needs ../shared next to the repo")
-    out: Path = tmp_path_factory.mktemp("xrds")
-    for path, text in package_files().items():
-        if path.endswith("/definition.yaml"):
-            (out / f"{path.split('/')[-2]}.yaml").write_text(text, encoding="utf-8")
-    report = out / "report.json"
+    report = folder / "report.json"
+    # Exit status 1 only says some rule is over a limit; the report has everything.
     subprocess.run(
-        [
-            sys.executable,
-            str(TOOL),
-            "--crossplane",
-            "--k8s-version",
-            KUBERNETES_FLOOR,
-            "--json",
-            str(report),
-            str(out),
-        ],
+        [sys.executable, str(TOOL), *flags, "--json", str(report), str(folder)],
         check=False,
         capture_output=True,
         timeout=120,
     )
     data: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
     return data
+
+
+@pytest.fixture(scope="module")
+def shared_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out: Path = tmp_path_factory.mktemp("xrds")
+    for path, text in package_files().items():
+        if path.endswith("/definition.yaml"):
+            (out / f"{path.split('/')[-2]}.yaml").write_text(text, encoding="utf-8")
+    return _run_tool(out, "--crossplane", "--k8s-version", KUBERNETES_FLOOR)
 
 
 def _close(ours: int, theirs: int) -> bool:
@@ -450,4 +454,57 @@ def test_shared_tool_agrees_within_ten_percent(shared_report: dict[str, Any]) ->
                 if other is None or not _close(r.total, other):
                     problems.append(f"{_describe(kind, r)}; shared tool: {other}")
     assert seen == len(theirs), "the two disagree on which rules exist"
+    assert not problems, "\n".join(problems)
+
+
+DIFFERENTIAL_CASES = 150
+
+
+def test_shared_tool_agrees_on_random_rules(tmp_path: Path) -> None:
+    """Differential: random rules over random bounds (fixed seed), one CRD each, estimated
+    by both; they must agree exactly on every cost and on which rules do not compile."""
+    rnd = random.Random(11)
+    crds = []
+    for n in range(DIFFERENTIAL_CASES):
+        spec = diff_schema(rnd)
+        spec["x-kubernetes-validations"] = [{"rule": diff_rule(rnd)}]
+        schema = {"type": "object", "properties": {"spec": spec}}
+        crds.append(
+            {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"t{n}.example.org"},
+                "spec": {
+                    "group": "example.org",
+                    "scope": "Namespaced",
+                    "names": {"kind": f"T{n}", "plural": f"t{n}", "singular": f"t{n}"},
+                    "versions": [
+                        {
+                            "name": "v1",
+                            "served": True,
+                            "storage": True,
+                            "schema": {"openAPIV3Schema": schema},
+                        }
+                    ],
+                },
+            }
+        )
+    (tmp_path / "crds.yaml").write_text(yaml.safe_dump_all(crds), encoding="utf-8")
+    report = _run_tool(tmp_path, "--k8s-version", "1.34")
+    theirs = {c["name"]: c["versions"][0]["rules"][0] for c in report["crds"]}
+    problems = []
+    compiled = 0
+    for crd in crds:
+        (version,) = estimate_crd(crd, kubernetes="1.34")
+        (ours,) = version.rules
+        other = theirs[crd["metadata"]["name"]]
+        if bool(ours.error) != bool(other["errors"]) or (
+            not ours.error and ours.total != other["cost"]
+        ):
+            problems.append(
+                f"{ours.rule}: ours {ours.total} {ours.error or ''}, "
+                f"shared tool {other['cost']} {other['errors']}"
+            )
+        compiled += not ours.error
+    assert compiled > DIFFERENTIAL_CASES * 0.9  # the cases exercise costs, not refusals
     assert not problems, "\n".join(problems)
