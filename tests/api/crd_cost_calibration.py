@@ -938,12 +938,16 @@ def diff_schema(rnd: Any) -> Schema:
     }
 
 
-def diff_rule(rnd: Any) -> str:
-    """One or two random rules of DIFF_RULES joined by ``&&``."""
+def diff_rules(rnd: Any, extra: int) -> list[str]:
+    """Every template of DIFF_RULES once, then ``extra`` random pairs joined by ``&&``."""
 
-    def one() -> str:
-        return rnd.choice(DIFF_RULES).format(
+    def fill(template: str) -> str:
+        return template.format(
             s=rnd.choice(DIFF_STRINGS), t=rnd.choice(DIFF_STRINGS), p=rnd.choice(DIFF_PREDICATES)
         )
 
-    return f"{one()} && {one()}" if rnd.random() < 0.3 else one()
+    rules = [fill(t) for t in DIFF_RULES]
+    rules += [
+        f"{fill(rnd.choice(DIFF_RULES))} && {fill(rnd.choice(DIFF_RULES))}" for _ in range(extra)
+    ]
+    return rules
