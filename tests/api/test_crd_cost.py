@@ -46,6 +46,7 @@ from modelplane.cel.crd_cost import (
     estimate_expression,
     estimate_rule,
     schema_decl_type,
+    schema_nodes,
 )
 from modelplane.packaging import CROSSPLANE_FLOOR, KUBERNETES_FLOOR, package_files
 
@@ -319,6 +320,21 @@ def test_one_minor_below_the_floor_refuses_the_newest_library() -> None:
     assert not any(r.error for v in _versions("InferenceClass", "1.34") for r in v.rules)
 
 
+def test_the_package_needs_exactly_the_kubernetes_floor() -> None:
+    """The floor is the newest library a rule calls, one minor later: no lower (every rule
+    compiles) and no higher than the package needs."""
+    needed = set()
+    for kind, xrd in XRDS.items():
+        schema = crd_for_xrd(xrd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        for node, _path, _card, is_root in schema_nodes(schema):
+            decl = schema_decl_type(node, is_root)
+            for v in node.get("x-kubernetes-validations") or []:
+                assert decl is not None, kind
+                needed.add(estimate_rule(v["rule"], decl).minimum_server())
+    newest = max(needed, key=lambda v: tuple(map(int, v.split("."))))
+    assert newest == KUBERNETES_FLOOR
+
+
 @pytest.mark.parametrize(
     ("rule", "library", "server"),
     [
@@ -334,6 +350,7 @@ def test_libraries_are_offered_from_their_release(rule: str, library: str, serve
     assert decl is not None
     at = estimate_rule(rule, decl, compatibility=compatibility_version(server))
     assert at.error is None
+    assert library in at.libraries and at.minimum_server() == server
     major, minor = server.split(".")
     below = compatibility_version(f"{major}.{int(minor) - 1}")
     early = estimate_rule(rule, decl, compatibility=below)

@@ -44,11 +44,18 @@ __all__ = [
     "RuleCost",
     "RuleEstimate",
     "VersionCost",
+    "CelType",
+    "Est",
+    "RuleError",
     "compatibility_version",
     "estimate_crd",
+    "estimate_expression",
     "estimate_rule",
+    "estimate_schema",
+    "max_cardinality",
     "library_introduced",
     "schema_decl_type",
+    "schema_nodes",
 ]
 
 MAX_COST = 2**64 - 1
@@ -1508,6 +1515,15 @@ class RuleEstimate:
     cost: int
     error: str | None = None
     uses_old_self: bool = False
+    # The libraries the rule calls and the newest one's introduction (base.go): the rule
+    # compiles on servers from one minor later (``minimum_server``).
+    libraries: frozenset[str] = frozenset()
+    introduced: str = "1.0"
+
+    def minimum_server(self) -> str:
+        """The oldest Kubernetes API server that accepts this rule in a new CRD."""
+        major, minor = _version(self.introduced)
+        return f"{major}.{minor + 1}" if self.libraries else "1.0"
 
 
 def estimate_rule(
@@ -1534,7 +1550,11 @@ def estimate_rule(
         return RuleEstimate(MAX_COST, f"cel expression must evaluate to a {result}")
     if "unmodelled" in coster.used:
         return RuleEstimate(MAX_COST, "uses a function this estimator does not model")
-    return RuleEstimate(est.hi, None, "oldSelf" in coster.used)
+    libs = {_LIBRARY_OF[n] for n in coster.used if n in _LIBRARY_OF}
+    newest = max((v for _, v in libs), key=_version, default="1.0")
+    return RuleEstimate(
+        est.hi, None, "oldSelf" in coster.used, frozenset(lib for lib, _ in libs), newest
+    )
 
 
 def estimate_expression(
@@ -1592,27 +1612,22 @@ def _max_elements(s: Mapping[str, Any]) -> int | None:
     return 1
 
 
-def _walk(
-    s: Mapping[str, Any], path: str, card: int | None, is_root: bool
+def schema_nodes(
+    s: Mapping[str, Any], path: str = "", card: int | None = 1, is_root: bool = True
 ) -> Iterator[tuple[Mapping[str, Any], str, int | None, bool]]:
+    """Every node of a version schema, as the API server visits them: (node, data path,
+    cardinality or None when unbounded, whether it is a resource root)."""
     yield s, path, card, is_root
-    child = None if card is None else card
     mx = _max_elements(s)
-    next_card = None if child is None or mx is None else _mul(child, mx)
-    for name, prop in (s.get("properties") or {}).items():
-        yield from _walk(
-            prop, f"{path}.{name}", next_card, bool(prop.get("x-kubernetes-embedded-resource"))
-        )
-    items = s.get("items")
-    if isinstance(items, Mapping):
-        yield from _walk(
-            items, f"{path}[*]", next_card, bool(items.get("x-kubernetes-embedded-resource"))
-        )
-    extra = s.get("additionalProperties")
-    if isinstance(extra, Mapping):
-        yield from _walk(
-            extra, f"{path}{{*}}", next_card, bool(extra.get("x-kubernetes-embedded-resource"))
-        )
+    child = None if card is None or mx is None else _mul(card, mx)
+    children: list[tuple[Any, str]] = [
+        (prop, f"{path}.{name}") for name, prop in (s.get("properties") or {}).items()
+    ]
+    children += [(s.get("items"), f"{path}[*]"), (s.get("additionalProperties"), f"{path}{{*}}")]
+    for node, where in children:
+        if isinstance(node, Mapping):
+            embedded = bool(node.get("x-kubernetes-embedded-resource"))
+            yield from schema_nodes(node, where, child, embedded)
 
 
 def estimate_schema(
@@ -1621,7 +1636,7 @@ def estimate_schema(
     """Every rule of one version's ``openAPIV3Schema`` and the version's total."""
     rules: list[RuleCost] = []
     total = 0
-    for node, path, card, is_root in _walk(schema, "", 1, True):
+    for node, path, card, is_root in schema_nodes(schema):
         validations = node.get("x-kubernetes-validations") or []
         if not validations:
             continue
