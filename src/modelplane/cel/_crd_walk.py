@@ -1,0 +1,1152 @@
+"""The static cost walk of CRD rules (see :mod:`modelplane.cel.crd_cost`).
+
+cel-go v0.26.0 ``checker/cost.go`` on cel-expr-python's parsed AST, with our own small
+type checker, Kubernetes' call estimator (``k8s.io/apiserver pkg/cel/library/cost.go`` at
+v0.34.9), ext.Sets estimators and the library each function comes from
+(``apiserver pkg/cel/environment/base.go``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from . import _proto
+from ._crd_model import (
+    _DYN,
+    _FREE,
+    _LIST_CREATE,
+    _MAP_CREATE,
+    _MAX_FORMAT_SIZE,
+    _MAX_NAME_FORMAT_REGEX,
+    _ONE,
+    _REGEX_FACTOR,
+    _SCALARS,
+    _STRING_FACTOR,
+    _T,
+    _TYPE_IDENTS,
+    _UNKNOWN,
+    _ZERO,
+    MAX_COST,
+    CelType,
+    Est,
+    _add,
+    _cel_type,
+    _fixed,
+    _is,
+    _list,
+    _map,
+    _mul,
+)
+from .engine import _env, _unpack
+
+# ---------------------------------------------------------------- library availability
+
+# Which Kubernetes version first offers each library to new CRD rules
+# (apiserver pkg/cel/environment/base.go, v0.34.9). Functions not listed belong to the
+# CEL standard library (always offered).
+_LIBRARY_OF: dict[str, tuple[str, str]] = {}
+
+
+def _offer(library: str, introduced: str, names: str) -> None:
+    for n in names.split():
+        _LIBRARY_OF.setdefault(n, (library, introduced))
+
+
+_offer("URLs", "1.0", "url isURL getScheme getHost getHostname getPort getEscapedPath getQuery")
+_offer("Regex", "1.0", "find findAll")
+_offer("Lists", "1.0", "isSorted sum max min indexOf lastIndexOf")
+_offer(
+    "ext.Strings v0",
+    "1.0",
+    "charAt lowerAscii replace split substring trim upperAscii",
+)
+_offer(
+    "Quantity",
+    "1.28",
+    "quantity isQuantity sign isGreaterThan isLessThan compareTo add sub asInteger isInteger "
+    "asApproximateFloat",
+)
+_offer(
+    "optional types",
+    "1.28",
+    "optional.of optional.none optional.ofNonZeroValue hasValue value orValue or",
+)
+_offer("ext.Strings v2", "1.29", "format strings.quote join")
+_offer("ext.Sets", "1.29", "sets.contains sets.equivalent sets.intersects")
+_offer(
+    "IP/CIDR",
+    "1.30",
+    "ip isIP ip.isCanonical family isUnspecified isLoopback isLinkLocalMulticast "
+    "isLinkLocalUnicast isGlobalUnicast cidr isCIDR containsIP containsCIDR masked prefixLength",
+)
+_offer(
+    "Format",
+    "1.31",
+    "format.named validate format.dns1123Label format.dns1123Subdomain format.dns1035Label "
+    "format.qualifiedName format.dns1123LabelPrefix format.dns1123SubdomainPrefix "
+    "format.dns1035LabelPrefix format.labelValue format.uri format.uuid format.byte "
+    "format.date format.datetime",
+)
+_offer(
+    "two-variable comprehensions",
+    "1.32",
+    "transformList transformMap transformMapEntry existsOne @two-var",
+)
+_offer("Semver", "1.33", "semver isSemver major minor patch")
+_offer("ext.Lists v3", "1.34", "slice flatten lists.range distinct reverse sort sortBy")
+
+
+def library_introduced(name: str) -> tuple[str, str] | None:
+    """(library, Kubernetes version that introduced it) for a library function."""
+    return _LIBRARY_OF.get(name)
+
+
+def _version(v: str) -> tuple[int, int]:
+    major, _, minor = v.removeprefix("v").partition(".")
+    return int(major), int(minor.partition(".")[0] or 0)
+
+
+def compatibility_version(server: str) -> str:
+    """The version a server checks new rules at: one minor below its own
+    (component-base ``NewEffectiveVersion``: min compatibility = binary minor - 1)."""
+    major, minor = _version(server)
+    return f"{major}.{minor - 1}"
+
+
+# ---------------------------------------------------------------- AST
+
+
+@dataclass(eq=False)
+class _Node:
+    kind: str  # lit ident select call list map struct comp
+    id: int
+    name: str = ""
+    value: Any = None
+    target: _Node | None = None
+    args: list[_Node] = field(default_factory=list)
+    test_only: bool = False
+    entries: list[tuple[_Node, _Node]] = field(default_factory=list)
+    # comprehension parts
+    iter_var: str = ""
+    iter_var2: str = ""
+    accu_var: str = ""
+
+
+class RuleError(Exception):
+    """A rule the API server would not compile (or this estimator cannot model)."""
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.next_id = 0
+
+    def node(self, kind: str, **kw: Any) -> _Node:
+        self.next_id += 1
+        return _Node(kind, self.next_id, **kw)
+
+    def convert(self, e: Any) -> _Node:
+        k = e.WhichOneof("expr_kind")
+        if k == "const_expr":
+            return self.node("lit", value=_const(e.const_expr))
+        if k == "ident_expr":
+            return self.node("ident", name=e.ident_expr.name)
+        if k == "select_expr":
+            s = e.select_expr
+            return self.node(
+                "select",
+                name=s.field,
+                target=self.convert(s.operand),
+                test_only=bool(s.test_only),
+            )
+        if k == "call_expr":
+            return self._call(e.call_expr)
+        if k == "list_expr":
+            if len(e.list_expr.optional_indices):
+                raise RuleError("optional list elements are not modelled")
+            return self.node("list", args=[self.convert(x) for x in e.list_expr.elements])
+        if k == "struct_expr":
+            st = e.struct_expr
+            if st.message_name:
+                raise RuleError(f"message construction {st.message_name} is not declared")
+            entries = []
+            for en in st.entries:
+                if en.optional_entry:
+                    raise RuleError("optional map entries are not modelled")
+                entries.append((self.convert(en.map_key), self.convert(en.value)))
+            return self.node("map", entries=entries)
+        if k == "comprehension_expr":
+            c = e.comprehension_expr
+            n = self.node(
+                "comp",
+                iter_var=c.iter_var,
+                iter_var2=c.iter_var2,
+                accu_var=c.accu_var,
+            )
+            n.args = [
+                self.convert(c.iter_range),
+                self.convert(c.accu_init),
+                self.convert(c.loop_condition),
+                self.convert(c.loop_step),
+                self.convert(c.result),
+            ]
+            return n
+        raise RuleError("empty expression")
+
+    def _call(self, c: Any) -> _Node:
+        args = [self.convert(a) for a in c.args]
+        target = self.convert(c.target) if c.HasField("target") else None
+        fn = c.function
+        if target is not None:
+            two_var = self._two_var_macro(fn, target, args)
+            if two_var is not None:
+                return two_var
+            qualified = _qualified(target)
+            if qualified is not None and f"{qualified}.{fn}" in _QUALIFIED:
+                return self.node("call", name=f"{qualified}.{fn}", args=args)
+        return self.node("call", name=fn, target=target, args=args)
+
+    # cel-go ext/comprehensions.go expansions (cel-expr-python does not expand them).
+    def _two_var_macro(self, fn: str, target: _Node, args: list[_Node]) -> _Node | None:
+        if fn not in _TWO_VAR or not (3 <= len(args) <= 4):
+            return None
+        if args[0].kind != "ident" or args[1].kind != "ident":
+            return None
+        if fn in ("all", "exists", "existsOne") and len(args) != 3:
+            return None
+        k, v = args[0].name, args[1].name
+        acc = "@result"
+
+        def ident(name: str) -> _Node:
+            return self.node("ident", name=name)
+
+        def call(name: str, *a: _Node) -> _Node:
+            return self.node("call", name=name, args=list(a))
+
+        def lit(value: Any) -> _Node:
+            return self.node("lit", value=value)
+
+        if fn == "all":
+            init, cond = lit(True), call("@not_strictly_false", ident(acc))
+            step, result = call("_&&_", ident(acc), args[2]), ident(acc)
+        elif fn == "exists":
+            init = lit(False)
+            cond = call("@not_strictly_false", call("!_", ident(acc)))
+            step, result = call("_||_", ident(acc), args[2]), ident(acc)
+        elif fn == "existsOne":
+            init, cond = lit(0), lit(True)
+            step = call("_?_:_", args[2], call("_+_", ident(acc), lit(1)), ident(acc))
+            result = call("_==_", ident(acc), lit(1))
+        elif fn == "transformList":
+            init, cond = self.node("list"), lit(True)
+            step = call("_+_", ident(acc), self.node("list", args=[args[-1]]))
+            if len(args) == 4:
+                step = call("_?_:_", args[2], step, ident(acc))
+            result = ident(acc)
+        else:  # transformMap, transformMapEntry
+            init, cond = self.node("map"), lit(True)
+            if fn == "transformMap":
+                step = call("cel.@mapInsert", ident(acc), ident(k), args[-1])
+            else:
+                step = call("cel.@mapInsert", ident(acc), args[-1])
+            if len(args) == 4:
+                step = call("_?_:_", args[2], step, ident(acc))
+            result = ident(acc)
+        n = self.node("comp", iter_var=k, iter_var2=v, accu_var=acc)
+        n.args = [target, init, cond, step, result]
+        return n
+
+
+_TWO_VAR = frozenset(
+    {"all", "exists", "existsOne", "transformList", "transformMap", "transformMapEntry"}
+)
+_QUALIFIED = frozenset(n for n in _LIBRARY_OF if "." in n and not n.startswith("@")) | {
+    "cel.bind",
+    "math.greatest",
+    "math.least",
+    "base64.encode",
+    "base64.decode",
+}
+
+
+def _qualified(n: _Node) -> str | None:
+    if n.kind == "ident":
+        return n.name
+    if n.kind == "select" and not n.test_only and n.target is not None:
+        inner = _qualified(n.target)
+        return None if inner is None else f"{inner}.{n.name}"
+    return None
+
+
+def _const(c: Any) -> Any:
+    k = c.WhichOneof("constant_kind")
+    if k == "null_value" or k is None:
+        return None
+    if k == "uint64_value":
+        return ("uint", int(c.uint64_value))
+    return getattr(c, k)
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> Any:
+    try:
+        parsed = _env("rule").check.compile(text, disable_check=True)
+    except Exception as err:  # the engine reports syntax errors as exceptions
+        raise RuleError(f"syntax error: {str(err).splitlines()[0]}") from None
+    return _unpack(parsed.serialize(), _proto.ParsedExpr).expr
+
+
+def _ast(text: str) -> _Node:
+    return _Builder().convert(_parse(text))
+
+
+# ---------------------------------------------------------------- the cost walk
+
+
+@dataclass
+class _Entry:
+    """cel-go entrySizeEstimate: the key/index and value sizes of a container value."""
+
+    container: str  # list or map
+    key: Est
+    val: Est
+
+    def union(self, o: _Entry | None) -> _Entry | None:
+        if o is None:
+            return None
+        return _Entry(self.container, self.key.union(o.key), self.val.union(o.val))
+
+
+@dataclass
+class _Local:
+    path: list[str] | None
+    size: Est | None
+    entry: _Entry | None
+    type: CelType
+
+
+@dataclass
+class _Arg:
+    """cel-go astNode: what a call estimator sees of an argument."""
+
+    path: list[str] | None
+    type: CelType
+    node: _Node | None
+    size: Est | None  # ComputedSize
+
+
+_ACCUMULATORS = ("__result__", "@result")
+
+
+SizeOf = Callable[[Sequence[str] | None, CelType], "Est | None"]
+
+
+class _Coster:
+    def __init__(self, size_of: SizeOf, variables: Mapping[str, CelType], compat: str) -> None:
+        self.size_of = size_of
+        self.variables = variables
+        self.compat = _version(compat)
+        self.paths: dict[int, list[str]] = {}
+        self.sizes: dict[int, Est] = {}
+        self.entries: dict[int, _Entry] = {}
+        self.types: dict[int, CelType] = {}
+        self.scopes: dict[str, list[_Local]] = {}
+        self.used: set[str] = set()
+
+    # -- bookkeeping
+    def need(self, name: str) -> None:
+        self.used.add(name)
+        lib = _LIBRARY_OF.get(name)
+        if lib is not None and _version(lib[1]) > self.compat:
+            shown = "two-variable comprehension" if name == "@two-var" else name
+            raise RuleError(
+                f"undeclared reference to '{shown}': the {lib[0]} library is offered to new "
+                f"rules from Kubernetes {lib[1]} (checked at compatibility version "
+                f"{self.compat[0]}.{self.compat[1]})"
+            )
+
+    def peek(self, name: str) -> _Local | None:
+        stack = self.scopes.get(name)
+        return stack[-1] if stack else None
+
+    def push(self, name: str, local: _Local) -> None:
+        self.scopes.setdefault(name, []).append(local)
+
+    def pop(self, name: str) -> None:
+        self.scopes[name].pop()
+
+    def path(self, e: _Node) -> list[str] | None:
+        if e.kind == "ident":
+            v = self.peek(e.name)
+            if v is not None:
+                return v.path
+        return self.paths.get(e.id)
+
+    def type(self, e: _Node) -> CelType:
+        return self.types.get(e.id, _DYN)
+
+    def compute_size(self, e: _Node) -> Est | None:
+        if e.id in self.sizes:
+            return self.sizes[e.id]
+        lit = _expr_size(e)
+        if lit is not None:
+            return lit
+        est = self.size_of(self.path(e), self.type(e))
+        if est is not None:
+            self.sizes[e.id] = est
+            return est
+        t = self.type(e)
+        if t.kind in _SCALARS or (t.kind == "optional" and t.params[0].kind in _SCALARS):
+            return _ONE
+        if e.kind == "ident":
+            v = self.peek(e.name)
+            if v is not None and v.size is not None:
+                return v.size
+        return None
+
+    def entry(self, e: _Node) -> _Entry | None:
+        if e.id in self.entries:
+            return self.entries[e.id]
+        if e.kind == "ident":
+            v = self.peek(e.name)
+            if v is not None:
+                return v.entry
+        return None
+
+    def size_or_unknown(self, e: _Node) -> Est:
+        s = self.compute_size(e)
+        return _UNKNOWN if s is None else s
+
+    def arg(self, e: _Node) -> _Arg:
+        p = self.path(e)
+        if p and p[0] in _ACCUMULATORS:
+            p = None
+        return _Arg(p, self.type(e), e, self.compute_size(e))
+
+    def arg_size(self, a: _Arg) -> Est:
+        # library cost.go sizeEstimate: ComputedSize, else the path estimator, else unknown.
+        if a.size is not None:
+            return a.size
+        s = self.size_of(a.path, a.type)
+        return _UNKNOWN if s is None else s
+
+    # -- the walk
+    def cost(self, e: _Node) -> Est:
+        k = e.kind
+        if k == "lit":
+            self.types[e.id] = _lit_type(e.value)
+            return _ZERO
+        if k == "ident":
+            return self.cost_ident(e)
+        if k == "select":
+            return self.cost_select(e)
+        if k == "call":
+            return self.cost_call(e)
+        if k == "list":
+            return self.cost_list(e)
+        if k == "map":
+            return self.cost_map(e)
+        return self.cost_comp(e)
+
+    def cost_ident(self, e: _Node) -> Est:
+        v = self.peek(e.name)
+        if v is not None:
+            self.paths[e.id] = list(v.path or [])
+            self.types[e.id] = v.type
+            return _ONE
+        self.paths[e.id] = [e.name]
+        if e.name in self.variables:
+            if e.name == "oldSelf":
+                self.used.add("oldSelf")
+            self.types[e.id] = self.variables[e.name]
+        elif e.name in _TYPE_IDENTS:
+            self.types[e.id] = _T["type"]
+        else:
+            raise RuleError(f"undeclared reference to '{e.name}'")
+        return _ONE
+
+    def cost_select(self, e: _Node) -> Est:
+        assert e.target is not None
+        operand = e.target
+        if e.test_only:
+            # Kubernetes: PresenceTestHasCost(false).
+            c = self.cost(operand)
+            self._field_type(operand, e.name)
+            self.types[e.id] = _T["bool"]
+            return c
+        c = self.cost(operand)
+        t = self.type(operand)
+        if t.kind in ("map", "object"):
+            c = c.add(_ONE)
+        self.types[e.id] = self._field_type(operand, e.name)
+        self.paths[e.id] = list(self.path(operand) or []) + [e.name]
+        return c
+
+    def _field_type(self, operand: _Node, name: str) -> CelType:
+        t = self.type(operand)
+        if t.kind == "object":
+            assert t.decl is not None
+            ft = t.decl.fields.get(name)
+            if ft is None:
+                raise RuleError(f"undefined field '{name}'")
+            return _cel_type(ft)
+        if t.kind == "map":
+            return t.params[1]
+        if t.kind in ("dyn", "free"):
+            return _DYN
+        raise RuleError(f"type '{t.kind}' does not support field selection ('{name}')")
+
+    def cost_list(self, e: _Node) -> Est:
+        total = _ZERO
+        item = Est(0 if not e.args else MAX_COST, 0)
+        elem_t: CelType | None = None
+        for x in e.args:
+            total = total.add(self.cost(x))
+            item = item.union(self.size_or_unknown(x))
+            elem_t = _join(elem_t, self.type(x))
+        self.entries[e.id] = _Entry("list", _ONE, item)
+        self.types[e.id] = _list(elem_t or _FREE)
+        return total.add(_fixed(_LIST_CREATE))
+
+    def cost_map(self, e: _Node) -> Est:
+        total = _ZERO
+        empty = not e.entries
+        ks = Est(0 if empty else MAX_COST, 0)
+        vs = Est(0 if empty else MAX_COST, 0)
+        kt: CelType | None = None
+        vt: CelType | None = None
+        for k, v in e.entries:
+            total = total.add(self.cost(k)).add(self.cost(v))
+            ks = ks.union(self.size_or_unknown(k))
+            vs = vs.union(self.size_or_unknown(v))
+            kt, vt = _join(kt, self.type(k)), _join(vt, self.type(v))
+        self.entries[e.id] = _Entry("map", ks, vs)
+        self.types[e.id] = _map(kt or _FREE, vt or _FREE)
+        return total.add(_fixed(_MAP_CREATE))
+
+    def cost_comp(self, e: _Node) -> Est:
+        rng, init, cond, step, result = e.args
+        if e.iter_var2:
+            self.need("@two-var")
+        total = self.cost(rng).add(self.cost(init))
+        rt = self.type(rng)
+        accu_t = self.type(init)
+        self.push(
+            e.accu_var, _Local(self.path(init), self.compute_size(init), self.entry(init), accu_t)
+        )
+        ent = self.entry(rng)
+        container = ent.container if ent is not None else rt.kind
+        rpath = list(self.path(rng) or [])
+        if rt.kind not in ("list", "map", "dyn"):
+            raise RuleError(
+                f"expression of type '{rt.kind}' cannot be the range of a comprehension"
+            )
+        if e.iter_var2:
+            key_t, val_t = _two_var_types(rt)
+            key_sub = "@indices" if container == "list" else "@keys"
+            val_sub = "@items" if container == "list" else "@values"
+            self.push(e.iter_var, _Local(rpath + [key_sub], ent.key if ent else None, None, key_t))
+            self.push(e.iter_var2, _Local(rpath + [val_sub], ent.val if ent else None, None, val_t))
+        else:
+            if container == "list":
+                size, sub = (ent.val if ent else None), "@items"
+            else:
+                size, sub = (ent.key if ent else None), "@keys"
+            self.push(e.iter_var, _Local(rpath + [sub], size, None, _one_var_type(rt)))
+        loop = self.cost(cond)
+        st = self.cost(step)
+        self.pop(e.iter_var)
+        if e.iter_var2:
+            self.pop(e.iter_var2)
+        # The checker infers the accumulator's type from the step (filter/map build a list).
+        local = self.peek(e.accu_var)
+        assert local is not None
+        local.type = _accu_type(accu_t, self.type(step))
+        total = total.add(self.cost(result))
+        self.pop(e.accu_var)
+        self.types[e.id] = self.type(result)
+        count = self.size_or_unknown(rng)
+        total = total.add(count.mul(st.add(loop)))
+        if init.kind == "lit":
+            s = self.compute_size(init)
+            if s is not None:
+                self.sizes[e.id] = s
+        elif init.kind in ("list", "map"):
+            self.sizes[e.id] = count
+            step_entry = self.entry(step)
+            if step_entry is not None:
+                self.entries[e.id] = step_entry
+        return total
+
+    def cost_call(self, e: _Node) -> Est:
+        fn = e.name
+        if fn == "dyn" and len(e.args) == 1 and e.target is None:
+            c = self.cost(e.args[0])
+            self._copy_sizes(e, e.args[0])
+            self.types[e.id] = _DYN
+            return _ONE.add(c)
+        if fn == "cel.bind":
+            raise RuleError("undeclared reference to 'cel.bind' (not in the CRD environment)")
+        arg_costs = []
+        args = []
+        for a in e.args:
+            arg_costs.append(self.cost(a))
+            args.append(self.arg(a))
+        total = _ZERO
+        target: _Arg | None = None
+        if e.target is not None:
+            total = total.add(self.cost(e.target))
+            target = self.arg(e.target)
+        self.need(fn)
+        overloads, rtype = _resolve(fn, target, args)
+        self.types[e.id] = rtype
+        fn_cost = Est(MAX_COST, 0)
+        result_size: Est | None = None
+        if "unmodelled" in overloads:
+            self.used.add("unmodelled")
+        for ov in overloads:
+            c, rs = self.function_cost(e, fn, ov, target, args, arg_costs)
+            fn_cost = fn_cost.union(c)
+            if rs is not None:
+                result_size = rs if result_size is None else result_size.union(rs)
+            if ov in ("index_list", "index_map"):
+                ent = self.entry(e.args[0])
+                result_size = ent.val if ent is not None else None
+                sub = "@items" if ov == "index_list" else "@values"
+                self.paths[e.id] = list(self.path(e.args[0]) or []) + [sub]
+        if result_size is None:
+            result_size = self.compute_size(e)
+        if result_size is not None:
+            self.sizes[e.id] = result_size
+        return total.add(fn_cost)
+
+    def _copy_sizes(self, dst: _Node, src: _Node) -> None:
+        s = self.compute_size(src)
+        if s is not None:
+            self.sizes[dst.id] = s
+        en = self.entry(src)
+        if en is not None:
+            self.entries[dst.id] = en
+
+    def function_cost(
+        self,
+        e: _Node,
+        fn: str,
+        ov: str,
+        target: _Arg | None,
+        args: list[_Arg],
+        arg_costs: list[Est],
+    ) -> tuple[Est, Est | None]:
+        arg_sum = _ZERO
+        for c in arg_costs:
+            arg_sum = arg_sum.add(c)
+        if ov.startswith("sets_"):
+            # cel-go ext/sets.go estimateSetsCost: size(a) * size(b) * factor + 1.
+            factor = 2.0 if ov == "sets_equivalent" else 1.0
+            est = self.arg_size(args[0]).mul(self.arg_size(args[1])).factor(factor).add(_ONE)
+            return est.add(arg_sum), None
+        k8s = self.k8s_call(fn, ov, target, args)
+        if k8s is not None:
+            return k8s[0].add(arg_sum), k8s[1]
+        return self.celgo_call(e, ov, target, args, arg_costs, arg_sum)
+
+    def celgo_call(
+        self,
+        e: _Node,
+        ov: str,
+        target: _Arg | None,
+        args: list[_Arg],
+        arg_costs: list[Est],
+        arg_sum: Est,
+    ) -> tuple[Est, Est | None]:
+        """cel-go checker/cost.go functionCost, by overload."""
+        sz = self.arg_size_celgo
+        if ov == "string_format" and target is not None:
+            return sz(target).factor(_STRING_FACTOR).add(arg_sum), None
+        if ov == "string_to_bytes":
+            s = sz(args[0])
+            return s.factor(_STRING_FACTOR).add(arg_sum), Est(s.lo, _mul(s.hi, 4))
+        if ov == "bytes_to_string":
+            s = sz(args[0])
+            return s.factor(_STRING_FACTOR).add(arg_sum), Est(s.lo // 4, s.hi)
+        if ov == "strings_quote":
+            s = sz(args[0])
+            return s.factor(_STRING_FACTOR).add(arg_sum), Est(_add(s.lo, 2), _add(_mul(s.hi, 2), 2))
+        if ov in ("starts_with_string", "ends_with_string"):
+            return sz(args[0]).factor(_STRING_FACTOR).add(arg_sum), None
+        if ov == "in_list":
+            return sz(args[1]).factor(1).add(arg_sum), None
+        if ov == "matches_string" and target is not None:
+            s = sz(target).add(_ONE).factor(_STRING_FACTOR)
+            r = sz(args[0]).factor(_REGEX_FACTOR)
+            return s.mul(r).add(arg_sum), None
+        if ov == "contains_string" and target is not None:
+            s = sz(target).factor(_STRING_FACTOR)
+            r = sz(args[0]).factor(_STRING_FACTOR)
+            return s.mul(r).add(arg_sum), None
+        if ov == "logical":
+            lhs, rhs = arg_costs
+            return Est(lhs.lo, lhs.add(rhs).hi), None
+        if ov == "conditional":
+            assert args[1].node is not None and args[2].node is not None
+            size = sz(args[1]).union(sz(args[2]))
+            e1, e2 = self.entry(args[1].node), self.entry(args[2].node)
+            joined = e1.union(e2) if e1 is not None else None
+            if joined is not None:
+                self.entries[e.id] = joined
+            c0, c1, c2 = arg_costs
+            return c0.add(c1.union(c2)), size
+        if ov in ("add_string", "add_bytes", "add_list"):
+            assert args[0].node is not None and args[1].node is not None
+            result = sz(args[0]).add(sz(args[1]))
+            e0, e1 = self.entry(args[0].node), self.entry(args[1].node)
+            joined = e0.union(e1) if e0 is not None else None
+            if joined is not None:
+                self.entries[e.id] = joined
+            if ov == "add_list":
+                return _ONE.add(arg_sum), result
+            return result.factor(_STRING_FACTOR).add(arg_sum), result
+        if ov in ("equals", "not_equals", "compare_string"):
+            lhs, rhs = sz(args[0]), sz(args[1])
+            smallest = min(lhs.hi, rhs.hi)
+            return Est(1 if smallest > 0 else 0, smallest).factor(_STRING_FACTOR).add(arg_sum), None
+        if ov == "unmodelled":
+            return _UNKNOWN, None
+        return _ONE.add(arg_sum), None
+
+    def arg_size_celgo(self, a: _Arg) -> Est:
+        # cel-go sizeOrUnknown on an AstNode: only its ComputedSize.
+        return _UNKNOWN if a.size is None else a.size
+
+    def k8s_call(
+        self, fn: str, ov: str, target: _Arg | None, args: list[_Arg]
+    ) -> tuple[Est, Est | None] | None:
+        """apiserver pkg/cel/library/cost.go EstimateCallCost (by function name)."""
+        sz = self.arg_size
+        if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
+            if target is None:
+                return None
+            el = self.list_element(target)
+            if el is not None:
+                el_cost = _ONE
+                if el.type.kind in ("string", "bytes"):
+                    el_cost = el_cost.add(sz(el).factor(_STRING_FACTOR))
+                return sz(target).mul(el_cost), None
+            return sz(target).factor(_STRING_FACTOR), None
+        if fn == "url" and len(args) == 1:
+            s = sz(args[0])
+            return s.factor(_STRING_FACTOR), s
+        if fn in ("lowerAscii", "upperAscii", "substring", "trim") and target is not None:
+            s = sz(target)
+            return s.factor(_STRING_FACTOR), s
+        if fn == "replace" and target is not None and len(args) >= 2:
+            return self.k8s_replace(sz(target), sz(args[0]), sz(args[1]))
+        if fn == "split" and target is not None:
+            s = sz(target)
+            mx = s.hi
+            if len(args) > 1 and args[1].node is not None and args[1].node.kind == "lit":
+                v = args[1].node.value
+                if isinstance(v, int) and not isinstance(v, bool):
+                    mx = v % 2**64  # Go converts int64 to uint64
+            return s.factor(2 * _STRING_FACTOR), Est(0, mx)
+        if fn == "join" and target is not None:
+            size = _ZERO
+            n = sz(target)
+            el = self.list_element(target)
+            if el is not None:
+                size = n.mul(sz(el))
+            if args:
+                sep = sz(args[0])
+                seps = Est(max(n.lo - 1, 0), max(n.hi - 1, 0))
+                size = size.add(sep.mul(seps))
+            return size.factor(_STRING_FACTOR), size
+        if fn in ("find", "findAll") and target is not None and args:
+            s = sz(target)
+            str_cost = s.add(_ONE).factor(_STRING_FACTOR)
+            return str_cost.mul(sz(args[0]).factor(_REGEX_FACTOR)), Est(0, s.hi)
+        if fn in ("cidr", "isIP", "isCIDR") and args:
+            return sz(args[0]).factor(_STRING_FACTOR), None
+        if fn == "ip":
+            if ov == "cidr_ip":
+                return _ONE, None
+            if args:
+                return sz(args[0]).factor(_STRING_FACTOR), None
+        if fn == "ip.isCanonical" and args:
+            return sz(args[0]).factor(2 * _STRING_FACTOR), None
+        if fn in (
+            [
+                "masked",
+                "prefixLength",
+                "family",
+                "isUnspecified",
+                "isLoopback",
+                "isLinkLocalMulticast",
+                "isLinkLocalUnicast",
+                "isGlobalUnicast",
+            ]
+        ):
+            return _ONE, None
+        if fn in ("containsIP", "containsCIDR") and args:
+            ipsz = Est(4, 16)
+            c = ipsz.add(ipsz).factor(_STRING_FACTOR)
+            if fn == "containsCIDR":
+                c = c.add(ipsz.factor(_STRING_FACTOR)).add(_ONE)
+            if ov.endswith("_string"):
+                c = c.add(sz(args[0]).factor(_STRING_FACTOR))
+            return c, None
+        if fn in ("quantity", "isQuantity", "semver", "isSemver") and args:
+            return sz(args[0]).factor(_STRING_FACTOR), None
+        if fn == "validate" and args:
+            c = sz(args[0]).factor(_STRING_FACTOR)
+            return c.factor(_MAX_NAME_FORMAT_REGEX * _REGEX_FACTOR), None
+        if fn == "format.named" or fn in (
+            [
+                "sign",
+                "asInteger",
+                "isInteger",
+                "asApproximateFloat",
+                "isGreaterThan",
+                "isLessThan",
+                "compareTo",
+                "add",
+                "sub",
+                "major",
+                "minor",
+                "patch",
+                "getScheme",
+                "getHostname",
+                "getHost",
+                "getPort",
+                "getEscapedPath",
+                "getQuery",
+            ]
+        ):
+            return _ONE, None
+        if fn == "_==_" and len(args) == 2 and args[0].type == args[1].type:
+            k = args[0].type.kind
+            if k in ("ip", "cidr", "quantity", "semver"):
+                return _ONE, None
+            if k == "format":
+                return Est(1, _MAX_FORMAT_SIZE).factor(_STRING_FACTOR), None
+            if k == "url":
+                # Upstream reads the right-hand size twice (lhSize := rhs.ComputedSize()).
+                r = args[1].size
+                size = r.union(r) if r is not None else _ONE
+                return Est(1, size.hi).factor(_STRING_FACTOR), None
+        return None
+
+    @staticmethod
+    def k8s_replace(s: Est, old: Est, new: Est) -> tuple[Est, Est | None]:
+        count_hi = count_lo = 0
+        kept_hi = kept_lo = 0
+        if old.lo == 0:
+            count_hi = s.hi + 1 if s.hi < MAX_COST else s.hi
+            kept_hi = s.hi
+        elif new.hi <= old.lo:
+            count_hi, kept_hi = 0, s.hi
+        else:
+            count_hi = _factor_div(s.hi, old.lo)
+        if old.hi == 0:
+            count_lo = s.lo + 1 if s.lo < MAX_COST else s.lo
+            kept_lo = s.lo
+        elif old.hi <= new.lo:
+            count_lo, kept_lo = 0, s.lo
+        else:
+            count_lo = _factor_div(s.lo, old.hi)
+        size = Est(count_lo, count_hi).mul(new).add(Est(kept_lo, kept_hi))
+        return s.factor(2 * _STRING_FACTOR), size
+
+    def list_element(self, target: _Arg) -> _Arg | None:
+        if not target.type.params:
+            return None
+        t = target.type.params[0]
+        if target.path:
+            return _Arg(target.path + ["@items"], t, None, None)
+        return _Arg(None, t, None, None)
+
+
+def _factor_div(a: int, b: int) -> int:
+    c = math.ceil(float(a) / float(b))
+    return MAX_COST if c >= 2.0**64 else int(c)
+
+
+def _expr_size(e: _Node) -> Est | None:
+    """cel-go computeExprSize: literal sizes."""
+    if e.kind == "lit":
+        v = e.value
+        if isinstance(v, str):
+            return _fixed(len(v))
+        if isinstance(v, bytes):
+            return _fixed(len(v))
+        return _ONE
+    if e.kind == "list":
+        return _fixed(len(e.args))
+    if e.kind == "map":
+        return _fixed(len(e.entries))
+    return None
+
+
+def _lit_type(v: Any) -> CelType:
+    if isinstance(v, bool):
+        return _T["bool"]
+    if isinstance(v, int):
+        return _T["int"]
+    if isinstance(v, float):
+        return _T["double"]
+    if isinstance(v, str):
+        return _T["string"]
+    if isinstance(v, bytes):
+        return _T["bytes"]
+    if isinstance(v, tuple):
+        return _T["uint"]
+    return _T["null"]
+
+
+def _join(a: CelType | None, b: CelType) -> CelType:
+    if a is None or a.kind == "free":
+        return b
+    if b.kind == "free":
+        return a
+    if a.kind == "object" or b.kind == "object":
+        return a if a.decl is b.decl else _DYN
+    if a == b:
+        return a
+    if a.kind == b.kind and a.kind in ("list", "map"):
+        return CelType(a.kind, tuple(_join(x, y) for x, y in zip(a.params, b.params, strict=True)))
+    return _DYN
+
+
+def _one_var_type(rt: CelType) -> CelType:
+    if rt.kind in ("list", "map"):
+        return rt.params[0]
+    return _DYN
+
+
+def _two_var_types(rt: CelType) -> tuple[CelType, CelType]:
+    if rt.kind == "list":
+        return _T["int"], rt.params[0]
+    if rt.kind == "map":
+        return rt.params[0], rt.params[1]
+    return _DYN, _DYN
+
+
+def _accu_type(init: CelType, step: CelType) -> CelType:
+    if init.kind in ("list", "map") and step.kind == init.kind:
+        return step
+    return init
+
+
+# ---------------------------------------------------------------- overloads and result types
+
+_BOOL = _T["bool"]
+_INT = _T["int"]
+_STR = _T["string"]
+_COMPARE = frozenset({"_<_", "_<=_", "_>_", "_>=_"})
+_ARITH = frozenset({"_-_", "_*_", "_/_", "_%_", "-_"})
+_O1_RESULT: dict[str, CelType] = {
+    "@not_strictly_false": _BOOL,
+    "!_": _BOOL,
+    "size": _INT,
+    "int": _INT,
+    "uint": _T["uint"],
+    "double": _T["double"],
+    "bool": _BOOL,
+    "duration": _T["duration"],
+    "timestamp": _T["timestamp"],
+    "type": _T["type"],
+    "matches": _BOOL,  # the global form: O(1) in cel-go (only matches_string is priced)
+    "charAt": _STR,
+    "getFullYear": _INT,
+    "getMonth": _INT,
+    "getDayOfYear": _INT,
+    "getDayOfMonth": _INT,
+    "getDate": _INT,
+    "getDayOfWeek": _INT,
+    "getHours": _INT,
+    "getMinutes": _INT,
+    "getSeconds": _INT,
+    "getMilliseconds": _INT,
+    "cel.@mapInsert": CelType("map", (_DYN, _DYN)),
+    # Kubernetes libraries (their cost comes from the call estimator).
+    "isSorted": _BOOL,
+    "indexOf": _INT,
+    "lastIndexOf": _INT,
+    "url": _T["url"],
+    "isURL": _BOOL,
+    "getScheme": _STR,
+    "getHost": _STR,
+    "getHostname": _STR,
+    "getPort": _STR,
+    "getEscapedPath": _STR,
+    "getQuery": _map(_STR, _list(_STR)),
+    "lowerAscii": _STR,
+    "upperAscii": _STR,
+    "substring": _STR,
+    "trim": _STR,
+    "replace": _STR,
+    "split": _list(_STR),
+    "join": _STR,
+    "find": _STR,
+    "findAll": _list(_STR),
+    "quantity": _T["quantity"],
+    "isQuantity": _BOOL,
+    "sign": _INT,
+    "isGreaterThan": _BOOL,
+    "isLessThan": _BOOL,
+    "compareTo": _INT,
+    "asInteger": _INT,
+    "isInteger": _BOOL,
+    "asApproximateFloat": _T["double"],
+    "semver": _T["semver"],
+    "isSemver": _BOOL,
+    "major": _INT,
+    "minor": _INT,
+    "patch": _INT,
+    "ip": _T["ip"],
+    "isIP": _BOOL,
+    "ip.isCanonical": _BOOL,
+    "family": _INT,
+    "isUnspecified": _BOOL,
+    "isLoopback": _BOOL,
+    "isLinkLocalMulticast": _BOOL,
+    "isLinkLocalUnicast": _BOOL,
+    "isGlobalUnicast": _BOOL,
+    "cidr": _T["cidr"],
+    "isCIDR": _BOOL,
+    "containsIP": _BOOL,
+    "containsCIDR": _BOOL,
+    "masked": _T["cidr"],
+    "prefixLength": _INT,
+    "format.named": CelType("optional", (_T["format"],)),
+    "validate": CelType("optional", (_list(_STR),)),
+    "sets.contains": _BOOL,
+    "sets.equivalent": _BOOL,
+    "sets.intersects": _BOOL,
+    "optional.none": CelType("optional", (_DYN,)),
+    "hasValue": _BOOL,
+}
+_STRING_MEMBER = {
+    "contains": "contains_string",
+    "startsWith": "starts_with_string",
+    "endsWith": "ends_with_string",
+}
+
+
+def _resolve(fn: str, target: _Arg | None, args: list[_Arg]) -> tuple[list[str], CelType]:
+    """The overloads the checker keeps for a call (by cost class) and its result type."""
+    ts = [a.type for a in args]
+    tt = target.type if target is not None else None
+    if fn in ("_&&_", "_||_"):
+        return ["logical"], _BOOL
+    if fn == "_?_:_":
+        return ["conditional"], _join(ts[1], ts[2]) if ts[1].kind != "null" else ts[2]
+    if fn == "_==_":
+        return ["equals"], _BOOL
+    if fn == "_!=_":
+        return ["not_equals"], _BOOL
+    if fn in _COMPARE:
+        ovs = []
+        if all(_is(t, "string") for t in ts) or all(_is(t, "bytes") for t in ts):
+            ovs.append("compare_string")
+        if not all(t.kind in ("string", "bytes") for t in ts):
+            ovs.append("o1")
+        return ovs, _BOOL
+    if fn == "_+_":
+        return _resolve_add(ts)
+    if fn in _ARITH:
+        return ["o1"], ts[0] if ts[0].kind != "dyn" and len(ts) > 1 else ts[0]
+    if fn == "_[_]":
+        return _resolve_index(ts)
+    if fn == "@in":
+        ovs = []
+        if _is(ts[1], "list"):
+            ovs.append("in_list")
+        if _is(ts[1], "map"):
+            ovs.append("o1")
+        if not ovs:
+            raise RuleError(f"found no matching overload for 'in' on '{ts[1].kind}'")
+        return ovs, _BOOL
+    if fn == "matches" and tt is not None:
+        _want(fn, tt, "string")
+        return ["matches_string"], _BOOL
+    if fn in _STRING_MEMBER and tt is not None:
+        _want(fn, tt, "string")
+        return [_STRING_MEMBER[fn]], _BOOL
+    if fn == "string":
+        return _conversion(ts[0], "bytes", "bytes_to_string"), _STR
+    if fn == "bytes":
+        return _conversion(ts[0], "string", "string_to_bytes"), _T["bytes"]
+    if fn == "format" and tt is not None:
+        return ["string_format"], _STR
+    if fn == "strings.quote":
+        return ["strings_quote"], _STR
+    if fn.startswith("sets."):
+        return [fn.replace(".", "_")], _BOOL
+    if fn.startswith("format."):
+        return ["o1"], _O1_RESULT.get(fn, _T["format"])
+    if fn in ("sum", "min", "max") and tt is not None:
+        return ["o1"], tt.params[0] if tt.params else _DYN
+    if fn == "ip" and tt is not None:
+        return ["cidr_ip"], _T["ip"]
+    if fn in ("containsIP", "containsCIDR"):
+        suffix = "_string" if ts and _is(ts[0], "string") else ""
+        return [f"{fn}{suffix}"], _BOOL
+    if fn in ("add", "sub") and tt is not None:
+        return ["o1"], tt
+    if fn in ("optional.of", "optional.ofNonZeroValue"):
+        return ["o1"], CelType("optional", (ts[0],))
+    if fn in ("value", "orValue") and tt is not None and tt.kind == "optional":
+        return ["o1"], tt.params[0]
+    if fn == "or" and tt is not None:
+        return ["o1"], tt
+    if fn in _O1_RESULT:
+        return ["o1"], _O1_RESULT[fn]
+    # Not modelled (e.g. ext.Lists v3): conservative.
+    return ["unmodelled"], _DYN
+
+
+def _conversion(t: CelType, priced_from: str, priced: str) -> list[str]:
+    """The overloads of a conversion: only the one from ``priced_from`` is not O(1)."""
+    if t.kind == priced_from:
+        return [priced]
+    if _is(t, priced_from):
+        return ["o1", priced]
+    return ["o1"]
+
+
+def _want(fn: str, t: CelType, kind: str) -> None:
+    if not _is(t, kind):
+        raise RuleError(f"found no matching overload for '{fn}' applied to '{t.kind}'")
+
+
+def _resolve_add(ts: list[CelType]) -> tuple[list[str], CelType]:
+    a, b = ts
+    ovs: list[str] = []
+    if _is(a, "string") and _is(b, "string"):
+        ovs.append("add_string")
+    if _is(a, "bytes") and _is(b, "bytes"):
+        ovs.append("add_bytes")
+    if _is(a, "list") and _is(b, "list"):
+        ovs.append("add_list")
+    numeric = ("int", "uint", "double", "duration", "timestamp")
+    if _is(a, *numeric) and _is(b, *numeric) and not (ovs and "dyn" not in (a.kind, b.kind)):
+        ovs.append("o1")
+    if not ovs:
+        raise RuleError(f"found no matching overload for '_+_' applied to '({a.kind}, {b.kind})'")
+    if a.kind == "dyn":
+        return ovs, b if b.kind != "list" else _DYN
+    return ovs, _join(a, b) if a.kind in ("list",) else a
+
+
+def _resolve_index(ts: list[CelType]) -> tuple[list[str], CelType]:
+    t = ts[0]
+    if t.kind == "list":
+        return ["index_list"], t.params[0]
+    if t.kind == "map":
+        return ["index_map"], t.params[1]
+    if t.kind == "dyn":
+        return ["index_list", "index_map"], _DYN
+    raise RuleError(f"found no matching overload for '_[_]' applied to '{t.kind}'")
