@@ -45,6 +45,7 @@ from modelplane.cel.crd_cost import (
     estimate_crd,
     estimate_expression,
     estimate_rule,
+    estimate_schema,
     schema_decl_type,
     schema_nodes,
 )
@@ -81,11 +82,12 @@ def _versions(kind: str, kubernetes: str = KUBERNETES_FLOOR) -> list[VersionCost
     return estimate_crd(crd_for_xrd(XRDS[kind]), kubernetes=kubernetes)
 
 
-def _describe(kind: str, r: RuleCost) -> str:
-    card = "unbounded" if r.cardinality is None else f"{r.cardinality:,}"
+def _describe(v: VersionCost, r: RuleCost) -> str:
+    card = f"{r.applied:,}" + (" (unbounded: 3 MiB / min size)" if r.cardinality is None else "")
     shown = "2^64-1" if r.total == MAX_COST else f"{r.total:,}"
     return (
-        f"{kind} {r.path} x-kubernetes-validations[{r.index}]: cost {shown} "
+        f"{v.kind} ({v.crd} {v.version}) {r.path} x-kubernetes-validations[{r.index}]: "
+        f"cost {shown} "
         f"(= {r.cost:,} per evaluation x cardinality {card}); rule: {r.rule}"
         + (f"; messageExpression cost {r.message_cost:,}" if r.message_cost else "")
         + (f"; error: {r.error}" if r.error else "")
@@ -180,6 +182,13 @@ def test_unbounded_lists_are_sized_by_the_request_size() -> None:
     # (3 MiB - 2) / (1 + 1) items, each costing the loop condition (2) and step (3);
     # plus self.items (2) and the result (1).
     assert _cost("self.items.all(i, i > 0)", unbounded) == 2 + 1 + 1572863 * (2 + 3)
+    # A rule on the items themselves runs 3 MiB / (1 + 1) times (compilation.go
+    # maxCardinality, without the "- 2" of the list size).
+    items = unbounded["properties"]["items"]
+    items["items"] = {**items["items"], "x-kubernetes-validations": [{"rule": "self > 0"}]}
+    ((rule,), total) = estimate_schema(unbounded)
+    assert (rule.cardinality, rule.applied, rule.cost) == (None, 1572864, 2)
+    assert total == rule.total == 2 * 1572864
 
 
 def test_unmodelled_functions_are_refused_not_priced_cheap() -> None:
@@ -287,7 +296,7 @@ def test_every_generated_rule_is_within_half_the_limits(kind: str) -> None:
     for v in _versions(kind):
         for r in v.rules:
             if r.error or r.total > RULE_TARGET or r.message_cost > RULE_TARGET:
-                problems.append(_describe(kind, r))
+                problems.append(_describe(v, r))
         if v.total > CRD_TARGET:
             shown = "2^64-1" if v.total == MAX_COST else f"{v.total:,}"
             problems.append(f"{kind} {v.version}: CRD total {shown} > target {CRD_TARGET:,}")
@@ -305,7 +314,7 @@ def test_the_package_has_rules_to_estimate() -> None:
 def test_every_rule_compiles_at_the_kubernetes_floor(kind: str) -> None:
     """Only the libraries the floor's API server offers to new rules (its compatibility
     version, one minor below) are used."""
-    errors = [_describe(kind, r) for v in _versions(kind) for r in v.rules if r.error]
+    errors = [_describe(v, r) for v in _versions(kind) for r in v.rules if r.error]
     assert not errors, "\n".join(errors)
 
 
@@ -412,10 +421,8 @@ def test_no_false_refusals_on_upstream_crds() -> None:
     for crd in _upstream_crds():
         for v in estimate_crd(crd, kubernetes="1.34"):
             rules += len(v.rules)
-            problems += [f"{v.crd}: {_describe(v.kind, r)}" for r in v.rules if r.error]
-            problems += [
-                f"{v.crd}: {_describe(v.kind, r)}" for r in v.rules if r.total > RULE_COST_LIMIT
-            ]
+            problems += [_describe(v, r) for r in v.rules if r.error]
+            problems += [_describe(v, r) for r in v.rules if r.total > RULE_COST_LIMIT]
             if v.total > CRD_COST_LIMIT:
                 problems.append(f"{v.crd} {v.version}: total {v.total:,}")
     assert rules > 200
@@ -473,7 +480,7 @@ def test_shared_tool_agrees_within_ten_percent(shared_report: dict[str, Any]) ->
                 other = theirs.get((kind, r.path, r.index))
                 seen += 1
                 if other is None or not _close(r.total, other):
-                    problems.append(f"{_describe(kind, r)}; shared tool: {other}")
+                    problems.append(f"{_describe(v, r)}; shared tool: {other}")
     assert seen == len(theirs), "the two disagree on which rules exist"
     assert not problems, "\n".join(problems)
 

@@ -162,6 +162,8 @@ class RuleCost:
     error: str | None
     # A messageExpression counts towards the CRD total once, without cardinality.
     message_cost: int = 0
+    # The cardinality applied: ``cardinality``, or 3 MiB / (node min size + 1) if unbounded.
+    applied: int = 1
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,7 @@ def estimate_schema(
                 message_cost = m.cost
                 if m.error and not error:
                     error = f"messageExpression: {m.error}"
-            rules.append(RuleCost(shown, i, text, est.cost, card, cost, error, message_cost))
+            rules.append(RuleCost(shown, i, text, est.cost, card, cost, error, message_cost, eff))
             total = _add(_add(total, cost), message_cost)
     return rules, total
 
