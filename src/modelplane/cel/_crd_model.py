@@ -350,3 +350,21 @@ _TYPE_IDENTS = {
     "null_type": "null",
     "type": "type",
 }
+
+
+def _join(a: CelType | None, b: CelType) -> CelType:
+    if a is None or a.kind == "free":
+        return b
+    if b.kind == "free":
+        return a
+    if a.kind == "object" or b.kind == "object":
+        return a if a.decl is b.decl else _DYN
+    if a == b:
+        return a
+    if a.kind == b.kind and a.kind in ("list", "map"):
+        return CelType(a.kind, tuple(_join(x, y) for x, y in zip(a.params, b.params, strict=True)))
+    return _DYN
+
+
+class RuleError(Exception):
+    """A rule the API server would not compile (or this estimator cannot model)."""

@@ -38,6 +38,7 @@ from ._crd_model import (
     CelType,
     DeclType,
     Est,
+    RuleError,
     _add,
     _cel_type,
     _mul,
@@ -48,7 +49,6 @@ from ._crd_model import (
 )
 from ._crd_walk import (
     _LIBRARY_OF,
-    RuleError,
     SizeOf,
     _ast,
     _Coster,
