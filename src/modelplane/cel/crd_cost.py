@@ -22,6 +22,9 @@ The walk runs on cel-expr-python's parsed AST (the engine's own parser; macros a
 expanded as cel-go expands them). Types come from our own small checker over the schema
 model. Anything the estimator does not model costs 2^64-1 and is reported, so an
 unmodelled construct can never pass as cheap.
+
+This module is the public face and the schema walk (cardinality, totals); the size and
+type model is ``_crd_model``, the cost walk ``_crd_walk``, call costs ``_crd_calls``.
 """
 
 from __future__ import annotations
