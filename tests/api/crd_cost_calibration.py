@@ -951,3 +951,15 @@ def diff_rules(rnd: Any, extra: int) -> list[str]:
         f"{fill(rnd.choice(DIFF_RULES))} && {fill(rnd.choice(DIFF_RULES))}" for _ in range(extra)
     ]
     return rules
+
+
+# cost_test.go TestSize: the result size of replace() from the sizes of its target and
+# arguments: (name, target, (old, new), expected), each a (min, max) size.
+REPLACE_SIZES = [
+    ("replace empty with char", (3, 3), ((0, 0), (1, 1)), (7, 7)),
+    ("maybe replace char with empty", (3, 3), ((1, 1), (0, 0)), (0, 3)),
+    ("maybe replace repeated", (4, 4), ((2, 2), (4, 4)), (4, 8)),
+    ("maybe replace empty", (4, 4), ((0, 1), (0, 2)), (0, 14)),
+    ("replace non-empty size range, maybe larger", (4, 4), ((1, 1), (1, 2)), (4, 8)),
+    ("replace non-empty size range, maybe smaller", (4, 4), ((1, 2), (1, 1)), (2, 4)),
+]

@@ -24,6 +24,7 @@ from api_helpers import SHARED
 from crd_cost_calibration import (
     COST_ESTIMATION,
     LIBRARY_CASES,
+    REPLACE_SIZES,
     Case,
     LibCase,
     diff_rules,
@@ -33,6 +34,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelplane.api.xcrd import FEATURE_SINCE, crd_for_xrd, minimum_crossplane
+from modelplane.cel._crd_calls import k8s_replace
 from modelplane.cel.crd_cost import (
     CRD_COST_LIMIT,
     MAX_COST,
@@ -141,6 +143,19 @@ def test_library_cost_matches_upstream(case: LibCase) -> None:
         case.lo,
         case.hi,
     )
+
+
+@pytest.mark.parametrize(
+    ("target", "sizes", "expected"),
+    [pytest.param(t, a, e, id=n) for n, t, a, e in REPLACE_SIZES],
+)
+def test_replace_result_size_matches_upstream(
+    target: tuple[int, int], sizes: tuple[tuple[int, int], ...], expected: tuple[int, int]
+) -> None:
+    """cost_test.go TestSize: replace()'s result size (it prices what follows it)."""
+    old, new = (Est(*s) for s in sizes)
+    _cost, size = k8s_replace(Est(*target), old, new)
+    assert size == Est(*expected)
 
 
 # ---------------------------------------------------------------- cannot be fooled
