@@ -33,7 +33,7 @@ from crd_cost_calibration import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelplane.api.xcrd import FEATURE_SINCE, crd_for_xrd, minimum_crossplane
+from modelplane.api.xcrd import CROSSPLANE_RELEASES, FEATURE_SINCE, crd_for_xrd, minimum_crossplane
 from modelplane.cel._crd_calls import k8s_replace
 from modelplane.cel.crd_cost import (
     CRD_COST_LIMIT,
@@ -81,7 +81,9 @@ XRDS = package_xrds()
 
 
 def _versions(kind: str, kubernetes: str = KUBERNETES_FLOOR) -> list[VersionCost]:
-    return estimate_crd(crd_for_xrd(XRDS[kind]), kubernetes=kubernetes)
+    # Converted as the newest Crossplane read (2.3) does: it keeps the most of the XRD
+    # (root rules), so it is the costliest of the releases the package may run on.
+    return estimate_crd(crd_for_xrd(XRDS[kind], CROSSPLANE_RELEASES[-1]), kubernetes=kubernetes)
 
 
 def _describe(v: VersionCost, r: RuleCost) -> str:
