@@ -289,6 +289,47 @@ def test_message_expressions_count_once_towards_the_total() -> None:
     assert refused.error is not None and "string" in refused.error
 
 
+@pytest.mark.parametrize(
+    ("list_type", "map_type", "refused"),
+    [
+        ("atomic", None, True),
+        ("set", None, True),
+        (None, None, True),
+        ("map", None, False),
+        ("map", "atomic", True),
+        ("map", "granular", False),
+    ],
+)
+def test_old_self_only_where_the_server_can_correlate(
+    list_type: str | None, map_type: str | None, refused: bool
+) -> None:
+    """validation.go forbidOldSelfValidations: transition rules are refused inside the items
+    of a list that is not a list-map, and inside the properties of an atomic map."""
+    item: dict[str, Any] = {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "maxLength": 8},
+            "spec": {
+                "type": "object",
+                "properties": {"size": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "self.size >= oldSelf.size"}],
+            },
+        },
+    }
+    if map_type:
+        item["x-kubernetes-map-type"] = map_type
+    items: dict[str, Any] = {"type": "array", "maxItems": 4, "items": item}
+    if list_type:
+        items["x-kubernetes-list-type"] = list_type
+        if list_type == "map":
+            items["x-kubernetes-list-map-keys"] = ["name"]
+    ((rule,), _total) = estimate_schema(_obj(items=items))
+    assert (rule.error is not None) == refused, rule.error
+    if refused:
+        assert "uncorrelatable" in str(rule.error)
+
+
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(min_value=0, max_value=5000), k=st.integers(min_value=0, max_value=5000))
 def test_a_tighter_bound_never_costs_more(n: int, k: int) -> None:
@@ -352,9 +393,9 @@ def test_the_package_needs_exactly_the_kubernetes_floor() -> None:
     needed = set()
     for kind, xrd in XRDS.items():
         schema = crd_for_xrd(xrd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-        for node, _path, _card, is_root in schema_nodes(schema):
-            decl = schema_decl_type(node, is_root)
-            for v in node.get("x-kubernetes-validations") or []:
+        for n in schema_nodes(schema):
+            decl = schema_decl_type(n.schema, n.is_root)
+            for v in n.schema.get("x-kubernetes-validations") or []:
                 assert decl is not None, kind
                 needed.add(estimate_rule(v["rule"], decl).minimum_server())
     newest = max(needed, key=lambda v: tuple(map(int, v.split("."))))

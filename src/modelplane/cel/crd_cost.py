@@ -79,6 +79,7 @@ __all__ = [
     "max_cardinality",
     "library_introduced",
     "schema_decl_type",
+    "SchemaNode",
     "schema_nodes",
 ]
 
@@ -192,22 +193,43 @@ def _max_elements(s: Mapping[str, Any]) -> int | None:
     return 1
 
 
+@dataclass(frozen=True)
+class SchemaNode:
+    """One node of a version schema as the API server visits it."""
+
+    schema: Mapping[str, Any]
+    path: str  # data path: ``.spec.items[*].labels{*}``, "" at the root
+    cardinality: int | None  # None: an enclosing list or map is unbounded
+    is_root: bool  # the resource root or an embedded resource
+    # Where the uncorrelatable part begins (items of a list that is not a list-map,
+    # properties of an atomic map): oldSelf is refused below it. None if correlatable.
+    uncorrelatable: str | None = None
+
+
 def schema_nodes(
-    s: Mapping[str, Any], path: str = "", card: int | None = 1, is_root: bool = True
-) -> Iterator[tuple[Mapping[str, Any], str, int | None, bool]]:
-    """Every node of a version schema, as the API server visits them: (node, data path,
-    cardinality or None when unbounded, whether it is a resource root)."""
-    yield s, path, card, is_root
+    s: Mapping[str, Any],
+    path: str = "",
+    card: int | None = 1,
+    is_root: bool = True,
+    uncorrelatable: str | None = None,
+) -> Iterator[SchemaNode]:
+    """Every node of a version schema, parents first (validation.go's recursion)."""
+    yield SchemaNode(s, path, card, is_root, uncorrelatable)
     mx = _max_elements(s)
     child = None if card is None or mx is None else _mul(card, mx)
-    children: list[tuple[Any, str]] = [
-        (prop, f"{path}.{name}") for name, prop in (s.get("properties") or {}).items()
+    shown = path or "<root>"
+    atomic_map = s.get("x-kubernetes-map-type") == "atomic"
+    list_map = s.get("x-kubernetes-list-type") == "map"
+    children: list[tuple[Any, str, str | None]] = [
+        (prop, f"{path}.{name}", uncorrelatable or (shown if atomic_map else None))
+        for name, prop in (s.get("properties") or {}).items()
     ]
-    children += [(s.get("items"), f"{path}[*]"), (s.get("additionalProperties"), f"{path}{{*}}")]
-    for node, where in children:
+    children.append((s.get("items"), f"{path}[*]", uncorrelatable or (None if list_map else shown)))
+    children.append((s.get("additionalProperties"), f"{path}{{*}}", uncorrelatable))
+    for node, where, uncorr in children:
         if isinstance(node, Mapping):
             embedded = bool(node.get("x-kubernetes-embedded-resource"))
-            yield from schema_nodes(node, where, child, embedded)
+            yield from schema_nodes(node, where, child, embedded, uncorr)
 
 
 def estimate_schema(
@@ -216,7 +238,8 @@ def estimate_schema(
     """Every rule of one version's ``openAPIV3Schema`` and the version's total."""
     rules: list[RuleCost] = []
     total = 0
-    for node, path, card, is_root in schema_nodes(schema):
+    for n in schema_nodes(schema):
+        node, path, card, is_root = n.schema, n.path, n.cardinality, n.is_root
         validations = node.get("x-kubernetes-validations") or []
         if not validations:
             continue
@@ -241,6 +264,12 @@ def estimate_schema(
             eff = card if card is not None else max_cardinality(decl.min_size)
             cost = _mul(est.cost, eff)
             error, message_cost = est.error, 0
+            if est.uses_old_self and n.uncorrelatable is not None and not error:
+                # validation.go forbidOldSelfValidations
+                error = (
+                    "oldSelf cannot be used on the uncorrelatable portion of the schema "
+                    f"within {n.uncorrelatable}"
+                )
             message = v.get("messageExpression")
             if message:
                 m = estimate_rule(str(message), decl, compatibility=compatibility, result="string")
