@@ -213,7 +213,9 @@ def test_unmodelled_functions_are_refused_not_priced_cheap() -> None:
     assert decl is not None
     result = estimate_rule("self.items.reverse().size() > 0", decl, compatibility="1.34")
     assert result.cost == MAX_COST
-    assert result.error is not None
+    assert result.error is not None and "'reverse'" in result.error
+    typo = estimate_rule("self.items.all(i, i.name.startWith('a'))", decl)
+    assert typo.cost == MAX_COST and typo.error is not None and "'startWith'" in typo.error
 
 
 def test_undefined_fields_do_not_compile() -> None:

@@ -322,6 +322,8 @@ class _Coster:
         self.types: dict[int, CelType] = {}
         self.scopes: dict[str, list[_Local]] = {}
         self.used: set[str] = set()
+        # Calls with no estimate (unknown functions, ext.Lists v3): the rule is refused.
+        self.unmodelled: list[str] = []
 
     # -- bookkeeping
     def need(self, name: str) -> None:
@@ -573,7 +575,7 @@ class _Coster:
         fn_cost = Est(MAX_COST, 0)
         result_size: Est | None = None
         if "unmodelled" in overloads:
-            self.used.add("unmodelled")
+            self.unmodelled.append(fn)
         for ov in overloads:
             c, rs = self.function_cost(e, fn, ov, target, args, arg_costs)
             fn_cost = fn_cost.union(c)

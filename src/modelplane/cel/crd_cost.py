@@ -127,13 +127,18 @@ def estimate_rule(
         return RuleEstimate(MAX_COST, str(err))
     if coster.type(root).kind not in (result, "dyn", "free"):
         return RuleEstimate(MAX_COST, f"cel expression must evaluate to a {result}")
-    if "unmodelled" in coster.used:
-        return RuleEstimate(MAX_COST, "uses a function this estimator does not model")
+    if coster.unmodelled:
+        return RuleEstimate(MAX_COST, _unmodelled(coster.unmodelled))
     libs = {_LIBRARY_OF[n] for n in coster.used if n in _LIBRARY_OF}
     newest = max((v for _, v in libs), key=_version, default="1.0")
     return RuleEstimate(
         est.hi, None, "oldSelf" in coster.used, frozenset(lib for lib, _ in libs), newest
     )
+
+
+def _unmodelled(names: list[str]) -> str:
+    shown = ", ".join(f"'{n}'" for n in sorted(set(names)))
+    return f"no cost estimate for {shown}: an undeclared function, or one not modelled here"
 
 
 def estimate_expression(
@@ -143,8 +148,8 @@ def estimate_expression(
     not know with ``size_of(path, type)`` (as upstream's library cost tests do)."""
     coster = _Coster(size_of, {}, compatibility)
     est = coster.cost(_ast(text))
-    if "unmodelled" in coster.used:
-        raise RuleError("uses a function this estimator does not model")
+    if coster.unmodelled:
+        raise RuleError(_unmodelled(coster.unmodelled))
     return est.lo, est.hi
 
 
