@@ -160,6 +160,27 @@ def test_replace_result_size_matches_upstream(
     assert size == Est(*expected)
 
 
+@pytest.mark.parametrize(
+    ("name", "cel_name"),
+    [
+        ("replicas", "replicas"),
+        ("namespace", "__namespace__"),  # reserved words
+        ("a.b", "a__dot__b"),
+        ("x/y-z", "x__slash__y__dash__z"),
+        ("a__b", "a__underscores__b"),
+        ("_ok", "_ok"),
+        ("9lives", None),  # a leading digit
+        ("a b", None),  # a character CEL cannot spell
+    ],
+)
+def test_property_names_as_cel_sees_them(name: str, cel_name: str | None) -> None:
+    """apiserver pkg/cel/escaping.go Escape (v0.34.9): unreachable properties are left out
+    of the type, so a rule naming them does not compile."""
+    decl = schema_decl_type(_obj(**{name: {"type": "integer"}}))
+    assert decl is not None
+    assert list(decl.fields) == ([cel_name] if cel_name else [])
+
+
 # ---------------------------------------------------------------- cannot be fooled
 
 

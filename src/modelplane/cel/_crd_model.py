@@ -131,11 +131,15 @@ _RESERVED = frozenset(
         "while",
     ]
 )
-_ESCAPABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
+_ESCAPABLE = re.compile(r"^[A-Za-z0-9_.\-/]+$")
 
 
 def escape_property(name: str) -> str | None:
-    """The CEL name of a property (apiserver ``pkg/cel/escaping.go``), None if unreachable."""
+    """The CEL name of a property (apiserver ``pkg/cel/escaping.go`` ``Escape``), None if
+    CEL cannot reach it (empty, a leading digit, or a character other than letters,
+    digits, ``_``, ``.``, ``-`` and ``/``)."""
+    if not name or name[0] in "0123456789":
+        return None
     if name in _RESERVED:
         return f"__{name}__"
     if not _ESCAPABLE.match(name):
