@@ -181,6 +181,17 @@ def test_property_names_as_cel_sees_them(name: str, cel_name: str | None) -> Non
     assert list(decl.fields) == ([cel_name] if cel_name else [])
 
 
+@pytest.mark.parametrize(("compatibility", "compiles"), [("1.30", False), ("1.31", True)])
+def test_reserved_words_select_escaped_fields_from_1_31(compatibility: str, compiles: bool) -> None:
+    """compilation_test.go "invalid for escaping": ``self.if`` compiles from compatibility
+    1.31 (apiserver environment.go SetRecognizeKeywordAsFieldName); ``__if__`` always."""
+    decl = schema_decl_type(_obj(**{"if": {"type": "integer"}}))
+    assert decl is not None
+    assert estimate_rule("self.__if__ == 10", decl, compatibility=compatibility).error is None
+    plain = estimate_rule("self.if == 10", decl, compatibility=compatibility)
+    assert (plain.error is None) == compiles
+
+
 # ---------------------------------------------------------------- cannot be fooled
 
 

@@ -21,6 +21,7 @@ from ._crd_model import (
     _LIST_CREATE,
     _MAP_CREATE,
     _ONE,
+    _RESERVED,
     _SCALARS,
     _T,
     _TYPE_IDENTS,
@@ -459,6 +460,11 @@ class _Coster:
         if t.kind == "object":
             assert t.decl is not None
             ft = t.decl.fields.get(name)
+            if ft is None and name in _RESERVED and self.compat >= (1, 31):
+                # apiserver DeclTypeProvider.FindStructFieldType: from compatibility 1.31 a
+                # reserved word selects its escaped field (the size path keeps the word,
+                # so the schema estimator does not find it: unbounded).
+                ft = t.decl.fields.get(f"__{name}__")
             if ft is None:
                 raise RuleError(f"undefined field '{name}'")
             return _cel_type(ft)
