@@ -250,6 +250,28 @@ def test_unmodelled_functions_are_refused_not_priced_cheap() -> None:
     assert typo.cost == MAX_COST and typo.error is not None and "'startWith'" in typo.error
 
 
+@pytest.mark.parametrize(
+    ("rule", "compiles"),
+    [
+        ("self.items[0] == null", True),
+        ("self.items[0].name == null", False),
+        ("self.items.size() == 1.0", False),
+        ("self.items[0] == self.items[1]", True),
+        ("[1, 2].exists(x, x == 2)", True),
+        ("[1, 'a'].size() == 2", False),
+        ("{'a': 1, 'b': 'c'}.size() == 2", False),
+        ("self == 10", False),
+    ],
+)
+def test_types_the_checker_refuses(rule: str, compiles: bool) -> None:
+    """cel-go ``_==_`` is ``(A, A) -> bool`` and Kubernetes enables homogeneous aggregate
+    literals, so mixed types do not compile (compilation_test.go "invalid for escaping":
+    ``self == 10`` on an object finds no matching overload)."""
+    decl = schema_decl_type(NAMED_ITEMS)
+    assert decl is not None
+    assert (estimate_rule(rule, decl).error is None) == compiles
+
+
 def test_undefined_fields_do_not_compile() -> None:
     decl = schema_decl_type(NAMED_ITEMS)
     assert decl is not None

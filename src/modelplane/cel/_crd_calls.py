@@ -400,10 +400,12 @@ def _resolve(fn: str, target: Arg | None, args: list[Arg]) -> tuple[list[str], C
         return ["logical"], _BOOL
     if fn == "_?_:_":
         return ["conditional"], _join(ts[1], ts[2]) if ts[1].kind != "null" else ts[2]
-    if fn == "_==_":
-        return ["equals"], _BOOL
-    if fn == "_!=_":
-        return ["not_equals"], _BOOL
+    if fn in ("_==_", "_!=_"):
+        if not _comparable(ts[0], ts[1]):
+            raise RuleError(
+                f"found no matching overload for '{fn}' applied to '({ts[0].kind}, {ts[1].kind})'"
+            )
+        return ["equals" if fn == "_==_" else "not_equals"], _BOOL
     if fn in _COMPARE:
         ovs = []
         if all(_is(t, "string") for t in ts) or all(_is(t, "bytes") for t in ts):
@@ -463,6 +465,23 @@ def _resolve(fn: str, target: Arg | None, args: list[Arg]) -> tuple[list[str], C
         return ["o1"], _O1_RESULT[fn]
     # Not modelled (e.g. ext.Lists v3): conservative.
     return ["unmodelled"], _DYN
+
+
+_NULLABLE = frozenset({"object", "list", "map", "timestamp", "duration", "null", "optional"})
+
+
+def _comparable(a: CelType, b: CelType) -> bool:
+    """Whether ``==`` type-checks: cel-go declares it ``(A, A) -> bool``, so both sides must
+    unify (dyn with anything; null with objects, lists, maps and the time types)."""
+    if a.kind in ("dyn", "free") or b.kind in ("dyn", "free"):
+        return True
+    if "null" in (a.kind, b.kind):
+        return a.kind in _NULLABLE and b.kind in _NULLABLE
+    if a.kind != b.kind:
+        return False
+    if a.kind == "object":
+        return a.decl is b.decl
+    return all(_comparable(x, y) for x, y in zip(a.params, b.params, strict=False))
 
 
 def _conversion(t: CelType, priced_from: str, priced: str) -> list[str]:

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import _proto
-from ._crd_calls import Arg, Entry, _resolve, celgo_call, k8s_call
+from ._crd_calls import Arg, Entry, _comparable, _resolve, celgo_call, k8s_call
 from ._crd_model import (
     _DYN,
     _FREE,
@@ -313,8 +313,16 @@ SizeOf = Callable[[Sequence[str] | None, CelType], "Est | None"]
 
 
 class _Coster:
-    def __init__(self, size_of: SizeOf, variables: Mapping[str, CelType], compat: str) -> None:
+    def __init__(
+        self,
+        size_of: SizeOf,
+        variables: Mapping[str, CelType],
+        compat: str,
+        homogeneous: bool = True,
+    ) -> None:
         self.size_of = size_of
+        # Kubernetes' environments enable cel.HomogeneousAggregateLiterals (base.go).
+        self.homogeneous = homogeneous
         self.variables = variables
         self.compat = _version(compat)
         self.paths: dict[int, list[str]] = {}
@@ -481,10 +489,17 @@ class _Coster:
         for x in e.args:
             total = total.add(self.cost(x))
             item = item.union(self.size_or_unknown(x))
-            elem_t = _join(elem_t, self.type(x))
+            elem_t = self._element(elem_t, self.type(x))
         self.entries[e.id] = Entry("list", _ONE, item)
         self.types[e.id] = _list(elem_t or _FREE)
         return total.add(_fixed(_LIST_CREATE))
+
+    def _element(self, seen: CelType | None, t: CelType) -> CelType:
+        # HomogeneousAggregateLiterals: the elements of a list literal, and the keys and
+        # values of a map literal, must share one type.
+        if self.homogeneous and seen is not None and not _comparable(seen, t):
+            raise RuleError(f"expected type '{seen.kind}' but found '{t.kind}' in a literal")
+        return _join(seen, t)
 
     def cost_map(self, e: _Node) -> Est:
         total = _ZERO
@@ -497,7 +512,7 @@ class _Coster:
             total = total.add(self.cost(k)).add(self.cost(v))
             ks = ks.union(self.size_or_unknown(k))
             vs = vs.union(self.size_or_unknown(v))
-            kt, vt = _join(kt, self.type(k)), _join(vt, self.type(v))
+            kt, vt = self._element(kt, self.type(k)), self._element(vt, self.type(v))
         self.entries[e.id] = Entry("map", ks, vs)
         self.types[e.id] = _map(kt or _FREE, vt or _FREE)
         return total.add(_fixed(_MAP_CREATE))

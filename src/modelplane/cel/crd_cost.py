@@ -145,8 +145,9 @@ def estimate_expression(
     text: str, size_of: SizeOf, *, compatibility: str = "1.33"
 ) -> tuple[int, int]:
     """The [min, max] static cost of an expression without variables, sizing what CEL does
-    not know with ``size_of(path, type)`` (as upstream's library cost tests do)."""
-    coster = _Coster(size_of, {}, compatibility)
+    not know with ``size_of(path, type)``, in the environment of upstream's library cost
+    tests (cost_test.go ``testCost``: no homogeneous-literal check)."""
+    coster = _Coster(size_of, {}, compatibility, homogeneous=False)
     est = coster.cost(_ast(text))
     if coster.unmodelled:
         raise RuleError(_unmodelled(coster.unmodelled))
