@@ -896,6 +896,12 @@ DIFF_RULES = [
     "self.objs.map(x, x.name + '-').exists(t, t.endsWith('-'))",
     "self.strs + ['a'] == ['b']",
     "size(self.objs) == 2",
+    # Rules the API server refuses: both must say so.
+    "self.i == 'a'",
+    "[1, 'a'].size() > 0",
+    "self.objs[0].nmae == 'a'",
+    "self.s == null",
+    "self.i == 1.0",
 ]
 
 

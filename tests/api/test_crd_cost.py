@@ -647,5 +647,5 @@ def test_shared_tool_agrees_on_random_rules(tmp_path: Path) -> None:
                 f"shared tool {other['cost']} {other['errors']}"
             )
         compiled += not ours.error
-    assert compiled > len(rules) * 0.9  # the cases exercise costs, not refusals
+    assert compiled > len(rules) * 0.8  # the cases exercise costs more than refusals
     assert not problems, "\n".join(problems)
