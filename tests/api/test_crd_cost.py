@@ -272,6 +272,14 @@ def test_types_the_checker_refuses(rule: str, compiles: bool) -> None:
     assert (estimate_rule(rule, decl).error is None) == compiles
 
 
+def test_whitespace_only_rules_cost_nothing() -> None:
+    """compilation_test.go "whitespace-only rule": no error, nothing compiled."""
+    decl = schema_decl_type(NAMED_ITEMS)
+    assert decl is not None
+    assert estimate_rule(" \t", decl) == estimate_rule("", decl)
+    assert estimate_rule(" \t", decl).cost == 0 and estimate_rule(" \t", decl).error is None
+
+
 def test_undefined_fields_do_not_compile() -> None:
     decl = schema_decl_type(NAMED_ITEMS)
     assert decl is not None

@@ -115,6 +115,9 @@ def estimate_rule(
 ) -> RuleEstimate:
     """The API server's static cost estimate (``MaxCost``) of one rule on a schema node
     (``result="string"`` for a ``messageExpression``)."""
+    if not rule.strip():
+        # compilation.go compileRule: an empty rule compiles to nothing and costs nothing.
+        return RuleEstimate(0)
     self_t = _cel_type(decl)
     old_t = CelType("optional", (self_t,)) if optional_old_self else self_t
     coster = _Coster(
