@@ -261,6 +261,10 @@ def test_unmodelled_functions_are_refused_not_priced_cheap() -> None:
         ("[1, 'a'].size() == 2", False),
         ("{'a': 1, 'b': 'c'}.size() == 2", False),
         ("self == 10", False),
+        ("self.items.size() >= 1.5", True),  # cross-type numeric ordering
+        ("self.items[0].name < 'b'", True),
+        ("self.items[0] < self.items[1]", False),
+        ("self.items[0].name < 1", False),
     ],
 )
 def test_types_the_checker_refuses(rule: str, compiles: bool) -> None:
@@ -270,6 +274,47 @@ def test_types_the_checker_refuses(rule: str, compiles: bool) -> None:
     decl = schema_decl_type(NAMED_ITEMS)
     assert decl is not None
     assert (estimate_rule(rule, decl).error is None) == compiles
+
+
+@pytest.mark.parametrize(
+    ("rule", "compiles"),
+    [
+        ("self >= oldSelf.value()", True),
+        ("self >= oldSelf.orValue(1)", True),
+        ("oldSelf.hasValue() ? self >= oldSelf.value() : true", True),
+        ("self >= oldSelf", False),
+        ("self >= oldSelf.orValue('')", False),
+    ],
+)
+def test_optional_old_self_is_typed(rule: str, compiles: bool) -> None:
+    """compilation_test.go "optional primitive transition rule type checking"."""
+    decl = schema_decl_type({"type": "integer"})
+    assert decl is not None
+    result = estimate_rule(rule, decl, optional_old_self=True)
+    assert (result.error is None) == compiles, result.error
+    if compiles:
+        assert result.uses_old_self
+
+
+@pytest.mark.parametrize(
+    ("rule", "compiles"),
+    [
+        ("self.i >= oldSelf.i.value()", True),
+        ("self.o.i >= oldSelf.o.i.value()", True),
+        ("self.o.s == oldSelf.o.s.value()", True),
+        ("self.o.i >= oldSelf.o.i.orValue(1)", True),
+        ("oldSelf.hasValue() ? self.o.i >= oldSelf.o.i.value() : true", True),
+        ("self.o.i >= oldSelf.o.i", False),
+        ("self.o.i >= oldSelf.o.s.orValue(0)", False),
+    ],
+)
+def test_optional_old_self_fields_are_optional(rule: str, compiles: bool) -> None:
+    """compilation_test.go "optional complex transition rule type checking"."""
+    leaf = {"i": {"type": "integer"}, "s": {"type": "string"}}
+    decl = schema_decl_type(_obj(**leaf, o=_obj(**leaf)))
+    assert decl is not None
+    result = estimate_rule(rule, decl, optional_old_self=True)
+    assert (result.error is None) == compiles, result.error
 
 
 def test_whitespace_only_rules_cost_nothing() -> None:

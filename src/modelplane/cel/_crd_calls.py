@@ -407,6 +407,10 @@ def _resolve(fn: str, target: Arg | None, args: list[Arg]) -> tuple[list[str], C
             )
         return ["equals" if fn == "_==_" else "not_equals"], _BOOL
     if fn in _COMPARE:
+        if not _orderable(ts[0], ts[1]):
+            raise RuleError(
+                f"found no matching overload for '{fn}' applied to '({ts[0].kind}, {ts[1].kind})'"
+            )
         ovs = []
         if all(_is(t, "string") for t in ts) or all(_is(t, "bytes") for t in ts):
             ovs.append("compare_string")
@@ -458,6 +462,11 @@ def _resolve(fn: str, target: Arg | None, args: list[Arg]) -> tuple[list[str], C
     if fn in ("optional.of", "optional.ofNonZeroValue"):
         return ["o1"], CelType("optional", (ts[0],))
     if fn in ("value", "orValue") and tt is not None and tt.kind == "optional":
+        if fn == "orValue" and ts and not _comparable(tt.params[0], ts[0]):
+            raise RuleError(
+                f"found no matching overload for 'orValue' applied to "
+                f"'optional({tt.params[0].kind}).({ts[0].kind})'"
+            )
         return ["o1"], tt.params[0]
     if fn == "or" and tt is not None:
         return ["o1"], tt
@@ -482,6 +491,21 @@ def _comparable(a: CelType, b: CelType) -> bool:
     if a.kind == "object":
         return a.decl is b.decl
     return all(_comparable(x, y) for x, y in zip(a.params, b.params, strict=False))
+
+
+_NUMBERS = frozenset({"int", "uint", "double"})
+_ORDERED = frozenset({"string", "bytes", "bool", "timestamp", "duration"})
+
+
+def _orderable(a: CelType, b: CelType) -> bool:
+    """Whether ``<`` and friends type-check: the same ordered type, or two numbers
+    (CrossTypeNumericComparisons, enabled from 1.28 in base.go). Quantities, semvers,
+    lists, maps and objects have no ``<``."""
+    if a.kind in ("dyn", "free") or b.kind in ("dyn", "free"):
+        return True
+    if a.kind in _NUMBERS and b.kind in _NUMBERS:
+        return True
+    return a.kind == b.kind and a.kind in _ORDERED
 
 
 def _conversion(t: CelType, priced_from: str, priced: str) -> list[str]:

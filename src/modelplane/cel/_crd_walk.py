@@ -464,7 +464,12 @@ class _Coster:
         return c
 
     def _field_type(self, operand: _Node, name: str) -> CelType:
-        t = self.type(operand)
+        return self._select_type(self.type(operand), name)
+
+    def _select_type(self, t: CelType, name: str) -> CelType:
+        if t.kind == "optional":
+            # Selecting on an optional (optionalOldSelf) yields an optional of the field.
+            return CelType("optional", (self._select_type(t.params[0], name),))
         if t.kind == "object":
             assert t.decl is not None
             ft = t.decl.fields.get(name)
