@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from modelplane.api import ModelReplica
+from modelplane.api.inferencecluster import GatewayImplementation
 from modelplane.composition.claims import claim_template
 from modelplane.composition.names import (
     KEY_POOL,
@@ -13,7 +14,13 @@ from modelplane.composition.names import (
     workload_key,
 )
 from modelplane.composition.picker import picker_objects
-from modelplane.composition.routing import http_route, inference_pool, target_port
+from modelplane.composition.routing import (
+    http_route,
+    inference_pool,
+    picker_policies,
+    route_policies,
+    target_port,
+)
 from modelplane.composition.types import Json, Stack
 from modelplane.composition.workloads import engine_workload
 
@@ -70,9 +77,15 @@ def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[s
 
 
 def remote_objects(
-    replica: ModelReplica, names: ReplicaNames, stack: Stack
+    replica: ModelReplica,
+    names: ReplicaNames,
+    stack: Stack,
+    gateway: GatewayImplementation | None,
 ) -> list[tuple[str, Json]]:
-    """Every remote object of the replica with its resource key, in the order of §10."""
+    """Every remote object of the replica with its resource key, in the order of §10.
+
+    ``gateway`` adds the policy objects its implementation needs (docs/composition.md).
+    """
     cache = replica.spec.model_cache_ref
     cache_pvc = cache_pvc_name(names.namespace, cache.name) if cache is not None else None
     objects: list[tuple[str, Json]] = []
@@ -85,6 +98,8 @@ def remote_objects(
             if template is not None:
                 objects.append((claim_key(engine.name, member.role), template))
     objects.append((KEY_POOL, inference_pool(names, target_port(replica))))
-    objects.append((KEY_ROUTE, http_route(names)))
+    objects.append((KEY_ROUTE, http_route(names, gateway)))
+    objects.extend(route_policies(names, gateway))
     objects.extend(picker_objects(replica, names))
+    objects.extend(picker_policies(names, gateway))
     return objects

@@ -20,6 +20,7 @@ from modelplane.composition.conditions import (
 from modelplane.composition.delivery import readiness, remote_objects, wrap
 from modelplane.composition.members import containers_of, engine_container
 from modelplane.composition.names import replica_names, workload_key
+from modelplane.composition.routing import gateway_implementation
 from modelplane.composition.types import Json, Stack
 from modelplane.events import Event
 from modelplane.naming import child_name
@@ -155,6 +156,8 @@ def compose_replica(
             wrap(names, key, manifest, provider),
             ready_flag(readiness(manifest)["policy"], seen.get(key)),
         )
-        for key, manifest in remote_objects(replica, names, cluster_stack(cluster))
+        for key, manifest in remote_objects(
+            replica, names, cluster_stack(cluster), gateway_implementation(cluster)
+        )
     ]
     return ReplicaComposition(objects, conditions, events, composite_ready(conditions), False)
