@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from modelplane.composition import compose_replica
 
@@ -167,3 +169,38 @@ def test_a_dynamo_worker_rank_would_stay_literal() -> None:
         argv, missing = kubelet_argv(gang[1], gang[1].containers[0])
         assert [m.name for m in missing] == ["MODELPLANE_RANK"]
         assert argv == ["--node-rank=$(MODELPLANE_RANK)"]
+
+
+REFERENCES = ["MODELPLANE_LEADER_ADDRESS", "MODELPLANE_GANG_INDEX", "MODELPLANE_SERVED_MODEL_NAME"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    stack=st.sampled_from(["lws", "grove-released", "grove-main"]),
+    copies=st.integers(1, 3),
+    nodes=st.integers(1, 3),
+    names=st.lists(st.sampled_from(REFERENCES), min_size=1, max_size=4),
+)
+def test_any_user_env_that_names_our_variables_resolves_on_every_operator(
+    stack: str, copies: int, nodes: int, names: list[str]
+) -> None:
+    # Whatever the user writes, wherever in their env list, and whichever way the
+    # operator orders its own variables: our variables are always defined earlier.
+    kind, grove = {
+        "lws": ("Standard", append),
+        "grove-released": ("Dynamo", append),
+        "grove-main": ("Dynamo", prepend),
+    }[stack]
+    engine = _engine(kind, copies, nodes)
+    for member in engine["members"]:
+        for container in member["template"]["spec"]["containers"]:
+            container["env"] = [
+                {"name": f"U{i}", "value": f"x-$({name})"} for i, name in enumerate(names)
+            ]
+    workload = manifests(compose_replica(replica([engine]), cluster(kind)))["model-serving-big"]
+    for gang in gangs(workload, grove):
+        for pod in gang:
+            for container in pod.containers:
+                env, missing = kubelet_env(pod, container)
+                assert missing == []
+                assert all("$(" not in env[f"U{i}"] for i in range(len(names)))
