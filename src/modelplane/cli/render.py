@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from modelplane.cli.inputs import fleet_of, load_valid
+from modelplane.cli.validate import print_warnings
 from modelplane.reconcile.render import RenderedDeployment, render
 
 EXAMPLE = """\
@@ -21,7 +22,8 @@ example:
 
 Prints, per ModelDeployment in (namespace, name) order: the deployment with its computed
 status, its ModelReplicas, the Objects composed for each replica's cluster, and its
-ModelEndpoints. A short summary goes to stderr. Feed the output back (without the
+ModelEndpoints. A short summary goes to stderr, after any warning about a deployment that
+would compose but cannot serve (as validate prints them; the exit code stays 0). Feed the output back (without the
 Objects, and with ModelReplica status.conditions Ready=True) to model later reconciles.
 """
 
@@ -46,7 +48,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, reconcile, print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
-    rendered = render(fleet_of(load_valid("render", args.paths)))
+    loaded = load_valid("render", args.paths)
+    print_warnings(loaded)
+    rendered = render(fleet_of(loaded))
     if args.out:
         write_files(rendered, args.out, args.output)
     else:
