@@ -105,6 +105,7 @@ def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: S
         "namespace": "modelplane-system",
     }
     assert gateway["spec"]["managementPolicies"] == ["Observe"]
+    assert gateway["spec"]["watch"] is True  # its address makes the cluster Ready
     assert gateway["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": CPC}
     assert gateway["spec"]["forProvider"]["manifest"] == {
         "apiVersion": "gateway.networking.k8s.io/v1",

@@ -156,6 +156,9 @@ def gateway_object(cluster: InferenceCluster) -> dict[str, Any]:
                 }
             },
             "readiness": {"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY},
+            # The cluster turns Ready when the Gateway gets an address: watch it, as the
+            # replica's workloads are watched (composition/delivery.py ``watched``).
+            "watch": True,
         },
     }
 
