@@ -23,6 +23,7 @@ from modelplane.runtime.crossplane.metrics import (
     split_address,
     start_metrics_server,
 )
+from modelplane.runtime.crossplane.server import ServeConfig, ServeError, serve
 
 from .conftest import Stubs
 from .helpers import inference_class, request
@@ -153,3 +154,15 @@ def test_the_image_exposes_grpc_and_metrics() -> None:
         if line.startswith("EXPOSE ")
     ]
     assert exposed == [["9443", str(CROSSPLANE_METRICS_PORT)]]
+
+
+def test_serve_refuses_a_busy_metrics_port() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        busy = sock.getsockname()[1]
+        config = ServeConfig(
+            address="127.0.0.1:0", insecure=True, metrics_address=f"127.0.0.1:{busy}"
+        )
+        with pytest.raises(ServeError, match="for metrics"):
+            serve(config)
