@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
+from modelplane.api.inferencecluster import IdentitySecretRef
 from modelplane.naming import child_name
 
 from .conftest import Stubs
@@ -88,7 +89,7 @@ def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: S
                 },
             },
             "identity": {
-                "type": "AWSWebIdentityCredentials",
+                "type": "AzureWorkloadIdentityCredentials",
                 "source": "Secret",
                 "secretRef": {
                     "namespace": "modelplane-system",
@@ -104,6 +105,7 @@ def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: S
         "namespace": "modelplane-system",
     }
     assert gateway["spec"]["managementPolicies"] == ["Observe"]
+    assert gateway["spec"]["watch"] is True  # its address makes the cluster Ready
     assert gateway["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": CPC}
     assert gateway["spec"]["forProvider"]["manifest"] == {
         "apiVersion": "gateway.networking.k8s.io/v1",
@@ -326,3 +328,23 @@ def test_gateway_blip_keeps_the_published_implementation(stubs: Stubs) -> None:
         "implementation": "Istio",
     }
     assert "inference-gateway-class" not in desired(rsp)
+
+
+# crossplane-contrib/provider-kubernetes v1.2.1 (its latest release):
+# pkg/kube/config/config.go enumerates IdentityType, and pkg/kube/client/client.go refuses
+# a Secret source for AWSWebIdentityCredentials (InjectedIdentity only).
+# NebiusServiceAccountCredentials exists only on its main branch.
+PROVIDER_KUBERNETES_V1_2_1_IDENTITY_TYPES = {
+    "GoogleApplicationCredentials",
+    "AzureServicePrincipalCredentials",
+    "AzureWorkloadIdentityCredentials",
+    "UpboundTokens",
+    "AWSWebIdentityCredentials",
+}
+INJECTED_IDENTITY_ONLY = {"AWSWebIdentityCredentials"}
+
+
+def test_identity_types_are_what_released_provider_kubernetes_takes_from_a_secret() -> None:
+    offered = set(get_args(IdentitySecretRef.model_fields["type"].annotation))
+    assert offered <= PROVIDER_KUBERNETES_V1_2_1_IDENTITY_TYPES - INJECTED_IDENTITY_ONLY
+    assert {"GoogleApplicationCredentials", "AzureWorkloadIdentityCredentials"} <= offered

@@ -87,10 +87,14 @@ class IdentitySecretRef(KubeModel):
 
     name: str = Field(min_length=1, max_length=253)
     key: str = Field(default="private_key", min_length=1, max_length=253)
+    # The identity types a released provider-kubernetes (v1.2.1, pkg/kube/config/config.go
+    # IdentityType, pkg/kube/client/client.go) accepts from a Secret: AWSWebIdentityCredentials
+    # only works with InjectedIdentity and NebiusServiceAccountCredentials is only on its main
+    # branch, so neither is offered (docs/crossplane.md "Identity").
     type: Literal[
         "GoogleApplicationCredentials",
-        "AWSWebIdentityCredentials",
-        "NebiusServiceAccountCredentials",
+        "AzureServicePrincipalCredentials",
+        "AzureWorkloadIdentityCredentials",
     ] = "GoogleApplicationCredentials"
 
 

@@ -49,6 +49,19 @@ _CEL_READINESS = {
 }
 
 
+def watched(manifest: Json) -> bool:
+    """Whether the Object watches its remote object (docs/crossplane.md "Watches").
+
+    Only the workloads: their readiness is a query on status that changes after creation,
+    and the replica turns Ready (and gets its endpoint) when they do. With watches the
+    provider re-observes on every change instead of once per poll interval (10 minutes by
+    default); everything else is ready once created, so polling it for drift is enough.
+    provider-kubernetes v1.2.1 honours ``spec.watch`` only when started with
+    ``--enable-watches``, and polls as before without it.
+    """
+    return (manifest["apiVersion"], manifest["kind"]) in _CEL_READINESS
+
+
 def readiness(manifest: Json) -> Json:
     """The Object's readiness policy for a remote object (§11)."""
     query = _CEL_READINESS.get((manifest["apiVersion"], manifest["kind"]))
@@ -60,6 +73,13 @@ def readiness(manifest: Json) -> Json:
 def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[str, str]) -> Json:
     """The provider-kubernetes Object delivering ``manifest`` under resource key ``key``."""
     kind, name = provider_config
+    spec: Json = {
+        "providerConfigRef": {"kind": kind, "name": name},
+        "forProvider": {"manifest": manifest},
+        "readiness": readiness(manifest),
+    }
+    if watched(manifest):
+        spec["watch"] = True
     return {
         "apiVersion": OBJECT_API_VERSION,
         "kind": OBJECT_KIND,
@@ -68,11 +88,7 @@ def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[s
             "namespace": names.namespace,
             "annotations": {RESOURCE_NAME_ANNOTATION: key},
         },
-        "spec": {
-            "providerConfigRef": {"kind": kind, "name": name},
-            "forProvider": {"manifest": manifest},
-            "readiness": readiness(manifest),
-        },
+        "spec": spec,
     }
 
 

@@ -181,6 +181,10 @@ def _observe_only(
             },
             "forProvider": {"manifest": manifest},
             "readiness": {"policy": "DeriveFromCelQuery", "celQuery": ready_query},
+            # The cluster turns Ready when the Gateway gets an address, and routes follow the
+            # GatewayClass: watch both, as the replica's workloads are watched
+            # (composition/delivery.py ``watched``).
+            "watch": True,
         },
     }
 
