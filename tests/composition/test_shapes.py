@@ -7,6 +7,7 @@ from typing import Any
 import yaml
 
 from modelplane.composition import compose_replica
+from modelplane.composition.marker import WAIT_SCRIPT
 
 from .builders import cluster, gang_engine, manifests, pod_templates, replica, standalone_engine
 from .shapes import PROXY_SIDECAR, SHAPES
@@ -19,6 +20,13 @@ PROBE = {
     "initialDelaySeconds": 30,
     "periodSeconds": 10,
     "timeoutSeconds": 5,
+}
+# Every pod mounting the cache waits for its completion marker first (issue 13).
+WAIT_FOR_CACHE = {
+    "name": "wait-for-model-cache",
+    "image": "busybox:1.37.0",
+    "command": ["/bin/sh", "-c", WAIT_SCRIPT],
+    "volumeMounts": [{"name": "model-cache", "mountPath": "/mnt/models", "readOnly": True}],
 }
 LWS_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 GROVE_ADDRESS = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
@@ -34,6 +42,7 @@ def _pod(
     if rct is not None:
         spec["resourceClaims"] = [{"name": "devices", "resourceClaimTemplateName": rct}]
     spec.update(extra)
+    spec["initContainers"] = [WAIT_FOR_CACHE]
     spec["containers"] = containers
     spec["volumes"] = [
         {"name": "dshm", "emptyDir": {"medium": "Memory"}},

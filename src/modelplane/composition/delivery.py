@@ -31,6 +31,10 @@ GROVE_AVAILABLE = (
     "object.spec.replicas > 0 && has(object.status.availableReplicas) && "
     "object.status.availableReplicas >= object.spec.replicas"
 )
+JOB_COMPLETE = (
+    'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Complete" '
+    '&& c.status == "True")'
+)
 DERIVE_FROM_CEL = "DeriveFromCelQuery"
 SUCCESSFUL_CREATE = "SuccessfulCreate"
 
@@ -39,6 +43,7 @@ _CEL_READINESS = {
     ("apps/v1", "Deployment"): AVAILABLE,
     ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): AVAILABLE,
     ("grove.io/v1alpha1", "PodCliqueSet"): GROVE_AVAILABLE,
+    ("batch/v1", "Job"): JOB_COMPLETE,
 }
 
 
@@ -52,17 +57,24 @@ def readiness(manifest: Json) -> Json:
 
 def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[str, str]) -> Json:
     """The provider-kubernetes Object delivering ``manifest`` under resource key ``key``."""
-    kind, name = provider_config
+    return deliver(names.delivery_object(key), names.namespace, key, manifest, provider_config)
+
+
+def deliver(
+    name: str, namespace: str, key: str, manifest: Json, provider_config: tuple[str, str]
+) -> Json:
+    """The Object ``namespace/name`` delivering ``manifest`` through ``provider_config`` (§11)."""
+    kind, config = provider_config
     return {
         "apiVersion": OBJECT_API_VERSION,
         "kind": OBJECT_KIND,
         "metadata": {
-            "name": names.delivery_object(key),
-            "namespace": names.namespace,
+            "name": name,
+            "namespace": namespace,
             "annotations": {RESOURCE_NAME_ANNOTATION: key},
         },
         "spec": {
-            "providerConfigRef": {"kind": kind, "name": name},
+            "providerConfigRef": {"kind": kind, "name": config},
             "forProvider": {"manifest": manifest},
             "readiness": readiness(manifest),
         },
