@@ -49,7 +49,12 @@ def test_out_dir_splits_control_plane_and_clusters(
     assert files[0] == "cluster-" + files[0].removeprefix("cluster-")
     assert "control-plane.yaml" in files
     control = list(yaml.safe_load_all((tmp_path / "out" / "control-plane.yaml").read_text()))
-    assert {o["kind"] for o in control} <= {"ModelDeployment", "ModelReplica", "ModelEndpoint"}
+    assert {o["kind"] for o in control} <= {
+        "ModelDeployment",
+        "ModelReplica",
+        "ModelEndpoint",
+        "ModelCache",
+    }
     remote = [
         o
         for f in files
@@ -73,8 +78,8 @@ def test_render_output_feeds_back_as_input(
             obj["status"] = {
                 "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]
             }
-        if obj["kind"] == "ModelDeployment":
-            continue  # the input deployments are read from examples/
+        if obj["kind"] in ("ModelDeployment", "ModelCache"):
+            continue  # the input deployments and caches are read from examples/
         fed.append(obj)
     observed_dir = tmp_path / "observed"
     observed_dir.mkdir()

@@ -114,7 +114,7 @@ def _caches_summary(caches: Sequence[RenderedCache]) -> str:
         artifact = c.result.conditions[-1]
         ready = c.result.status["summary"]["ready"]
         lines.append(
-            f"\n{meta['namespace']}/{meta['name']} (ModelCache): {ready} clusters staged, "
+            f"\n{meta['namespace']}/{meta['name']} (ModelCache): {len(c.remote)} objects, {ready} clusters staged, "
             f"{artifact['reason']}: {artifact['message']}"
         )
     return "".join(lines)
