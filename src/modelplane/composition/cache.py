@@ -101,6 +101,11 @@ class CacheNames:
     cache: str
 
     @property
+    def _scope(self) -> str:
+        # "/" cannot occur in a namespace or a name, so no two caches share a scope.
+        return f"{self.namespace}/{self.cache}"
+
+    @property
     def pvc(self) -> str:
         """The PVC, named exactly as the serving pods mount it (api.md §5.2)."""
         return cache_pvc_name(self.namespace, self.cache)
@@ -108,15 +113,17 @@ class CacheNames:
     @property
     def token_secret(self) -> str:
         """The remote Secret holding the token while the cache is staged."""
-        return dns_name(self.namespace, self.cache, "hf-token")
+        return dns_name(self._scope, "hf-token")
 
     def job(self, hf: HuggingFaceSource) -> str:
         """The download Job; a new source gets a new Job (a Job's template is immutable)."""
-        return dns_name(self.namespace, self.cache, "download", _source_digest(hf))
+        return dns_name(self._scope, "download", _source_digest(hf))
 
     def delivery_object(self, cluster: str, part: str) -> str:
         """The provider-kubernetes Object carrying ``part`` for ``cluster``."""
-        return dns_name(self.cache, cluster, part)
+        # "/" cannot occur in either name: cache "a-b" on cluster "c" and cache "a" on
+        # cluster "b-c" hash differently (dns_name shows "/" as "-").
+        return dns_name(f"{self.cache}/{cluster}", part)
 
 
 def cache_names(cache: ModelCache) -> CacheNames:

@@ -191,7 +191,7 @@ def _conditions(
             _cond(ARTIFACT_READY, "False", "NoClusters", "not staged anywhere"),
         ]
     names = ", ".join(e.name for e in entries)
-    matched = _cond(CLUSTERS_MATCHED, "True", "Matched", f"{len(entries)} clusters: {names}")
+    matched = _cond(CLUSTERS_MATCHED, "True", "Matched", f"clusters: {names}")
     return [matched, _artifact(cache, entries, secret)]
 
 
@@ -200,7 +200,7 @@ def _artifact(
 ) -> dict[str, str]:
     ready = [e.name for e in entries if e.phase == "Ready"]
     if len(ready) == len(entries):
-        return _cond(ARTIFACT_READY, "True", "Staged", f"staged on {len(entries)} clusters")
+        return _cond(ARTIFACT_READY, "True", "Staged", "staged on " + ", ".join(ready))
     if secret is SecretState.ABSENT:
         auth = cache.spec.hugging_face.auth_secret if cache.spec.hugging_face else None
         assert auth is not None
