@@ -24,6 +24,10 @@ MC_01 = rule(
 )
 
 
+# The revision the hub serves when none is named.
+DEFAULT_REVISION = "main"
+
+
 class AuthSecret(KubeModel):
     """The Secret key holding a Hugging Face token."""
 
@@ -39,6 +43,11 @@ class HuggingFaceSource(KubeModel):
     revision: str | None = Field(default=None, min_length=1, max_length=256)
     auth_secret: AuthSecret | None = None
     size_gib: int = Field(alias="sizeGiB", ge=1, le=100000)
+
+    @property
+    def source(self) -> str:
+        """``<repo>@<revision>`` (revision ``main`` when unset): what a staged PVC holds."""
+        return f"{self.repo}@{self.revision or DEFAULT_REVISION}"
 
 
 class ModelCacheSpec(KubeModel):
@@ -97,6 +106,14 @@ class ModelCacheStatus(OpenModel):
 
 class ModelCache(KubeModel):
     """Weights staged once per matching cluster."""
+
+    def staged_on(self) -> list[str]:
+        """The clusters whose status entry is Ready for the current source."""
+        hf = self.spec.hugging_face
+        entries = self.status.clusters if self.status is not None else None
+        if hf is None:
+            return []
+        return [e.name for e in entries or () if e.phase == "Ready" and e.source == hf.source]
 
     api_version: Literal["modelplane.ai/v1alpha1"] = GROUP_VERSION
     kind: Literal["ModelCache"] = "ModelCache"

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 
 from modelplane.api import InferenceCluster, ModelCache
-from modelplane.api.modelcache import HuggingFaceSource
+from modelplane.api.modelcache import DEFAULT_REVISION, HuggingFaceSource
 from modelplane.composition.containers import CACHE_MOUNT_PATH, CACHE_VOLUME
 from modelplane.composition.delivery import deliver
 from modelplane.composition.marker import MARKER
@@ -27,7 +27,6 @@ from modelplane.naming import dns_name
 # `vllm serve`, hence an explicit command.
 DOWNLOAD_IMAGE = "vllm/vllm-openai:v0.23.0"
 DOWNLOAD_CONTAINER = "download"
-DEFAULT_REVISION = "main"
 TOKEN_KEY = "HF_TOKEN"
 
 # A failing download (hub outage, bad token) is retried this many times, then the Job
@@ -75,7 +74,7 @@ def resource_key(cluster: str, part: str) -> str:
 
 def source_of(hf: HuggingFaceSource) -> str:
     """``<repo>@<revision>``: what the PVC holds once staged (the marker's content)."""
-    return f"{hf.repo}@{hf.revision or DEFAULT_REVISION}"
+    return hf.source
 
 
 def _source_digest(hf: HuggingFaceSource) -> str:
