@@ -17,7 +17,8 @@ from modelplane.composition.cache import DOWNLOAD_SCRIPT
 from modelplane.composition.containers import CACHE_MOUNT_PATH
 from modelplane.composition.marker import MARKER, WAIT_LIMIT_SECONDS, WAIT_SCRIPT
 
-pytestmark = pytest.mark.skipif(shutil.which("sh") is None, reason="no /bin/sh")
+SH = shutil.which("sh")
+pytestmark = pytest.mark.skipif(SH is None, reason="no sh")
 
 FAKE_HF = """#!/bin/sh
 echo "$@" >> "$HF_CALLS"
@@ -26,14 +27,23 @@ mkdir -p "$6" && echo weights > "$6/model.safetensors"
 """
 
 
-def _run(script: str, models: Path, tmp: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    script: str, models: Path, tmp: Path, cli: str = "hf", **env: str
+) -> subprocess.CompletedProcess[str]:
     bin_dir = tmp / "bin"
     bin_dir.mkdir(exist_ok=True)
-    hf = bin_dir / "hf"
+    hf = bin_dir / cli
     hf.write_text(FAKE_HF)
     hf.chmod(0o755)
+    # Only the fake CLI and the shell's basic tools: no real `hf` from the host.
+    tools = tmp / "tools"
+    tools.mkdir(exist_ok=True)
+    for tool in ("cat", "rm", "mv", "mkdir", "printf", "echo", "sleep"):
+        found = shutil.which(tool)
+        if found and not (tools / tool).exists():
+            (tools / tool).symlink_to(found)
     full_env = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "PATH": f"{bin_dir}:{tools}",
         "HF_CALLS": str(tmp / "calls"),
         "MODELPLANE_CACHE_REPO": "Qwen/Qwen3-8B",
         "MODELPLANE_CACHE_REVISION": "main",
@@ -42,7 +52,7 @@ def _run(script: str, models: Path, tmp: Path, **env: str) -> subprocess.Complet
     }
     text = script.replace(CACHE_MOUNT_PATH, str(models))
     return subprocess.run(
-        ["sh", "-c", text], env=full_env, capture_output=True, text=True, timeout=30, check=False
+        [str(SH), "-c", text], env=full_env, capture_output=True, text=True, timeout=30, check=False
     )
 
 
@@ -67,6 +77,15 @@ def test_download_writes_the_marker_last_and_a_second_run_downloads_nothing(tmp_
     second = _run(DOWNLOAD_SCRIPT, models, tmp_path)
     assert second.returncode == 0 and "already staged" in second.stdout
     assert len(_calls(tmp_path)) == 1
+
+
+def test_an_older_hub_cli_is_used_when_hf_is_missing(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    out = _run(DOWNLOAD_SCRIPT, models, tmp_path, cli="huggingface-cli")
+    assert out.returncode == 0, out.stderr
+    assert _calls(tmp_path) == [f"download Qwen/Qwen3-8B --revision main --local-dir {models}"]
+    assert _marker(models).read_text() == "Qwen/Qwen3-8B@main"
 
 
 def test_a_new_revision_downloads_again(tmp_path: Path) -> None:

@@ -51,7 +51,10 @@ if [ -f "$marker" ] && [ "$(cat "$marker")" = "$MODELPLANE_CACHE_SOURCE" ]; then
   exit 0
 fi
 rm -f "$marker"
-hf download "$MODELPLANE_CACHE_REPO" --revision "$MODELPLANE_CACHE_REVISION" \\
+# `hf` since huggingface_hub 0.34; `huggingface-cli` (same flags) before it.
+cli=hf
+command -v hf >/dev/null 2>&1 || cli=huggingface-cli
+"$cli" download "$MODELPLANE_CACHE_REPO" --revision "$MODELPLANE_CACHE_REVISION" \\
   --local-dir {CACHE_MOUNT_PATH}
 printf '%s' "$MODELPLANE_CACHE_SOURCE" > "$marker.tmp"
 mv "$marker.tmp" "$marker"
