@@ -23,8 +23,8 @@ from modelplane.naming import dns_name
 
 # The download image: the vLLM image the examples already pull for serving, so a cluster
 # that can serve the model can also stage it (no second image to mirror). It ships the
-# `hf` CLI of huggingface_hub (docs/composition.md cites the release); its entrypoint is
-# `vllm serve`, hence an explicit command.
+# huggingface_hub CLI (docs/composition.md cites the sources); its entrypoint starts the API
+# server, hence an explicit command.
 DOWNLOAD_IMAGE = "vllm/vllm-openai:v0.23.0"
 DOWNLOAD_CONTAINER = "download"
 TOKEN_KEY = "HF_TOKEN"
