@@ -6,7 +6,6 @@ directory and a fake `hf` on PATH that records its arguments and writes a file.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
