@@ -11,6 +11,7 @@ from .helpers import (
     composite_status,
     conditions,
     desired,
+    fatal_messages,
     model_cache,
     ready_cluster,
     request,
@@ -147,3 +148,14 @@ def test_completed_jobs_make_the_cache_ready_and_are_dropped(stubs: Stubs) -> No
         request(xr, observed=pvcs_only, required=satisfy(stubs.v1.RunFunction(request(xr)), WORLD))
     )
     assert composite_status(third)["summary"] == {"ready": "2/2"} and results(third) == []
+
+
+def test_a_cache_without_hugging_face_is_a_fatal_result(stubs: Stubs) -> None:
+    xr = _cache()
+    del xr["spec"]["huggingFace"]
+    rsp = stubs.v1.RunFunction(request(xr))
+    assert fatal_messages(rsp) == [
+        "invalid ModelCache ml-team/qwen: spec: spec.huggingFace is required when spec.source "
+        "is HuggingFace."
+    ]
+    assert desired(rsp) == {}
