@@ -399,3 +399,16 @@ def test_a_staged_cluster_that_blips_not_ready_keeps_its_pvc() -> None:
     assert [o.key for o in result.objects] == ["cache-pvc-a"]
     fresh = reconcile_cache(_cache(), _typed([blip]))
     assert fresh.objects == []
+
+
+def test_a_long_remote_message_is_cut_to_the_status_bound() -> None:
+    failed = copy.deepcopy(JOB_FAILED)
+    condition = failed[resource_key("a", "download")]["status"]["atProvider"]["manifest"]
+    condition["status"]["conditions"][0]["message"] = "x" * 5000
+    result = reconcile_cache(_cache(), _typed(THREE[:1]), failed)
+    message = result.status["clusters"][0]["message"]
+    assert len(message) == 1024 and message.endswith("...")
+    # What the function writes must pass the XRD's own schema.
+    raw = cache(match_labels={"tier": "gpu"})
+    raw["status"] = result.status
+    ModelCache.model_validate(raw)

@@ -66,8 +66,8 @@ class ModelCacheSpec(KubeModel):
 CachePhase = Literal["Pending", "Hydrating", "Ready", "Failed"]
 
 # Bounds of the status the cache function writes (docs/api.md): one entry per cluster of
-# the footprint, at most MAX_CACHE_CLUSTERS of them.
-MAX_CACHE_CLUSTERS = 256
+# the footprint, at most MAX_CACHE_CLUSTERS of them (about 300 KB of status at most).
+MAX_CACHE_CLUSTERS = 1024
 MAX_CACHE_MESSAGE = 1024
 
 
@@ -91,7 +91,7 @@ class CacheSummary(KubeModel):
 
 
 class ModelCacheStatus(OpenModel):
-    """Written by the cache function; read back only to keep Ready once reached."""
+    """Written by the cache function; read back to keep Ready once reached, and by fill."""
 
     conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
     summary: CacheSummary | None = None

@@ -14,7 +14,12 @@ from typing import Any
 
 from modelplane.api import InferenceCluster, ModelCache
 from modelplane.api.meta import is_ready
-from modelplane.api.modelcache import CacheClusterStatus, CachePhase
+from modelplane.api.modelcache import (
+    MAX_CACHE_CLUSTERS,
+    MAX_CACHE_MESSAGE,
+    CacheClusterStatus,
+    CachePhase,
+)
 from modelplane.composition.cache import (
     KEY_DOWNLOAD,
     KEY_PVC,
@@ -281,7 +286,9 @@ def reconcile_cache(
             provider = derived_provider_config(cluster)
         site = _site(cache, cluster, seen, secret, provider)
         entries.append(
-            CacheClusterStatus(name=name, phase=site.phase, message=site.message, source=source)
+            CacheClusterStatus(
+                name=name, phase=site.phase, message=_bounded(site.message), source=source
+            )
         )
         storage_class = cache_storage_class(cluster)
         if site.stage is None or provider is None or storage_class is None:
@@ -292,7 +299,9 @@ def reconcile_cache(
     ready = sum(1 for e in entries if e.phase == "Ready")
     status: Json = {
         "summary": {"ready": f"{ready}/{len(entries)}"},
-        "clusters": [e.to_wire() for e in entries],
+        # The XRD bounds the list: beyond it (a footprint over 1024 clusters) the summary
+        # still counts every cluster, the list names the first ones by name.
+        "clusters": [e.to_wire() for e in entries[:MAX_CACHE_CLUSTERS]],
     }
     return CacheResult(
         objects=objects,
@@ -301,6 +310,13 @@ def reconcile_cache(
         events=_events(cache, entries),
         ready=bool(entries) and ready == len(entries),
     )
+
+
+def _bounded(message: str) -> str:
+    """A message within the status bound (a Job's condition message is remote text)."""
+    if len(message) <= MAX_CACHE_MESSAGE:
+        return message
+    return message[: MAX_CACHE_MESSAGE - 3] + "..."
 
 
 def _ready_flag(manifest: Json, observed: Json | None) -> bool | None:
