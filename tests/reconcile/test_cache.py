@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 
 from modelplane.api import InferenceCluster, ModelCache
-from modelplane.composition.cache import DOWNLOAD_IMAGE, DOWNLOAD_SCRIPT, resource_key
+from modelplane.composition.cache import (
+    DOWNLOAD_IMAGE,
+    DOWNLOAD_SCRIPT,
+    cache_names,
+    resource_key,
+)
 from modelplane.reconcile.cache import SecretState, reconcile_cache
 from modelplane.reconcile.render import render, render_caches
 from tests.composition.schemas import require_shared, validate_delivered
@@ -182,28 +187,33 @@ def test_missing_secret_is_auth_secret_missing_and_composes_no_job() -> None:
     assert not result.ready
 
 
-def _observed_object(manifest_status: dict[str, Any]) -> dict[str, Any]:
+JOB = cache_names(_cache()).job(_cache().spec.hugging_face)  # type: ignore[arg-type]
+
+
+def _observed_object(name: str, manifest_status: dict[str, Any]) -> dict[str, Any]:
+    """An Object as provider-kubernetes reports it: the remote object under atProvider."""
     return {
         "apiVersion": OBJECT_API,
         "kind": "Object",
         "metadata": {"name": "x", "namespace": "ml-team"},
         "status": {
-            "atProvider": {"manifest": {"status": manifest_status}},
+            "atProvider": {"manifest": {"metadata": {"name": name}, "status": manifest_status}},
             "conditions": [{"type": "Ready", "status": "True"}],
         },
     }
 
 
-BOUND = {resource_key("a", "pvc"): _observed_object({"phase": "Bound"})}
+BOUND = {resource_key("a", "pvc"): _observed_object(PVC, {"phase": "Bound"})}
 JOB_DONE = {
     **BOUND,
     resource_key("a", "download"): _observed_object(
-        {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+        JOB, {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
     ),
 }
 JOB_FAILED = {
     **BOUND,
     resource_key("a", "download"): _observed_object(
+        JOB,
         {
             "failed": 5,
             "conditions": [
@@ -214,7 +224,7 @@ JOB_FAILED = {
                     "message": "Job has reached the specified backoff limit",
                 }
             ],
-        }
+        },
     ),
 }
 STAGED = "Qwen/Qwen3-8B@main staged in PVC " + PVC
@@ -412,3 +422,13 @@ def test_a_long_remote_message_is_cut_to_the_status_bound() -> None:
     raw = cache(match_labels={"tier": "gpu"})
     raw["status"] = result.status
     ModelCache.model_validate(raw)
+
+
+def test_an_old_jobs_completion_is_not_the_new_source_staged() -> None:
+    # The revision moved: the Object under the same key still reports the previous Job.
+    raw = cache(match_labels={"tier": "gpu"})
+    raw["spec"]["huggingFace"]["revision"] = "v2"
+    result = reconcile_cache(ModelCache.model_validate(raw), _typed(THREE[:1]), JOB_DONE)
+    assert result.status["clusters"][0]["phase"] == "Hydrating"
+    [(_, job)] = _manifests(result, "Job")
+    assert job["spec"]["forProvider"]["manifest"]["metadata"]["name"] != JOB

@@ -124,8 +124,10 @@ def test_completed_jobs_make_the_cache_ready_and_are_dropped(stubs: Stubs) -> No
         remote: dict[str, Any] = {"phase": "Bound"}
         if key.startswith("cache-download-"):
             remote = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+        # provider-kubernetes reports the whole remote object under atProvider.manifest.
+        remote_object = {**obj["spec"]["forProvider"]["manifest"], "status": remote}
         seen["status"] = {
-            "atProvider": {"manifest": {"status": remote}},
+            "atProvider": {"manifest": remote_object},
             "conditions": [{"type": "Ready", "status": "True"}],
         }
         observed[key] = seen

@@ -97,14 +97,24 @@ def _previous(cache: ModelCache) -> dict[str, CacheClusterStatus]:
     return {e.name: e for e in entries or ()}
 
 
-def _remote_status(observed: Json | None) -> Mapping[str, Any]:
-    """``status`` of the remote object an observed Object reports (``atProvider.manifest``)."""
+def _remote_status(observed: Json | None, name: str) -> Mapping[str, Any]:
+    """``status`` of the remote object ``name`` an observed Object reports.
+
+    Read from ``status.atProvider.manifest``; empty when the Object still reports another
+    object (a Job of the previous source, before the provider has replaced it), so an old
+    Job's completion never reads as the new source staged.
+    """
     if not isinstance(observed, Mapping):
         return {}
     status = observed.get("status")
     at_provider = status.get("atProvider") if isinstance(status, Mapping) else None
     manifest = at_provider.get("manifest") if isinstance(at_provider, Mapping) else None
-    remote = manifest.get("status") if isinstance(manifest, Mapping) else None
+    if not isinstance(manifest, Mapping):
+        return {}
+    metadata = manifest.get("metadata")
+    if not isinstance(metadata, Mapping) or metadata.get("name") != name:
+        return {}
+    remote = manifest.get("status")
     return remote if isinstance(remote, Mapping) else {}
 
 
@@ -149,11 +159,11 @@ def _site(
     if before is not None and before.phase == "Ready" and before.source == source:
         # Staged: the Job and the token are gone (or going); only the PVC stays.
         return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False, False))
-    job = _remote_status(observed.get(resource_key(name, KEY_DOWNLOAD)))
+    job = _remote_status(observed.get(resource_key(name, KEY_DOWNLOAD)), names.job(hf))
     if _condition(job, "Complete") is not None or _condition(job, "SuccessCriteriaMet"):
         return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False, False))
-    if _condition(job, "Failed") is not None:
-        failed = _condition(job, "Failed") or {}
+    failed = _condition(job, "Failed")
+    if failed is not None:
         why = failed.get("message") or failed.get("reason") or "failed"
         return _Site(
             "Failed",
@@ -176,7 +186,7 @@ def _site(
             Stage(False, False),
         )
     stage = Stage(True, hf.auth_secret is not None)
-    pvc = _remote_status(observed.get(resource_key(name, KEY_PVC)))
+    pvc = _remote_status(observed.get(resource_key(name, KEY_PVC)), names.pvc)
     if job.get("active") or pvc.get("phase") == "Bound":
         return _Site("Hydrating", f"downloading {source} into PVC {names.pvc}", stage)
     return _Site("Pending", f"waiting for PVC {names.pvc} and download Job", stage)
