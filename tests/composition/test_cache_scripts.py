@@ -6,6 +6,7 @@ directory and a fake `hf` on PATH that records its arguments and writes a file.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -37,7 +38,7 @@ def _run(
     # Only the fake CLI and the shell's basic tools: no real `hf` from the host.
     tools = tmp / "tools"
     tools.mkdir(exist_ok=True)
-    for tool in ("cat", "rm", "mv", "mkdir", "printf", "echo", "sleep"):
+    for tool in ("cat", "rm", "mv", "mkdir", "printf", "echo", "sleep", "chmod"):
         found = shutil.which(tool)
         if found and not (tools / tool).exists():
             (tools / tool).symlink_to(found)
@@ -66,12 +67,16 @@ def _marker(models: Path) -> Path:
 
 def test_download_writes_the_marker_last_and_a_second_run_downloads_nothing(tmp_path: Path) -> None:
     models = tmp_path / "models"
-    models.mkdir()
+    models.mkdir(mode=0o700)
+    os.chmod(models, 0o700)  # as a provisioner might leave it
     first = _run(DOWNLOAD_SCRIPT, models, tmp_path)
     assert first.returncode == 0, first.stderr
     assert _calls(tmp_path) == [f"download Qwen/Qwen3-8B --revision main --local-dir {models}"]
     assert _marker(models).read_text() == "Qwen/Qwen3-8B@main"
     assert (models / "model.safetensors").exists()
+    # Readable by the non-root wait container: the marker and the directory it lives in.
+    assert _marker(models).stat().st_mode & 0o004
+    assert models.stat().st_mode & 0o005 == 0o005
     # A recreated Job on a full PVC: nothing is fetched again.
     second = _run(DOWNLOAD_SCRIPT, models, tmp_path)
     assert second.returncode == 0 and "already staged" in second.stdout

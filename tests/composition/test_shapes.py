@@ -27,6 +27,14 @@ WAIT_FOR_CACHE = {
     "image": "busybox:1.37.0",
     "command": ["/bin/sh", "-c", WAIT_SCRIPT],
     "volumeMounts": [{"name": "model-cache", "mountPath": "/mnt/models", "readOnly": True}],
+    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "32Mi"}},
+    "securityContext": {
+        "runAsNonRoot": True,
+        "runAsUser": 65534,
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    },
 }
 LWS_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 GROVE_ADDRESS = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"

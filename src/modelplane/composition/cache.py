@@ -57,6 +57,9 @@ command -v hf >/dev/null 2>&1 || cli=huggingface-cli
 "$cli" download "$MODELPLANE_CACHE_REPO" --revision "$MODELPLANE_CACHE_REVISION" \\
   --local-dir {CACHE_MOUNT_PATH}
 printf '%s' "$MODELPLANE_CACHE_SOURCE" > "$marker.tmp"
+# The serving pods' wait runs as a non-root user: it must be able to see the marker.
+chmod a+rx {CACHE_MOUNT_PATH} 2>/dev/null || true
+chmod a+r "$marker.tmp"
 mv "$marker.tmp" "$marker"
 echo "staged: $MODELPLANE_CACHE_SOURCE"
 """

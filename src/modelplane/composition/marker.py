@@ -14,6 +14,8 @@ MARKER = f"{CACHE_MOUNT_PATH}/.modelplane-complete"
 WAIT_CONTAINER = "wait-for-model-cache"
 # The wait image of the serving pods' init container: small, pinned, has /bin/sh.
 WAIT_IMAGE = "busybox:1.37.0"
+# `nobody`: the wait only reads the marker, which the Job leaves world-readable.
+WAIT_USER = 65534
 
 # The serving pods' wait: one check every 10 s; after 24 h the init container exits 1,
 # so the kubelet restarts it (with back-off) and the pod shows Init:Error instead of
@@ -42,4 +44,17 @@ def wait_for_cache_container() -> Json:
         "image": WAIT_IMAGE,
         "command": ["/bin/sh", "-c", WAIT_SCRIPT],
         "volumeMounts": [{"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH, "readOnly": True}],
+        # Small and explicit, so a namespace quota that requires resources or the
+        # `restricted` Pod Security level never rejects the serving pod because of it.
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "16Mi"},
+            "limits": {"memory": "32Mi"},
+        },
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": WAIT_USER,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
     }
