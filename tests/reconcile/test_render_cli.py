@@ -175,3 +175,28 @@ def _claim_names(node: object) -> list[str]:
     if isinstance(node, list):
         return [c for v in node for c in _claim_names(v)]
     return []
+
+
+def test_a_staged_cache_fed_back_keeps_only_its_pvcs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The rendered cache with every cluster Ready, fed back: Staged, no Job, no token."""
+    _, first, _ = run(capsys, "render", str(EXAMPLES))
+    [cache] = [o for o in yaml.safe_load_all(first) if o["kind"] == "ModelCache"]
+    for entry in cache["status"]["clusters"]:
+        entry["phase"] = "Ready"
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    llama = tmp_path / "examples" / "deployments" / "llama-405b.yaml"
+    docs = [d for d in yaml.safe_load_all(llama.read_text()) if d and d["kind"] != "ModelCache"]
+    llama.write_text(yaml.safe_dump_all([cache, *docs]))
+    code, second, err = run(capsys, "render", str(tmp_path / "examples"))
+    assert code == 0, err
+    objects = list(yaml.safe_load_all(second))
+    at = [o["kind"] for o in objects].index("ModelCache")
+    staged = objects[at]
+    assert staged["status"]["summary"] == {"ready": "2/2"}
+    assert staged["status"]["conditions"][1]["reason"] == "Staged"
+    assert [o["spec"]["forProvider"]["manifest"]["kind"] for o in objects[at + 1 :]] == [
+        "PersistentVolumeClaim",
+        "PersistentVolumeClaim",
+    ]
