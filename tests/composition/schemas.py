@@ -132,6 +132,10 @@ CORE_KINDS = {
     "Role",
     "RoleBinding",
     "ConfigMap",
+    # ModelCache staging (issue 13)
+    "PersistentVolumeClaim",
+    "Secret",
+    "Job",
 }
 
 _EMBEDDED_FIELDS = {
@@ -281,7 +285,7 @@ def validate_manifest(obj: dict[str, Any]) -> None:
     """Validate one remote object or provider Object; raise on the first error."""
     api_version, kind = obj["apiVersion"], obj["kind"]
     if kind in CORE_KINDS and (
-        _group(api_version) in {"", "apps", "resource.k8s.io", "rbac.authorization.k8s.io"}
+        _group(api_version) in {"", "apps", "batch", "resource.k8s.io", "rbac.authorization.k8s.io"}
     ):
         for version in kubernetes_versions():
             kubernetes_validate.validate(obj, version, strict=True)

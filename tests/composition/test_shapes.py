@@ -7,6 +7,7 @@ from typing import Any
 import yaml
 
 from modelplane.composition import compose_replica
+from modelplane.composition.marker import WAIT_SCRIPT
 
 from .builders import cluster, gang_engine, manifests, pod_templates, replica, standalone_engine
 from .shapes import PROXY_SIDECAR, SHAPES
@@ -36,6 +37,21 @@ def _label(name: str, label: str) -> dict[str, Any]:
 LWS_GANG = _label("MODELPLANE_GANG_INDEX", "leaderworkerset.sigs.k8s.io/group-index")
 LWS_RANK = _label("MODELPLANE_RANK", "leaderworkerset.sigs.k8s.io/worker-index")
 GROVE_GANG = _label("MODELPLANE_GANG_INDEX", "grove.io/podcliquescalinggroup-replica-index")
+# Every pod mounting the cache waits for its completion marker first (issue 13).
+WAIT_FOR_CACHE = {
+    "name": "wait-for-model-cache",
+    "image": "busybox:1.37.0",
+    "command": ["/bin/sh", "-c", WAIT_SCRIPT],
+    "volumeMounts": [{"name": "model-cache", "mountPath": "/mnt/models", "readOnly": True}],
+    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "32Mi"}},
+    "securityContext": {
+        "runAsNonRoot": True,
+        "runAsUser": 65534,
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    },
+}
 
 
 def _pod(
@@ -48,6 +64,7 @@ def _pod(
     if rct is not None:
         spec["resourceClaims"] = [{"name": "devices", "resourceClaimTemplateName": rct}]
     spec.update(extra)
+    spec["initContainers"] = [WAIT_FOR_CACHE]
     spec["containers"] = containers
     spec["volumes"] = [
         {"name": "dshm", "emptyDir": {"medium": "Memory"}},

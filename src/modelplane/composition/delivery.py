@@ -38,6 +38,10 @@ GROVE_AVAILABLE = (
     "object.spec.replicas > 0 && has(object.status.availableReplicas) && "
     "object.status.availableReplicas >= object.spec.replicas"
 )
+JOB_COMPLETE = (
+    'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Complete" '
+    '&& c.status == "True")'
+)
 DERIVE_FROM_CEL = "DeriveFromCelQuery"
 SUCCESSFUL_CREATE = "SuccessfulCreate"
 
@@ -46,14 +50,16 @@ _CEL_READINESS = {
     ("apps/v1", "Deployment"): AVAILABLE,
     ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): AVAILABLE,
     ("grove.io/v1alpha1", "PodCliqueSet"): GROVE_AVAILABLE,
+    ("batch/v1", "Job"): JOB_COMPLETE,
 }
 
 
 def watched(manifest: Json) -> bool:
     """Whether the Object watches its remote object (docs/crossplane.md "Watches").
 
-    Only the workloads: their readiness is a query on status that changes after creation,
-    and the replica turns Ready (and gets its endpoint) when they do. With watches the
+    Only objects whose readiness is a query on status that changes after creation: the
+    workloads (the replica turns Ready, and gets its endpoint, when they do) and a cache's
+    download Job (the cache turns Ready when it completes). With watches the
     provider re-observes on every change instead of once per poll interval (10 minutes by
     default); everything else is ready once created, so polling it for drift is enough.
     provider-kubernetes v1.2.1 honours ``spec.watch`` only when started with
@@ -72,9 +78,16 @@ def readiness(manifest: Json) -> Json:
 
 def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[str, str]) -> Json:
     """The provider-kubernetes Object delivering ``manifest`` under resource key ``key``."""
-    kind, name = provider_config
+    return deliver(names.delivery_object(key), names.namespace, key, manifest, provider_config)
+
+
+def deliver(
+    name: str, namespace: str, key: str, manifest: Json, provider_config: tuple[str, str]
+) -> Json:
+    """The Object ``namespace/name`` delivering ``manifest`` through ``provider_config`` (§11)."""
+    kind, config = provider_config
     spec: Json = {
-        "providerConfigRef": {"kind": kind, "name": name},
+        "providerConfigRef": {"kind": kind, "name": config},
         "forProvider": {"manifest": manifest},
         "readiness": readiness(manifest),
     }
@@ -84,8 +97,8 @@ def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[s
         "apiVersion": OBJECT_API_VERSION,
         "kind": OBJECT_KIND,
         "metadata": {
-            "name": names.delivery_object(key),
-            "namespace": names.namespace,
+            "name": name,
+            "namespace": namespace,
             "annotations": {RESOURCE_NAME_ANNOTATION: key},
         },
         "spec": spec,

@@ -89,7 +89,7 @@ def _engine_image(replica: ModelReplica) -> str:
     return container.image
 
 
-def _kept(observed: Json) -> Json:
+def kept_object(observed: Json) -> Json:
     """An observed Object re-emitted as desired: its apiVersion, kind, spec and identity."""
     metadata = observed.get("metadata") or {}
     kept: Json = {"apiVersion": observed.get("apiVersion"), "kind": observed.get("kind")}
@@ -145,7 +145,7 @@ def compose_replica(
     )
     if problem is not None or cluster is None or provider is None:
         kept = [
-            ComposedObject(key, _kept(obj), ready_flag(readiness_policy(obj), obj))
+            ComposedObject(key, kept_object(obj), ready_flag(readiness_policy(obj), obj))
             for key, obj in seen.items()
         ]
         return ReplicaComposition(kept, conditions, events, composite_ready(conditions), True)
