@@ -1,4 +1,5 @@
-# The Modelplane composition function image: `modelplane function serve` on port 9443.
+# The Modelplane composition function image: `modelplane function serve` on port 9443
+# (gRPC) and 8080 (Prometheus /metrics, the port Crossplane declares on a Function's pod).
 # Crossplane's function runtime mounts the mTLS certificates and sets TLS_SERVER_CERTS_DIR,
 # which the command reads. Build from the repository root:
 #   docker build -t xpkg.crossplane.io/modelplane/function-modelplane:v0.1.0 .
@@ -19,5 +20,5 @@ ENV PATH=/venv/bin:$PATH \
     TLS_SERVER_CERTS_DIR=/tls/server
 # Any non-root user: the function needs no privileges.
 USER 65532:65532
-EXPOSE 9443
+EXPOSE 9443 8080
 ENTRYPOINT ["modelplane", "function", "serve"]

@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench crds package clean
+.PHONY: demo test lint bench package clean
 
 $(STAMP): pyproject.toml
 	@echo "installing modelplane and its tools into $(VENV) (first run only)" >&2
@@ -28,9 +28,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
-crds: $(STAMP)
-	$(BIN)/modelplane crds --out package/crds
-
+# The one generated tree: package/configuration/apis/<plural>/definition.yaml holds the
+# XRDs (what `modelplane crds` prints), beside the Compositions and package metadata.
 package: $(STAMP)
 	$(BIN)/modelplane package --out package
 

@@ -17,11 +17,14 @@ from modelplane.api.base import GROUP_VERSION
 from modelplane.api.crds import render_xrds, xrd, xrd_name
 from modelplane.api.kinds import KINDS, KindInfo
 
-# The oldest releases the package is built for (README "Run on Crossplane"); tests check
-# every CRD rule compiles at KUBERNETES_FLOOR and that the XRDs use nothing Crossplane
-# drops before CROSSPLANE_FLOOR.
+# The oldest releases the package works on (README "Run on Crossplane", evidence in
+# docs/crossplane.md "Version floors"); tests derive both from what the package uses.
+# Kubernetes: the rules call isSemver (ICL-09), a library new CRD rules may use from 1.34
+# (introduced in 1.33; new rules compile at the server's version minus one minor).
 KUBERNETES_FLOOR = "1.34"
-CROSSPLANE_FLOOR = "2.0"
+# Crossplane: ModelDeployment's scale subresource is carried from the XRD into the CRD from
+# 2.3, root-level x-kubernetes-validations (MD-01, IC-10) from 2.2; older releases drop them.
+CROSSPLANE_FLOOR = "2.3"
 CROSSPLANE_VERSION = f">=v{CROSSPLANE_FLOOR}.0"
 PROVIDER_KUBERNETES = "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes"
 PROVIDER_KUBERNETES_VERSION = ">=v1.0.0"

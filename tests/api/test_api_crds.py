@@ -12,12 +12,12 @@ from api_helpers import EXAMPLES, REPO, shared_path
 
 from modelplane.api import KINDS, RULES
 from modelplane.api.base import INTERNAL_KEYS, VALIDATIONS_KEY
-from modelplane.api.crds import render_xrds, xrd_file_name, xrds
+from modelplane.api.crds import render_xrds, xrds
 from modelplane.api.openapi import crd_schema, validator_schema
 from modelplane.cli.main import main
 from modelplane.manifests import load
 
-CHECKED_IN = REPO / "package" / "crds"
+PACKAGE = REPO / "package"
 
 
 def walk(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
@@ -33,9 +33,14 @@ def walk(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_checked_in_xrds_match_the_models() -> None:
-    expected = {xrd_file_name(x): render_xrds([x]) for x in xrds()}
-    actual = {p.name: p.read_text(encoding="utf-8") for p in CHECKED_IN.glob("*.yaml")}
-    assert actual == expected, "package/crds drifted from the models: run `make crds`"
+    """The XRDs are checked in once, inside the configuration package they belong to."""
+    expected = {x["spec"]["names"]["plural"]: render_xrds([x]) for x in xrds()}
+    actual = {
+        p.parent.name: p.read_text(encoding="utf-8")
+        for p in (PACKAGE / "configuration" / "apis").glob("*/definition.yaml")
+    }
+    assert actual == expected, "package/configuration/apis drifted: run `make package`"
+    assert sorted(p.name for p in PACKAGE.iterdir()) == ["configuration", "function", "install"]
 
 
 def test_crds_verb_writes_the_same_files(
@@ -91,8 +96,31 @@ def test_xrd_identity(info: Any) -> None:
         }
     else:
         assert "subresources" not in version
-    columns = [(c["name"], c["jsonPath"]) for c in version.get("additionalPrinterColumns", [])]
-    assert columns == [(c.name, c.json_path) for c in info.printer_columns]
+    columns = [
+        (c["name"], c["jsonPath"], c["type"]) for c in version.get("additionalPrinterColumns", [])
+    ]
+    assert columns == [(c.name, c.json_path, c.type) for c in info.printer_columns]
+
+
+def _schema_at(schema: dict[str, Any], json_path: str) -> dict[str, Any] | None:
+    node: dict[str, Any] | None = schema
+    for name in json_path.strip(".").split("."):
+        node = (node or {}).get("properties", {}).get(name)
+    return node
+
+
+@pytest.mark.parametrize("info", KINDS, ids=lambda k: k.kind)
+def test_printer_column_types_match_the_values(info: Any) -> None:
+    """kubectl prints a column by its type: a column's type is its field's schema type."""
+    schema = crd_schema(info.model)
+    for column in info.printer_columns:
+        node = _schema_at(schema, column.json_path)
+        if node is None:  # a field of an open status the function writes (not declared)
+            assert column.type == "string", column.name
+            continue
+        assert column.type == node["type"], column.name
+    if info.kind == "ModelDeployment":
+        assert [(c.name, c.type) for c in info.printer_columns] == [("REPLICAS", "integer")]
 
 
 @pytest.mark.parametrize("info", KINDS, ids=lambda k: k.kind)

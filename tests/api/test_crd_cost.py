@@ -57,15 +57,6 @@ from modelplane.packaging import CROSSPLANE_FLOOR, KUBERNETES_FLOOR, package_fil
 RULE_TARGET = RULE_COST_LIMIT // 2
 CRD_TARGET = CRD_COST_LIMIT // 2
 
-# Over the targets on main until the bounds of issue 11 part 1 (branch i11-bounds) land:
-# the same-HTTP-port rule (2^64-1), env.all (~248M), the valueFrom exactly-one rules (~71M)
-# and the tolerations rules (5-6M). Strict: the marks fail once the schemas are fixed, so
-# whoever merges removes them.
-KNOWN_OVER_TARGET = {"ModelDeployment", "ModelReplica"}
-# XRDs that use what Crossplane before 2.3 drops (scale, root rules) while
-# CROSSPLANE_FLOOR is still 2.0 on main; same contract.
-KNOWN_OVER_CROSSPLANE_FLOOR = {"ModelDeployment", "InferenceCluster"}
-
 
 def package_xrds() -> dict[str, dict[str, Any]]:
     """The XRDs exactly as ``modelplane package`` writes them, by kind."""
@@ -96,13 +87,6 @@ def _describe(v: VersionCost, r: RuleCost) -> str:
         + (f"; messageExpression cost {r.message_cost:,}" if r.message_cost else "")
         + (f"; error: {r.error}" if r.error else "")
     )
-
-
-def _mark(kinds: set[str], reason: str) -> list[Any]:
-    return [
-        pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=reason)) if k in kinds else k
-        for k in sorted(XRDS)
-    ]
 
 
 # ---------------------------------------------------------------- calibration
@@ -457,7 +441,7 @@ def test_a_tighter_bound_never_costs_more(n: int, k: int) -> None:
 # ---------------------------------------------------------------- the generated package
 
 
-@pytest.mark.parametrize("kind", _mark(KNOWN_OVER_TARGET, "bounds land with i11-bounds"))
+@pytest.mark.parametrize("kind", sorted(XRDS))
 def test_every_generated_rule_is_within_half_the_limits(kind: str) -> None:
     problems = []
     for v in _versions(kind):
@@ -533,9 +517,7 @@ def test_libraries_are_offered_from_their_release(rule: str, library: str, serve
     assert early.error is not None and library in early.error
 
 
-@pytest.mark.parametrize(
-    "kind", _mark(KNOWN_OVER_CROSSPLANE_FLOOR, "Crossplane floor lands with i11-bounds")
-)
+@pytest.mark.parametrize("kind", sorted(XRDS))
 def test_xrds_use_nothing_crossplane_drops_before_its_floor(kind: str) -> None:
     needed = minimum_crossplane(XRDS[kind])
     assert tuple(map(int, needed.split("."))) <= tuple(map(int, CROSSPLANE_FLOOR.split("."))), (

@@ -8,7 +8,14 @@ from modelplane.composition import compose_replica
 
 from .builders import cluster, gang_engine, manifests, pod_templates, replica, standalone_engine
 
-GROVE_ADDRESS = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
+LWS = "ml-team-qwen3-8b-e7f0a-big-206b3"
+PCS = "ml-team-qwen3-8b-e-206b3"
+GROVE_ADDRESS = f"{PCS}-0-gang-$(MODELPLANE_GANG_INDEX)-leader-0.{PCS}-0.default.svc.cluster.local"
+LWS_ADDRESS = f"{LWS}-$(MODELPLANE_GANG_INDEX).{LWS}.default"
+
+
+def _label(label: str) -> dict[str, Any]:
+    return {"fieldRef": {"fieldPath": f"metadata.labels['{label}']"}}
 
 
 def _env_by_container(pod: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
@@ -31,12 +38,13 @@ def _gang_with_sidecars(stack: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return leader, worker
 
 
-def test_standard_gang_gets_lws_address_and_rank_in_every_container() -> None:
+def test_standard_gang_gets_address_and_rank_from_lws_labels_in_every_container() -> None:
     leader, worker = _gang_with_sidecars("Standard")
     expected = [
         ("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b"),
-        ("MODELPLANE_LEADER_ADDRESS", "$(LWS_LEADER_ADDRESS)"),
-        ("MODELPLANE_RANK", "$(LWS_WORKER_INDEX)"),
+        ("MODELPLANE_GANG_INDEX", _label("leaderworkerset.sigs.k8s.io/group-index")),
+        ("MODELPLANE_LEADER_ADDRESS", LWS_ADDRESS),
+        ("MODELPLANE_RANK", _label("leaderworkerset.sigs.k8s.io/worker-index")),
     ]
     for pod in (leader, worker):
         env = _env_by_container(pod)
@@ -48,6 +56,7 @@ def test_dynamo_gang_ranks_only_the_leader() -> None:
     leader, worker = _gang_with_sidecars("Dynamo")
     base = [
         ("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b"),
+        ("MODELPLANE_GANG_INDEX", _label("grove.io/podcliquescalinggroup-replica-index")),
         ("MODELPLANE_LEADER_ADDRESS", GROVE_ADDRESS),
     ]
     assert _env_by_container(leader) == {
@@ -77,7 +86,8 @@ def test_a_user_entry_with_an_injected_name_replaces_it_where_the_user_put_it() 
     leader, _ = pod_templates(objs["model-serving-big"])
     assert _env_by_container(leader)["engine"] == [
         ("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b"),
-        ("MODELPLANE_LEADER_ADDRESS", "$(LWS_LEADER_ADDRESS)"),
+        ("MODELPLANE_GANG_INDEX", _label("leaderworkerset.sigs.k8s.io/group-index")),
+        ("MODELPLANE_LEADER_ADDRESS", LWS_ADDRESS),
         ("FIRST", "1"),
         ("MODELPLANE_RANK", "7"),
     ]

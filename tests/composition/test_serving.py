@@ -5,12 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from modelplane.composition import compose_replica, config_text, default_picker_config
-from modelplane.composition.picker import block_size
+from modelplane.composition import compose_replica
 
 from .builders import cluster, manifests, replica, standalone_engine, user_picker
 from .shapes import SHAPES
@@ -26,63 +21,6 @@ PICKER_KEYS = [
     "epp",
     "epp-service",
 ]
-
-
-def test_role_rules_are_exactly_the_three_read_only_rules() -> None:
-    for shape, (rep, clu) in SHAPES.items():
-        role = manifests(compose_replica(rep, clu))["epp-role"]
-        assert role["rules"] == [
-            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
-            {
-                "apiGroups": ["inference.networking.k8s.io"],
-                "resources": ["inferencepools"],
-                "verbs": ["get", "list", "watch"],
-            },
-            {
-                "apiGroups": ["inference.networking.x-k8s.io"],
-                "resources": ["inferenceobjectives"],
-                "verbs": ["get", "list", "watch"],
-            },
-        ], shape
-        for rule in role["rules"]:
-            assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
-            assert set(rule) == {"apiGroups", "resources", "verbs"}
-
-
-@pytest.mark.parametrize(
-    ("args", "block"),
-    [
-        ([], 16),
-        (["--block-size=32"], 32),
-        (["--block-size", "64"], 64),
-        (["--page-size=128"], 128),
-        (["--page-size", "8", "--block-size=32"], 8),
-        (["--block-size=abc", "--page-size=8"], 16),
-        (["--block-size"], 16),
-        (["--block-size=-1"], 16),
-        (["--block-sizes=8"], 16),
-    ],
-)
-def test_block_size_comes_from_the_first_flag(args: list[str], block: int) -> None:
-    assert block_size(args) == block
-
-
-@given(st.lists(st.text(max_size=12), max_size=6))
-def test_block_size_is_total(args: list[str]) -> None:
-    assert block_size(args) >= 0
-
-
-def test_default_picker_reads_block_from_the_first_engine() -> None:
-    engine = standalone_engine()
-    engine["members"][0]["template"]["spec"]["containers"][0]["args"].append("--block-size=32")
-    objs = manifests(compose_replica(replica([engine]), cluster()))
-    text = objs["epp-config"]["data"]["epp-config.yaml"]
-    assert text == config_text(default_picker_config(32))
-    assert json.loads(text)["plugins"][0]["parameters"]["blockSizeTokens"] == 32
-    checksum = objs["epp"]["spec"]["template"]["metadata"]["annotations"][
-        "modelplane.ai/epp-config-checksum"
-    ]
-    assert checksum == hashlib.sha256(text.encode()).hexdigest()
 
 
 def test_unified_user_picker_runs_exactly_what_the_user_wrote() -> None:
@@ -114,6 +52,7 @@ def test_unified_user_picker_runs_exactly_what_the_user_wrote() -> None:
     }
     assert template["spec"] == {
         "serviceAccountName": EPP,
+        "terminationGracePeriodSeconds": 130,
         "containers": [
             {
                 "name": "router",

@@ -7,6 +7,7 @@ from typing import Any
 import yaml
 
 from modelplane.composition import compose_replica
+from modelplane.composition.marker import WAIT_SCRIPT
 
 from .builders import cluster, gang_engine, manifests, pod_templates, replica, standalone_engine
 from .shapes import PROXY_SIDECAR, SHAPES
@@ -20,8 +21,37 @@ PROBE = {
     "periodSeconds": 10,
     "timeoutSeconds": 5,
 }
-LWS_ADDRESS = "$(LWS_LEADER_ADDRESS)"
-GROVE_ADDRESS = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
+# The gang entries (docs/composition.md "Gangs"): the copy index read from the
+# operator's pod label, then an address spelled from our own names that refers only to
+# it, then the rank (LWS: its worker-index label; Grove: 0 on the leader only).
+LWS = "ml-team-qwen3-8b-e7f0a-big-206b3"
+PCS = "ml-team-qwen3-8b-e-206b3"
+LWS_ADDRESS = f"{LWS}-$(MODELPLANE_GANG_INDEX).{LWS}.default"
+GROVE_ADDRESS = f"{PCS}-0-gang-$(MODELPLANE_GANG_INDEX)-leader-0.{PCS}-0.default.svc.cluster.local"
+
+
+def _label(name: str, label: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{label}']"}}}
+
+
+LWS_GANG = _label("MODELPLANE_GANG_INDEX", "leaderworkerset.sigs.k8s.io/group-index")
+LWS_RANK = _label("MODELPLANE_RANK", "leaderworkerset.sigs.k8s.io/worker-index")
+GROVE_GANG = _label("MODELPLANE_GANG_INDEX", "grove.io/podcliquescalinggroup-replica-index")
+# Every pod mounting the cache waits for its completion marker first (issue 13).
+WAIT_FOR_CACHE = {
+    "name": "wait-for-model-cache",
+    "image": "busybox:1.37.0",
+    "command": ["/bin/sh", "-c", WAIT_SCRIPT],
+    "volumeMounts": [{"name": "model-cache", "mountPath": "/mnt/models", "readOnly": True}],
+    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "32Mi"}},
+    "securityContext": {
+        "runAsNonRoot": True,
+        "runAsUser": 65534,
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    },
+}
 
 
 def _pod(
@@ -34,6 +64,7 @@ def _pod(
     if rct is not None:
         spec["resourceClaims"] = [{"name": "devices", "resourceClaimTemplateName": rct}]
     spec.update(extra)
+    spec["initContainers"] = [WAIT_FOR_CACHE]
     spec["containers"] = containers
     spec["volumes"] = [
         {"name": "dshm", "emptyDir": {"medium": "Memory"}},
@@ -60,7 +91,7 @@ MOUNTS = [
 ]
 
 
-def _leader_container(address: str, rank: str) -> dict[str, Any]:
+def _leader_container(gang: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "name": "engine",
         "image": "vllm/vllm-openai:v0.23.0",
@@ -68,8 +99,7 @@ def _leader_container(address: str, rank: str) -> dict[str, Any]:
         "args": ["vllm serve --rank $(MODELPLANE_RANK) --leader $(MODELPLANE_LEADER_ADDRESS)"],
         "env": [
             {"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "ml-team/qwen3-8b"},
-            {"name": "MODELPLANE_LEADER_ADDRESS", "value": address},
-            {"name": "MODELPLANE_RANK", "value": rank},
+            *gang,
         ],
         "ports": [{"name": "http", "containerPort": 8000}],
         "readinessProbe": PROBE,
@@ -78,7 +108,7 @@ def _leader_container(address: str, rank: str) -> dict[str, Any]:
     }
 
 
-def _worker_container(env: list[dict[str, str]]) -> dict[str, Any]:
+def _worker_container(env: list[dict[str, Any]]) -> dict[str, Any]:
     # A Worker's engine: no http port, no probe, no --model injection, no serving label.
     return {
         "name": "engine",
@@ -95,14 +125,11 @@ def test_leader_worker_on_standard_is_a_leader_worker_set() -> None:
     lws = objs["model-serving-big"]
     leader_rct = "ml-team-qwen3-8b-e7f0a-big-leader-devices-9beb2"
     worker_rct = "ml-team-qwen3-8b-e7f0a-big-worker-devices-03f56"
-    rank = [
-        {"name": "MODELPLANE_LEADER_ADDRESS", "value": LWS_ADDRESS},
-        {"name": "MODELPLANE_RANK", "value": "$(LWS_WORKER_INDEX)"},
-    ]
+    rank = [LWS_GANG, {"name": "MODELPLANE_LEADER_ADDRESS", "value": LWS_ADDRESS}, LWS_RANK]
     assert lws == {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
-        "metadata": {"name": "ml-team-qwen3-8b-e7f0a-big-206b3", "namespace": "default"},
+        "metadata": {"name": LWS, "namespace": "default"},
         "spec": {
             "replicas": 1,
             "leaderWorkerTemplate": {
@@ -113,7 +140,7 @@ def test_leader_worker_on_standard_is_a_leader_worker_set() -> None:
                         "leader",
                         "h100",
                         leader_rct,
-                        [_leader_container(LWS_ADDRESS, "$(LWS_WORKER_INDEX)")],
+                        [_leader_container(rank)],
                         {},
                     ),
                 },
@@ -151,11 +178,11 @@ def test_leader_worker_on_dynamo_is_a_pod_clique_set() -> None:
     kai = {"kai.scheduler/queue": "modelplane"}
     leader_rct = "ml-team-qwen3-8b-e7f0a-big-leader-devices-9beb2"
     worker_rct = "ml-team-qwen3-8b-e7f0a-big-worker-devices-03f56"
-    worker_env = [{"name": "MODELPLANE_LEADER_ADDRESS", "value": GROVE_ADDRESS}]
+    worker_env = [GROVE_GANG, {"name": "MODELPLANE_LEADER_ADDRESS", "value": GROVE_ADDRESS}]
     assert pcs == {
         "apiVersion": "grove.io/v1alpha1",
         "kind": "PodCliqueSet",
-        "metadata": {"name": "ml-team-qwen3-8b-e-206b3", "namespace": "default"},
+        "metadata": {"name": PCS, "namespace": "default"},
         "spec": {
             "replicas": 1,
             "template": {
@@ -174,7 +201,11 @@ def test_leader_worker_on_dynamo_is_a_pod_clique_set() -> None:
                                 "leader",
                                 "h100",
                                 leader_rct,
-                                [_leader_container(GROVE_ADDRESS, "0")],
+                                [
+                                    _leader_container(
+                                        [*worker_env, {"name": "MODELPLANE_RANK", "value": "0"}]
+                                    )
+                                ],
                                 {"schedulerName": "kai-scheduler"},
                             ),
                         },

@@ -1,4 +1,8 @@
-"""composition.md §13: the seed's qwen3-8b, replica us-east-1/0, object by object (normative)."""
+"""composition.md §13: the seed's qwen3-8b, replica us-east-1/0, object by object (normative).
+
+The picker objects follow docs/composition.md ("The default picker"), which supersedes the
+picker parts of §9.4, §9.5 and §13 with llm-d-router v0.10.0's chart (issue 12).
+"""
 
 from __future__ import annotations
 
@@ -17,14 +21,14 @@ W = "ml-team-qwen3-8b-e7f0a-qwen3-8b-ee4f4"
 RCT = "ml-team-qwen3-8b-e7f0a-qwen3-8b-standalone-devices-13449"
 POOL = "ml-team-qwen3-8b-e7f0a-pool-30aac"
 EPP = "ml-team-qwen3-8b-e7f0a-epp-8f300"
-CHECKSUM = "fc27cbf03c3805c8935ebadd3eecaf92cb9525c12dcf230a14559864d6d324ee"
+CHECKSUM = "cbcd96b3e550382081c56d8a043a66939ae4af381db2e4c09bc65340ac5c6ee2"
 CONFIG_TEXT = (
-    '{"apiVersion":"llm-d.ai/v1alpha1","kind":"EndpointPickerConfig","plugins":[{"parameters":'
-    '{"autoTune":false,"blockSizeTokens":16,"lruCapacityPerServer":31250,"maxPrefixBlocksToMatch":256},'
-    '"type":"approx-prefix-cache-producer"},{"type":"prefix-cache-scorer"},{"type":"queue-scorer"},'
-    '{"type":"max-score-picker"}],"schedulingProfiles":[{"name":"default","plugins":[{"pluginRef":'
-    '"max-score-picker"},{"pluginRef":"prefix-cache-scorer","weight":2},{"pluginRef":"queue-scorer",'
-    '"weight":1}]}]}'
+    '{"apiVersion":"llm-d.ai/v1alpha1","kind":"EndpointPickerConfig","plugins":[{"type":'
+    '"queue-scorer"},{"type":"kv-cache-utilization-scorer"},{"type":"prefix-cache-scorer"},'
+    '{"parameters":{"insecureSkipVerify":true,"path":"/metrics","scheme":"http"},"type":'
+    '"metrics-data-source"},{"type":"core-metrics-extractor"}],"schedulingProfiles":[{"name":'
+    '"default","plugins":[{"pluginRef":"queue-scorer","weight":2},{"pluginRef":'
+    '"kv-cache-utilization-scorer","weight":2},{"pluginRef":"prefix-cache-scorer","weight":3}]}]}'
 )
 AVAILABLE = (
     'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Available" '
@@ -171,7 +175,8 @@ metadata: {{name: {EPP}, namespace: default}}
 rules:
 - {{apiGroups: [""], resources: [pods], verbs: [get, list, watch]}}
 - {{apiGroups: [inference.networking.k8s.io], resources: [inferencepools], verbs: [get, list, watch]}}
-- {{apiGroups: [inference.networking.x-k8s.io], resources: [inferenceobjectives], verbs: [get, list, watch]}}
+- {{apiGroups: [inference.networking.x-k8s.io], resources: [inferenceobjectives, inferencemodelrewrites], verbs: [get, list, watch]}}
+- {{apiGroups: [llm-d.ai], resources: [inferenceobjectives, inferencemodelrewrites], verbs: [get, list, watch]}}
 """),
     "epp-rolebinding": _y(f"""
 apiVersion: rbac.authorization.k8s.io/v1
@@ -192,6 +197,7 @@ kind: Deployment
 metadata: {{name: {EPP}, namespace: default}}
 spec:
   replicas: 1
+  strategy: {{type: Recreate}}
   selector: {{matchLabels: {{app: {EPP}}}}}
   template:
     metadata:
@@ -199,21 +205,28 @@ spec:
       annotations: {{modelplane.ai/epp-config-checksum: {CHECKSUM}}}
     spec:
       serviceAccountName: {EPP}
+      terminationGracePeriodSeconds: 130
       containers:
       - name: epp
-        image: ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0
+        image: ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0
         args:
         - --pool-name={POOL}
         - --pool-namespace=default
         - --pool-group=inference.networking.k8s.io
+        - --zap-encoder=json
         - --config-file=/config/epp-config.yaml
         - --grpc-port=9002
+        - --grpc-health-port=9003
+        - --tracing=false
         env:
         - {{name: MODELPLANE_SERVED_MODEL_NAME, value: ml-team/qwen3-8b}}
         - {{name: MODELPLANE_POOL_NAME, value: {POOL}}}
         - {{name: MODELPLANE_POOL_NAMESPACE, value: default}}
         - {{name: MODELPLANE_PICKER_CONFIG, value: /config/epp-config.yaml}}
-        ports: [{{name: grpc, containerPort: 9002}}, {{name: grpc-health, containerPort: 9003}}]
+        ports: [{{name: grpc, containerPort: 9002}}, {{name: grpc-health, containerPort: 9003}}, {{name: metrics, containerPort: 9090}}]
+        livenessProbe: {{grpc: {{port: 9003, service: inference-extension}}, initialDelaySeconds: 5, periodSeconds: 10}}
+        readinessProbe: {{grpc: {{port: 9003, service: inference-extension}}, periodSeconds: 2}}
+        resources: {{requests: {{cpu: "8", memory: 8Gi}}, limits: {{memory: 16Gi}}}}
         volumeMounts: [{{name: config, mountPath: /config}}]
       volumes: [{{name: config, configMap: {{name: {EPP}}}}}]
 """),
@@ -223,7 +236,9 @@ kind: Service
 metadata: {{name: {EPP}, namespace: default}}
 spec:
   selector: {{app: {EPP}}}
-  ports: [{{name: grpc-ext-proc, port: 9002, targetPort: 9002, appProtocol: http2}}]
+  ports:
+  - {{name: grpc-ext-proc, port: 9002, targetPort: 9002, appProtocol: kubernetes.io/h2c}}
+  - {{name: http-metrics, port: 9090, targetPort: 9090}}
 """),
 }
 
@@ -271,6 +286,8 @@ def test_each_object_is_wrapped_as_the_table_says(
             "providerConfigRef": {"kind": "ClusterProviderConfig", "name": PC},
             "forProvider": {"manifest": manifest},
             "readiness": readiness,
+            # Workloads are watched (docs/composition.md, issue 11); the rest is polled.
+            **({"watch": True} if policy == "AVAILABLE" else {}),
         },
     }
     assert (manifest["kind"], manifest["metadata"]["name"]) == (kind, remote_name)
@@ -284,11 +301,12 @@ def test_each_remote_object_is_exactly_the_worked_example(
     assert manifests(composed)[key] == EXPECTED[key]
 
 
-def test_config_text_is_484_bytes_with_the_published_checksum(composed: ReplicaComposition) -> None:
+def test_config_text_is_506_bytes_with_the_published_checksum(composed: ReplicaComposition) -> None:
     import hashlib
 
     text = manifests(composed)["epp-config"]["data"]["epp-config.yaml"]
-    assert len(text.encode("utf-8")) == 484
+    assert text == CONFIG_TEXT
+    assert len(text.encode("utf-8")) == 506
     assert hashlib.sha256(text.encode("utf-8")).hexdigest() == CHECKSUM
 
 

@@ -49,7 +49,12 @@ def test_out_dir_splits_control_plane_and_clusters(
     assert files[0] == "cluster-" + files[0].removeprefix("cluster-")
     assert "control-plane.yaml" in files
     control = list(yaml.safe_load_all((tmp_path / "out" / "control-plane.yaml").read_text()))
-    assert {o["kind"] for o in control} <= {"ModelDeployment", "ModelReplica", "ModelEndpoint"}
+    assert {o["kind"] for o in control} <= {
+        "ModelDeployment",
+        "ModelReplica",
+        "ModelEndpoint",
+        "ModelCache",
+    }
     remote = [
         o
         for f in files
@@ -73,8 +78,8 @@ def test_render_output_feeds_back_as_input(
             obj["status"] = {
                 "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]
             }
-        if obj["kind"] == "ModelDeployment":
-            continue  # the input deployments are read from examples/
+        if obj["kind"] in ("ModelDeployment", "ModelCache"):
+            continue  # the input deployments and caches are read from examples/
         fed.append(obj)
     observed_dir = tmp_path / "observed"
     observed_dir.mkdir()
@@ -108,3 +113,90 @@ def test_missing_path_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_p
     code, _, err = run(capsys, "render", str(tmp_path / "nope"))
     assert code == 2
     assert "Traceback" not in err
+
+
+def test_the_llama_405b_cache_is_staged_after_the_deployments(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The example cache: printed last, one PVC, token and Job per production cluster."""
+    code, out, err = run(capsys, "render", str(EXAMPLES))
+    assert code == 0, err
+    objects = list(yaml.safe_load_all(out))
+    kinds = [o["kind"] for o in objects]
+    at = kinds.index("ModelCache")
+    assert "ModelDeployment" not in kinds[at:] and "ModelEndpoint" not in kinds[at:]
+    cache, staged = objects[at], objects[at + 1 :]
+    assert (cache["metadata"]["namespace"], cache["metadata"]["name"]) == ("ml-team", "llama-405b")
+    parts = [
+        (
+            o["metadata"]["annotations"]["crossplane.io/composition-resource-name"],
+            o["spec"]["forProvider"]["manifest"]["kind"],
+        )
+        for o in staged
+    ]
+    assert parts == [
+        ("cache-pvc-eu-west-1", "PersistentVolumeClaim"),
+        ("cache-token-eu-west-1", "Secret"),
+        ("cache-download-eu-west-1", "Job"),
+        ("cache-pvc-us-east-1", "PersistentVolumeClaim"),
+        ("cache-token-us-east-1", "Secret"),
+        ("cache-download-us-east-1", "Job"),
+    ]
+    classes = [
+        o["spec"]["forProvider"]["manifest"]["spec"]["storageClassName"]
+        for o in staged
+        if o["spec"]["forProvider"]["manifest"]["kind"] == "PersistentVolumeClaim"
+    ]
+    assert classes == ["cephfs", "standard-rwx"]  # spec.cluster.existing.cache, status.cache
+    assert cache["status"]["summary"] == {"ready": "0/2"}
+    assert [c["phase"] for c in cache["status"]["clusters"]] == ["Pending", "Pending"]
+    # The PVC is the claim the llama-405b gang pods mount (every pod of every replica).
+    pvc = staged[0]["spec"]["forProvider"]["manifest"]["metadata"]["name"]
+    workloads = [
+        o["spec"]["forProvider"]["manifest"]
+        for o in objects[:at]
+        if o["kind"] == "Object"
+        and o["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+        == "model-serving-llama-405b"
+    ]
+    assert {w["kind"] for w in workloads} == {"LeaderWorkerSet", "PodCliqueSet"}
+    claims = {claim for w in workloads for claim in _claim_names(w)}
+    assert claims == {pvc}
+    assert "ml-team/llama-405b (ModelCache): 6 objects, 0/2 clusters staged" in err
+
+
+def _claim_names(node: object) -> list[str]:
+    """Every persistentVolumeClaim.claimName anywhere in a manifest."""
+    if isinstance(node, dict):
+        found = (
+            [node["persistentVolumeClaim"]["claimName"]] if "persistentVolumeClaim" in node else []
+        )
+        return found + [c for v in node.values() for c in _claim_names(v)]
+    if isinstance(node, list):
+        return [c for v in node for c in _claim_names(v)]
+    return []
+
+
+def test_a_staged_cache_fed_back_keeps_only_its_pvcs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The rendered cache with every cluster Ready, fed back: Staged, no Job, no token."""
+    _, first, _ = run(capsys, "render", str(EXAMPLES))
+    [cache] = [o for o in yaml.safe_load_all(first) if o["kind"] == "ModelCache"]
+    for entry in cache["status"]["clusters"]:
+        entry["phase"] = "Ready"
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    llama = tmp_path / "examples" / "deployments" / "llama-405b.yaml"
+    docs = [d for d in yaml.safe_load_all(llama.read_text()) if d and d["kind"] != "ModelCache"]
+    llama.write_text(yaml.safe_dump_all([cache, *docs]))
+    code, second, err = run(capsys, "render", str(tmp_path / "examples"))
+    assert code == 0, err
+    objects = list(yaml.safe_load_all(second))
+    at = [o["kind"] for o in objects].index("ModelCache")
+    staged = objects[at]
+    assert staged["status"]["summary"] == {"ready": "2/2"}
+    assert staged["status"]["conditions"][1]["reason"] == "Staged"
+    assert [o["spec"]["forProvider"]["manifest"]["kind"] for o in objects[at + 1 :]] == [
+        "PersistentVolumeClaim",
+        "PersistentVolumeClaim",
+    ]

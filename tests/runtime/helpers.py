@@ -67,7 +67,7 @@ def existing_cluster(
     if identity:
         existing["identitySecretRef"] = {
             "name": f"{name}-identity",
-            "type": "AWSWebIdentityCredentials",
+            "type": "AzureWorkloadIdentityCredentials",
         }
     obj: dict[str, Any] = {
         "apiVersion": GV,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
+from modelplane.api.inferencecluster import IdentitySecretRef
 from modelplane.naming import child_name
 
 from .conftest import Stubs
@@ -88,7 +89,7 @@ def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: S
                 },
             },
             "identity": {
-                "type": "AWSWebIdentityCredentials",
+                "type": "AzureWorkloadIdentityCredentials",
                 "source": "Secret",
                 "secretRef": {
                     "namespace": "modelplane-system",
@@ -104,6 +105,7 @@ def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: S
         "namespace": "modelplane-system",
     }
     assert gateway["spec"]["managementPolicies"] == ["Observe"]
+    assert gateway["spec"]["watch"] is True  # its address makes the cluster Ready
     assert gateway["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": CPC}
     assert gateway["spec"]["forProvider"]["manifest"] == {
         "apiVersion": "gateway.networking.k8s.io/v1",
@@ -231,3 +233,118 @@ def test_existing_without_its_block_is_fatal(stubs: Stubs) -> None:
             "spec.cluster.existing is required when spec.cluster.source is Existing.",
         )
     ]
+
+
+def _observed_with_class(class_name: str | None) -> dict[str, Any]:
+    gateway = _observed_gateway([{"value": "203.0.113.10"}], True)
+    if class_name is not None:
+        gateway["status"]["atProvider"]["manifest"]["spec"] = {"gatewayClassName": class_name}
+    return gateway
+
+
+def _observed_class(name: str, controller: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {
+            "name": child_name("us-east-1", "inference-gateway-class"),
+            "namespace": "modelplane-system",
+        },
+        "spec": {"forProvider": {"manifest": {}}},
+        "status": {
+            "atProvider": {
+                "manifest": {"metadata": {"name": name}, "spec": {"controllerName": controller}}
+            },
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
+        },
+    }
+
+
+def test_gateway_class_is_observed_once_the_gateway_names_it(stubs: Stubs) -> None:
+    observed = {"inference-gateway": _observed_with_class("istio")}
+    _, rsp = _two_calls(stubs, existing_cluster(), observed)
+    gateway_class = desired(rsp)["inference-gateway-class"]
+    assert gateway_class["metadata"] == {
+        "name": child_name("us-east-1", "inference-gateway-class"),
+        "namespace": "modelplane-system",
+    }
+    assert gateway_class["spec"]["managementPolicies"] == ["Observe"]
+    assert gateway_class["spec"]["forProvider"]["manifest"] == {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": "istio"},
+    }
+    # Not observed yet: nothing is claimed about the implementation.
+    assert composite_status(rsp)["gateway"] == {"address": "203.0.113.10"}
+
+
+@pytest.mark.parametrize(
+    ("controller", "implementation"),
+    [
+        ("istio.io/gateway-controller", "Istio"),
+        ("networking.gke.io/gateway", "GKE"),
+        ("gateway.envoyproxy.io/gatewayclass-controller", "EnvoyGateway"),
+        ("kgateway.dev/kgateway", "Kgateway"),
+        ("example.com/unknown", None),
+    ],
+)
+def test_gateway_implementation_is_published_from_the_class_controller(
+    stubs: Stubs, controller: str, implementation: str | None
+) -> None:
+    observed = {
+        "inference-gateway": _observed_with_class("gw"),
+        "inference-gateway-class": _observed_class("gw", controller),
+    }
+    _, rsp = _two_calls(stubs, existing_cluster(), observed)
+    expected: dict[str, Any] = {"address": "203.0.113.10"}
+    if implementation is not None:
+        expected["implementation"] = implementation
+    assert composite_status(rsp)["gateway"] == expected
+    assert readiness(rsp)["inference-gateway-class"] == "READY_TRUE"
+
+
+def test_a_class_observed_under_its_old_name_does_not_speak_for_the_new_one(stubs: Stubs) -> None:
+    cluster = existing_cluster(status={"gateway": {"address": "x", "implementation": "Kgateway"}})
+    observed = {
+        "inference-gateway": _observed_with_class("istio"),
+        "inference-gateway-class": _observed_class("kgateway", "kgateway.dev/kgateway"),
+    }
+    _, rsp = _two_calls(stubs, cluster, observed)
+    assert desired(rsp)["inference-gateway-class"]["spec"]["forProvider"]["manifest"][
+        "metadata"
+    ] == {"name": "istio"}
+    # Kept until the new class is observed.
+    assert composite_status(rsp)["gateway"]["implementation"] == "Kgateway"
+
+
+def test_gateway_blip_keeps_the_published_implementation(stubs: Stubs) -> None:
+    cluster = existing_cluster(
+        status={"gateway": {"address": "198.51.100.7", "implementation": "Istio"}}
+    )
+    observed = {"inference-gateway": _observed_gateway([], False)}
+    _, rsp = _two_calls(stubs, cluster, observed)
+    assert composite_status(rsp)["gateway"] == {
+        "address": "198.51.100.7",
+        "implementation": "Istio",
+    }
+    assert "inference-gateway-class" not in desired(rsp)
+
+
+# crossplane-contrib/provider-kubernetes v1.2.1 (its latest release):
+# pkg/kube/config/config.go enumerates IdentityType, and pkg/kube/client/client.go refuses
+# a Secret source for AWSWebIdentityCredentials (InjectedIdentity only).
+# NebiusServiceAccountCredentials exists only on its main branch.
+PROVIDER_KUBERNETES_V1_2_1_IDENTITY_TYPES = {
+    "GoogleApplicationCredentials",
+    "AzureServicePrincipalCredentials",
+    "AzureWorkloadIdentityCredentials",
+    "UpboundTokens",
+    "AWSWebIdentityCredentials",
+}
+INJECTED_IDENTITY_ONLY = {"AWSWebIdentityCredentials"}
+
+
+def test_identity_types_are_what_released_provider_kubernetes_takes_from_a_secret() -> None:
+    offered = set(get_args(IdentitySecretRef.model_fields["type"].annotation))
+    assert offered <= PROVIDER_KUBERNETES_V1_2_1_IDENTITY_TYPES - INJECTED_IDENTITY_ONLY
+    assert {"GoogleApplicationCredentials", "AzureWorkloadIdentityCredentials"} <= offered

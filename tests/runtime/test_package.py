@@ -117,7 +117,7 @@ def test_configuration_metadata() -> None:
     config = _load("configuration/crossplane.yaml")
     assert config["apiVersion"] == "meta.pkg.crossplane.io/v1" and config["kind"] == "Configuration"
     assert config["metadata"]["name"] == "modelplane"
-    assert config["spec"]["crossplane"] == {"version": ">=v2.0.0"}
+    assert config["spec"]["crossplane"] == {"version": ">=v2.3.0"}
     assert config["spec"]["dependsOn"] == [
         {
             "provider": "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes",
@@ -137,7 +137,7 @@ def test_function_metadata_and_install() -> None:
         "Function",
         "function-modelplane",
     )
-    assert meta["spec"]["crossplane"] == {"version": ">=v2.0.0"}
+    assert meta["spec"]["crossplane"] == {"version": ">=v2.3.0"}
     install = _load("install/function.yaml")
     assert install == {
         "apiVersion": "pkg.crossplane.io/v1",

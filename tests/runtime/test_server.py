@@ -208,6 +208,9 @@ def test_serve_process_answers_and_exits_zero_on_sigterm() -> None:
             "--insecure",
             "--address",
             f"127.0.0.1:{port}",
+            # No metrics listener: :8080 may be taken on a shared machine (test_metrics.py).
+            "--metrics-address",
+            "",
             "--debug",
         ],
         stdout=subprocess.PIPE,
@@ -254,6 +257,8 @@ def test_serve_process_refuses_a_busy_address() -> None:
                 "--insecure",
                 "--address",
                 f"127.0.0.1:{port}",
+                "--metrics-address",
+                "",
             ],
             capture_output=True,
             env=dict(os.environ, PYTHONPATH=str(REPO / "src")),

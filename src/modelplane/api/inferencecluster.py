@@ -28,6 +28,8 @@ from modelplane.api.meta import CONDITIONS_LIST, Condition, ObjectMeta
 
 Source = Literal["GKE", "EKS", "AKS", "Nebius", "Vultr", "Existing"]
 Stack = Literal["Standard", "Dynamo"]
+# The Gateway API implementations whose routing rules composition knows (composition §9.3).
+GatewayImplementation = Literal["GKE", "Istio", "EnvoyGateway", "Kgateway"]
 
 IC_01 = rule(
     "IC-01",
@@ -85,10 +87,14 @@ class IdentitySecretRef(KubeModel):
 
     name: str = Field(min_length=1, max_length=253)
     key: str = Field(default="private_key", min_length=1, max_length=253)
+    # The identity types a released provider-kubernetes (v1.2.1, pkg/kube/config/config.go
+    # IdentityType, pkg/kube/client/client.go) accepts from a Secret: AWSWebIdentityCredentials
+    # only works with InjectedIdentity and NebiusServiceAccountCredentials is only on its main
+    # branch, so neither is offered (docs/crossplane.md "Identity").
     type: Literal[
         "GoogleApplicationCredentials",
-        "AWSWebIdentityCredentials",
-        "NebiusServiceAccountCredentials",
+        "AzureServicePrincipalCredentials",
+        "AzureWorkloadIdentityCredentials",
     ] = "GoogleApplicationCredentials"
 
 
@@ -210,6 +216,20 @@ class NodePool(KubeModel):
     fabric: Fabric | None = None
 
 
+class ClusterGateway(KubeModel):
+    """What the platform says about the cluster's inference gateway."""
+
+    implementation: GatewayImplementation | None = Field(
+        default=None,
+        description=(
+            "The Gateway API implementation behind modelplane-system/inference-gateway. "
+            "Routes and gateway policies are composed for it. Absent: what the cluster "
+            "publishes in status.gateway.implementation, else GKE for source GKE, else "
+            "Gateway API defaults (a 0s request timeout, no policy objects)."
+        ),
+    )
+
+
 class InferenceClusterSpec(KubeModel):
     """A cluster of the fleet."""
 
@@ -224,6 +244,7 @@ class InferenceClusterSpec(KubeModel):
         ]
         | None
     ) = None
+    gateway: ClusterGateway | None = None
     crossplane: FreeForm | None = None
 
 
@@ -255,6 +276,8 @@ class Gateway(KubeModel):
     """The workload cluster's inference gateway."""
 
     address: str | None = None
+    # Observed from the GatewayClass's controllerName by the InferenceCluster function.
+    implementation: GatewayImplementation | None = None
 
 
 class ProviderConfigRef(KubeModel):

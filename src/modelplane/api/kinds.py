@@ -59,7 +59,8 @@ KINDS: tuple[KindInfo, ...] = (
         "md",
         "modeldeployments",
         "Deploy a model to the fleet, from one pod to disaggregated prefill and decode.",
-        (PrinterColumn("REPLICAS", ".status.replicas.ready"),),
+        # An integer column, as the value is (the spec's api.md §1.1 says string; issue 11).
+        (PrinterColumn("REPLICAS", ".status.replicas.ready", "integer"),),
         scale=True,
     ),
     KindInfo(

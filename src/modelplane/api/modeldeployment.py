@@ -30,6 +30,10 @@ Role = Literal["Standalone", "Leader", "Worker"]
 Phase = Literal["Prefill", "Decode"]
 ServingMode = Literal["Unified", "PrefillDecode"]
 
+# Kubernetes sets no limit on a pod's tolerations; MD-14 and MD-15 run once per item, so
+# the list needs a bound for the API server's cost estimate (docs/api.md "Bounds").
+MAX_TOLERATIONS = 64
+
 _DNS_LABEL_MATCH = "matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')"
 
 MD_01 = rule(
@@ -127,16 +131,23 @@ MD_21 = rule(
 )
 
 
-def _http_port(engine: str) -> str:
-    """CEL for the http port of an engine's serving member's engine container (8000 by default)."""
-    container = (
-        f"{engine}.members.filter(m, m.role != 'Worker')[0]"
-        ".template.spec.containers.filter(c, c.name == 'engine')[0]"
-    )
+def _http_ports(engine: str) -> str:
+    """CEL for the http ports of an engine's serving members' engine containers, as nested lists.
+
+    A 3-argument ``map`` (filter and transform in one) keeps every iteration variable on
+    its schema path, so the API server's cost estimator sees the bounds of ``members``,
+    ``containers`` and ``ports``; indexing a ``filter()`` result would lose them (issue 11).
+    A valid engine has one serving member with one engine container, so the result is
+    ``[[port]]``; a container without a port named http serves on 8000.
+    """
     named = "has(p.name) && p.name == 'http'"
+    ports = (
+        f"has(c.ports) && c.ports.exists(p, {named}) ? "
+        f"c.ports.map(p, {named}, p.containerPort) : [8000]"
+    )
     return (
-        f"(has({container}.ports) && {container}.ports.exists(p, {named}) ? "
-        f"{container}.ports.filter(p, {named})[0].containerPort : 8000)"
+        f"{engine}.members.map(m, m.role != 'Worker', "
+        f"m.template.spec.containers.map(c, c.name == 'engine', {ports}))"
     )
 
 
@@ -145,7 +156,7 @@ MD_42 = rule(
     "(has(self.serving) && self.serving.mode == 'PrefillDecode') || "
     "!self.engines.all(e, e.members.exists(m, m.role != 'Worker') && e.members.all(m, "
     "has(m.template.spec) && m.template.spec.containers.exists(c, c.name == 'engine'))) || "
-    f"self.engines.all(e, {_http_port('e')} == {_http_port('self.engines[0]')})",
+    f"self.engines.all(e, {_http_ports('e')} == {_http_ports('self.engines[0]')})",
     "under Unified serving every engine must use the same http port",
 )
 
@@ -321,7 +332,10 @@ class DeploymentTemplateSpec(KubeModel):
         description="A ModelCache in the same namespace; required for multi-node engines.",
     )
     serving: Serving | None = None
-    tolerations: Annotated[list[Toleration], Field(json_schema_extra=ATOMIC)] | None = None
+    tolerations: (
+        Annotated[list[Toleration], Field(max_length=MAX_TOLERATIONS, json_schema_extra=ATOMIC)]
+        | None
+    ) = None
 
 
 class DeploymentTemplate(KubeModel):

@@ -223,7 +223,10 @@ class Resources(KubeModel):
     requests: dict[str, QuantityValue] | None = None
 
 
-EnvList = Annotated[list[EnvVar], Field(json_schema_extra=ATOMIC)]
+# Kubernetes sets no limit on a container's env; the bound keeps the rules that walk it
+# (MD-30, MD-38, MD-39, MD-41) within the API server's cost limits (docs/api.md "Bounds").
+MAX_ENV = 256
+EnvList = Annotated[list[EnvVar], Field(max_length=MAX_ENV, json_schema_extra=ATOMIC)]
 StringList = Annotated[list[str], Field(json_schema_extra=ATOMIC)]
 
 

@@ -12,7 +12,7 @@ from modelplane.api.crds import render_xrds, xrd_file_name, xrds
 EXAMPLE = """\
 example:
   modelplane crds | kubectl apply -f -
-  modelplane crds --out package/crds
+  modelplane crds --out xrds/
 """
 
 

@@ -8,11 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+# Standard library only, so importing it keeps the other verbs fast.
+from modelplane.runtime.crossplane.metrics import DEFAULT_METRICS_ADDRESS
+
 DEFAULT_ADDRESS = "0.0.0.0:9443"
 CERTS_ENV = "TLS_SERVER_CERTS_DIR"
 EXAMPLE = """\
 examples:
-  modelplane function serve --insecure --address 127.0.0.1:9443 --debug
+  modelplane function serve --insecure --address 127.0.0.1:9443 --metrics-address '' --debug
   TLS_SERVER_CERTS_DIR=/tls/server modelplane function serve
 """
 
@@ -51,6 +54,13 @@ def register(subparsers: Any) -> None:
         default=None,
         help=f"directory with tls.crt, tls.key and ca.crt (default: ${CERTS_ENV})",
     )
+    serve.add_argument(
+        "--metrics-address",
+        default=DEFAULT_METRICS_ADDRESS,
+        metavar="HOST:PORT",
+        help=f"where to serve Prometheus metrics at /metrics over plain HTTP, '' for nowhere "
+        f"(default: {DEFAULT_METRICS_ADDRESS}, the port Crossplane declares)",
+    )
     serve.add_argument("--debug", action="store_true", help="log at debug level")
     serve.set_defaults(func=run_serve)
     parser.set_defaults(func=lambda args: _usage(parser))
@@ -86,7 +96,12 @@ def run_serve(args: argparse.Namespace) -> int:
     )
 
     configure_logging(debug=args.debug)
-    config = ServeConfig(address=args.address, insecure=args.insecure, tls_certs_dir=directory)
+    config = ServeConfig(
+        address=args.address,
+        insecure=args.insecure,
+        tls_certs_dir=directory,
+        metrics_address=args.metrics_address or None,
+    )
     try:
         return serve(config)
     except ServeError as err:

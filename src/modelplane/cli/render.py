@@ -12,7 +12,8 @@ from typing import Any
 import yaml
 
 from modelplane.cli.inputs import fleet_of, load_valid
-from modelplane.reconcile.render import RenderedDeployment, render
+from modelplane.cli.validate import print_warnings
+from modelplane.reconcile.render import RenderedCache, RenderedDeployment, render, render_caches
 
 EXAMPLE = """\
 example:
@@ -21,7 +22,10 @@ example:
 
 Prints, per ModelDeployment in (namespace, name) order: the deployment with its computed
 status, its ModelReplicas, the Objects composed for each replica's cluster, and its
-ModelEndpoints. A short summary goes to stderr. Feed the output back (without the
+ModelEndpoints; then, per ModelCache in (namespace, name) order, the cache with its
+computed status and the Objects staging it on each cluster. A short summary goes to stderr,
+after any warning about a deployment that would compose but cannot serve (as validate
+prints them; the exit code stays 0). Feed the output back (without the
 Objects, and with ModelReplica status.conditions Ready=True) to model later reconciles.
 """
 
@@ -46,12 +50,18 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, reconcile, print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
-    rendered = render(fleet_of(load_valid("render", args.paths)))
+    loaded = load_valid("render", args.paths)
+    print_warnings(loaded)
+    fleet = fleet_of(loaded)
+    rendered = render(fleet)
+    caches = render_caches(fleet)
     if args.out:
-        write_files(rendered, args.out, args.output)
+        write_files(rendered, args.out, args.output, caches)
     else:
-        sys.stdout.write(serialise([o for r in rendered for o in r.in_order()], args.output))
-    print(summary(rendered), file=sys.stderr)
+        objects = [o for r in rendered for o in r.in_order()]
+        objects.extend(o for c in caches for o in c.in_order())
+        sys.stdout.write(serialise(objects, args.output))
+    print(summary(rendered, caches), file=sys.stderr)
     return 0
 
 
@@ -64,24 +74,30 @@ def serialise(objects: Sequence[dict[str, Any]], output: str) -> str:
     )
 
 
-def write_files(rendered: Sequence[RenderedDeployment], directory: str, output: str) -> None:
+def write_files(
+    rendered: Sequence[RenderedDeployment],
+    directory: str,
+    output: str,
+    caches: Sequence[RenderedCache] = (),
+) -> None:
     """control-plane.<ext> and one cluster-<name>.<ext> per cluster with Objects (cli.md)."""
     os.makedirs(directory, exist_ok=True)
     per_cluster: dict[str, list[dict[str, Any]]] = {}
-    for r in rendered:
+    parts: list[RenderedDeployment | RenderedCache] = [*rendered, *caches]
+    for r in parts:
         for cluster, obj in r.remote:
             per_cluster.setdefault(cluster, []).append(obj)
-    files = {f"control-plane.{output}": [o for r in rendered for o in r.control_plane()]}
+    files = {f"control-plane.{output}": [o for r in parts for o in r.control_plane()]}
     files.update({f"cluster-{c}.{output}": objs for c, objs in sorted(per_cluster.items())})
     for name, objects in files.items():
         with open(os.path.join(directory, name), "w", encoding="utf-8") as handle:
             handle.write(serialise(objects, output))
 
 
-def summary(rendered: Sequence[RenderedDeployment]) -> str:
+def summary(rendered: Sequence[RenderedDeployment], caches: Sequence[RenderedCache] = ()) -> str:
     """A few lines for people: replicas per cluster and the conditions, per deployment."""
     if not rendered:
-        return "render: no ModelDeployments in the input"
+        return "render: no ModelDeployments in the input" + _caches_summary(caches)
     replicas = sum(len(r.replicas) for r in rendered)
     clusters = {c for r in rendered for c, _ in r.remote}
     objects = sum(len(r.remote) for r in rendered)
@@ -92,7 +108,21 @@ def summary(rendered: Sequence[RenderedDeployment]) -> str:
     ]
     for r in rendered:
         lines.extend(_deployment_summary(r))
-    return "\n".join(lines)
+    return "\n".join(lines) + _caches_summary(caches)
+
+
+def _caches_summary(caches: Sequence[RenderedCache]) -> str:
+    """One line per ModelCache: ready clusters and the ArtifactReady reason."""
+    lines = []
+    for c in caches:
+        meta = c.cache["metadata"]
+        artifact = c.result.conditions[-1]
+        ready = c.result.status["summary"]["ready"]
+        lines.append(
+            f"\n{meta['namespace']}/{meta['name']} (ModelCache): {len(c.remote)} objects, {ready} clusters staged, "
+            f"{artifact['reason']}: {artifact['message']}"
+        )
+    return "".join(lines)
 
 
 def _deployment_summary(r: RenderedDeployment) -> list[str]:

@@ -6,19 +6,14 @@ import copy
 from collections.abc import Sequence
 
 from modelplane.api.pod import EnvVar, ReplicaContainer, Resources
+from modelplane.composition.gangs import gang_env
 from modelplane.composition.members import ENGINE_CONTAINER, MemberContext, http_port
 from modelplane.composition.types import Json
 
 SERVED_MODEL_NAME = "MODELPLANE_SERVED_MODEL_NAME"
-LEADER_ADDRESS = "MODELPLANE_LEADER_ADDRESS"
-RANK = "MODELPLANE_RANK"
 POOL_NAME = "MODELPLANE_POOL_NAME"
 POOL_NAMESPACE = "MODELPLANE_POOL_NAMESPACE"
 PICKER_CONFIG = "MODELPLANE_PICKER_CONFIG"
-
-LWS_LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
-LWS_RANK = "$(LWS_WORKER_INDEX)"
-GROVE_LEADER_ADDRESS = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
 
 CLAIM_NAME = "devices"
 DSHM_VOLUME = "dshm"
@@ -51,20 +46,15 @@ def merge_env(injected: Sequence[Json], user: Sequence[EnvVar] | None) -> list[J
 
 
 def member_env(ctx: MemberContext) -> list[Json]:
-    """The entries §6.2 injects into every container of a member's pods, in order."""
+    """The entries injected into every container of a member's pods, in order.
+
+    The served model name everywhere; in a gang, the gang index, leader address and
+    rank of ``gangs.gang_env``, which never name an operator-injected variable.
+    """
     env = [env_entry(SERVED_MODEL_NAME, ctx.names.served_model_name)]
     if ctx.member.role == "Standalone":
         return env
-    if ctx.dynamo_gang:
-        env.append(env_entry(LEADER_ADDRESS, GROVE_LEADER_ADDRESS))
-        # Grove numbers each clique's pods from 0 and Kubernetes cannot add 1, so workers
-        # get no rank rather than a wrong one; the leader's rank is always 0.
-        if ctx.member.role == "Leader":
-            env.append(env_entry(RANK, "0"))
-    else:
-        env.append(env_entry(LEADER_ADDRESS, LWS_LEADER_ADDRESS))
-        env.append(env_entry(RANK, LWS_RANK))
-    return env
+    return env + gang_env(ctx.names, ctx.engine.name, ctx.member.role, ctx.stack)
 
 
 def with_cache_model_arg(container: ReplicaContainer, has_cache: bool) -> list[str] | None:

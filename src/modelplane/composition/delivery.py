@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from modelplane.api import ModelReplica
+from modelplane.api.inferencecluster import GatewayImplementation
 from modelplane.composition.claims import claim_template
 from modelplane.composition.names import (
     KEY_POOL,
@@ -13,7 +14,13 @@ from modelplane.composition.names import (
     workload_key,
 )
 from modelplane.composition.picker import picker_objects
-from modelplane.composition.routing import http_route, inference_pool, target_port
+from modelplane.composition.routing import (
+    http_route,
+    inference_pool,
+    picker_policies,
+    route_policies,
+    target_port,
+)
 from modelplane.composition.types import Json, Stack
 from modelplane.composition.workloads import engine_workload
 
@@ -31,6 +38,10 @@ GROVE_AVAILABLE = (
     "object.spec.replicas > 0 && has(object.status.availableReplicas) && "
     "object.status.availableReplicas >= object.spec.replicas"
 )
+JOB_COMPLETE = (
+    'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Complete" '
+    '&& c.status == "True")'
+)
 DERIVE_FROM_CEL = "DeriveFromCelQuery"
 SUCCESSFUL_CREATE = "SuccessfulCreate"
 
@@ -39,7 +50,22 @@ _CEL_READINESS = {
     ("apps/v1", "Deployment"): AVAILABLE,
     ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): AVAILABLE,
     ("grove.io/v1alpha1", "PodCliqueSet"): GROVE_AVAILABLE,
+    ("batch/v1", "Job"): JOB_COMPLETE,
 }
+
+
+def watched(manifest: Json) -> bool:
+    """Whether the Object watches its remote object (docs/crossplane.md "Watches").
+
+    Only objects whose readiness is a query on status that changes after creation: the
+    workloads (the replica turns Ready, and gets its endpoint, when they do) and a cache's
+    download Job (the cache turns Ready when it completes). With watches the
+    provider re-observes on every change instead of once per poll interval (10 minutes by
+    default); everything else is ready once created, so polling it for drift is enough.
+    provider-kubernetes v1.2.1 honours ``spec.watch`` only when started with
+    ``--enable-watches``, and polls as before without it.
+    """
+    return (manifest["apiVersion"], manifest["kind"]) in _CEL_READINESS
 
 
 def readiness(manifest: Json) -> Json:
@@ -52,27 +78,43 @@ def readiness(manifest: Json) -> Json:
 
 def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[str, str]) -> Json:
     """The provider-kubernetes Object delivering ``manifest`` under resource key ``key``."""
-    kind, name = provider_config
+    return deliver(names.delivery_object(key), names.namespace, key, manifest, provider_config)
+
+
+def deliver(
+    name: str, namespace: str, key: str, manifest: Json, provider_config: tuple[str, str]
+) -> Json:
+    """The Object ``namespace/name`` delivering ``manifest`` through ``provider_config`` (§11)."""
+    kind, config = provider_config
+    spec: Json = {
+        "providerConfigRef": {"kind": kind, "name": config},
+        "forProvider": {"manifest": manifest},
+        "readiness": readiness(manifest),
+    }
+    if watched(manifest):
+        spec["watch"] = True
     return {
         "apiVersion": OBJECT_API_VERSION,
         "kind": OBJECT_KIND,
         "metadata": {
-            "name": names.delivery_object(key),
-            "namespace": names.namespace,
+            "name": name,
+            "namespace": namespace,
             "annotations": {RESOURCE_NAME_ANNOTATION: key},
         },
-        "spec": {
-            "providerConfigRef": {"kind": kind, "name": name},
-            "forProvider": {"manifest": manifest},
-            "readiness": readiness(manifest),
-        },
+        "spec": spec,
     }
 
 
 def remote_objects(
-    replica: ModelReplica, names: ReplicaNames, stack: Stack
+    replica: ModelReplica,
+    names: ReplicaNames,
+    stack: Stack,
+    gateway: GatewayImplementation | None,
 ) -> list[tuple[str, Json]]:
-    """Every remote object of the replica with its resource key, in the order of §10."""
+    """Every remote object of the replica with its resource key, in the order of §10.
+
+    ``gateway`` adds the policy objects its implementation needs (docs/composition.md).
+    """
     cache = replica.spec.model_cache_ref
     cache_pvc = cache_pvc_name(names.namespace, cache.name) if cache is not None else None
     objects: list[tuple[str, Json]] = []
@@ -85,6 +127,8 @@ def remote_objects(
             if template is not None:
                 objects.append((claim_key(engine.name, member.role), template))
     objects.append((KEY_POOL, inference_pool(names, target_port(replica))))
-    objects.append((KEY_ROUTE, http_route(names)))
+    objects.append((KEY_ROUTE, http_route(names, gateway)))
+    objects.extend(route_policies(names, gateway))
     objects.extend(picker_objects(replica, names))
+    objects.extend(picker_policies(names, gateway))
     return objects

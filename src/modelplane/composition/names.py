@@ -16,12 +16,14 @@ POD_CLIQUE_SET_MAX = 24
 # Resource keys K of §10 that do not depend on an engine.
 KEY_POOL = "inference-pool"
 KEY_ROUTE = "model-route"
+KEY_GATEWAY_BACKEND_POLICY = "gateway-backend-policy"
 KEY_EPP_SERVICE_ACCOUNT = "epp-serviceaccount"
 KEY_EPP_ROLE = "epp-role"
 KEY_EPP_ROLE_BINDING = "epp-rolebinding"
 KEY_EPP_CONFIG = "epp-config"
 KEY_EPP = "epp"
 KEY_EPP_SERVICE = "epp-service"
+KEY_EPP_DESTINATION_RULE = "epp-destination-rule"
 
 
 def workload_key(engine: str) -> str:

@@ -1,11 +1,12 @@
-"""The endpoint picker of a replica: default or user-written (composition.md §9.4–§9.6)."""
+"""The endpoint picker of a replica: default or user-written (composition.md §9.4–§9.6).
+
+The default picker supersedes §9.4–§9.5 with llm-d-router v0.10.0's chart (docs/composition.md).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Sequence
 from typing import Any
 
 from modelplane.api import ModelReplica
@@ -19,7 +20,6 @@ from modelplane.composition.containers import (
     merge_env,
     resources,
 )
-from modelplane.composition.members import engine_container, serving_member
 from modelplane.composition.names import (
     KEY_EPP,
     KEY_EPP_CONFIG,
@@ -29,88 +29,78 @@ from modelplane.composition.names import (
     KEY_EPP_SERVICE_ACCOUNT,
     ReplicaNames,
 )
-from modelplane.composition.routing import PICKER_GRPC_PORT, POOL_GROUP
+from modelplane.composition.routing import EXT_PROC_APP_PROTOCOL, PICKER_GRPC_PORT, POOL_GROUP
 from modelplane.composition.types import REMOTE_NAMESPACE, Json
 
-DEFAULT_PICKER_IMAGE = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0"
+# The default picker follows llm-d-router v0.10.0 as its own chart runs it
+# (llm-d/llm-d-router config/charts/routerlib/templates/_deployment.yaml, values.yaml,
+# _config.yaml, _rbac.yaml and llm-d-router-gateway/templates/rbac.yaml @ v0.10.0).
+PICKER_RELEASE = "v0.10.0"
+DEFAULT_PICKER_IMAGE = f"ghcr.io/llm-d/llm-d-router-endpoint-picker:{PICKER_RELEASE}"
 DEFAULT_PICKER_CONTAINER = "epp"
-DEFAULT_BLOCK_SIZE = 16
 PICKER_HEALTH_PORT = 9003
+PICKER_METRICS_PORT = 9090
+# The gRPC health service the picker registers for a single replica (its chart's probes).
+PICKER_HEALTH_SERVICE = "inference-extension"
+# The chart's resources: CPU unbounded for bursts, memory capped.
+PICKER_RESOURCES: Json = {"requests": {"cpu": "8", "memory": "8Gi"}, "limits": {"memory": "16Gi"}}
+# Mirrors the longest grace period of the pods in the pool (the chart's comment).
+PICKER_TERMINATION_GRACE_SECONDS = 130
 CONFIG_KEY = "epp-config.yaml"
 CONFIG_DIR = "/config"
 CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_KEY}"
 CONFIG_VOLUME = "config"
 CHECKSUM_ANNOTATION = "modelplane.ai/epp-config-checksum"
 RBAC_GROUP = "rbac.authorization.k8s.io"
+READ = ("get", "list", "watch")
 
-# The least the picker needs to watch its pool and endpoints, namespace-scoped (§9.4).
+# What the picker lists and watches, namespace-scoped (pkg/epp/server/controller_manager.go,
+# controller_config.go @ v0.10.0): its pods, its InferencePool, and InferenceObjective and
+# InferenceModelRewrite in whichever of the two groups serves them (llm-d.ai preferred). A
+# forbidden list leaves the cache unsynced and the picker exits, so both groups are granted.
 PICKER_ROLE_RULES: tuple[Json, ...] = (
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
-    {
-        "apiGroups": ["inference.networking.k8s.io"],
-        "resources": ["inferencepools"],
-        "verbs": ["get", "list", "watch"],
-    },
+    {"apiGroups": [""], "resources": ["pods"], "verbs": list(READ)},
+    {"apiGroups": [POOL_GROUP], "resources": ["inferencepools"], "verbs": list(READ)},
     {
         "apiGroups": ["inference.networking.x-k8s.io"],
-        "resources": ["inferenceobjectives"],
-        "verbs": ["get", "list", "watch"],
+        "resources": ["inferenceobjectives", "inferencemodelrewrites"],
+        "verbs": list(READ),
+    },
+    {
+        "apiGroups": ["llm-d.ai"],
+        "resources": ["inferenceobjectives", "inferencemodelrewrites"],
+        "verbs": list(READ),
     },
 )
 
-_BLOCK_FLAGS = ("--block-size", "--page-size")
-_DIGITS = re.compile(r"^[0-9]+$")
 
+def default_picker_config() -> Json:
+    """The default EndpointPickerConfig: the chart's ``default-plugins.yaml`` for vLLM over HTTP.
 
-def block_size(args: Sequence[str]) -> int:
-    """``BLOCK`` of §9.5: the first --block-size/--page-size value when numeric, else 16."""
-    for i, arg in enumerate(args):
-        flag, eq, inline = arg.partition("=")
-        if flag not in _BLOCK_FLAGS:
-            continue
-        value = inline if eq else (args[i + 1] if i + 1 < len(args) else "")
-        return int(value) if _DIGITS.match(value) else DEFAULT_BLOCK_SIZE
-    return DEFAULT_BLOCK_SIZE
-
-
-def replica_block_size(replica: ModelReplica) -> int:
-    """``BLOCK`` read from the first engine's serving engine container."""
-    engines = replica.spec.engines
-    member = serving_member(engines[0]) if engines else None
-    container = engine_container(member) if member is not None else None
-    return block_size(container.args or []) if container is not None else DEFAULT_BLOCK_SIZE
-
-
-def default_picker_config(block: int) -> Json:
-    """The default llm-d EndpointPickerConfig for Unified serving (§9.5).
-
-    The prefix-cache producer must be explicit with ``autoTune: false``: otherwise its
-    block size is 0 and it never learns prefixes.
+    Loads on v0.10.0 without a deprecation warning. The prefix producer, picker and
+    profile handler are the loader's system defaults; the producer reads the block size
+    from the engine's metrics (``autoTune`` defaults to true since v0.9).
     """
     return {
         "apiVersion": "llm-d.ai/v1alpha1",
         "kind": "EndpointPickerConfig",
         "plugins": [
-            {
-                "type": "approx-prefix-cache-producer",
-                "parameters": {
-                    "autoTune": False,
-                    "blockSizeTokens": block,
-                    "maxPrefixBlocksToMatch": 256,
-                    "lruCapacityPerServer": 31250,
-                },
-            },
-            {"type": "prefix-cache-scorer"},
             {"type": "queue-scorer"},
-            {"type": "max-score-picker"},
+            {"type": "kv-cache-utilization-scorer"},
+            {"type": "prefix-cache-scorer"},
+            {
+                "type": "metrics-data-source",
+                "parameters": {"scheme": "http", "path": "/metrics", "insecureSkipVerify": True},
+            },
+            {"type": "core-metrics-extractor"},
         ],
         "schedulingProfiles": [
             {
                 "name": "default",
                 "plugins": [
-                    {"pluginRef": "max-score-picker"},
-                    {"pluginRef": "prefix-cache-scorer", "weight": 2},
-                    {"pluginRef": "queue-scorer", "weight": 1},
+                    {"pluginRef": "queue-scorer", "weight": 2},
+                    {"pluginRef": "kv-cache-utilization-scorer", "weight": 2},
+                    {"pluginRef": "prefix-cache-scorer", "weight": 3},
                 ],
             }
         ],
@@ -143,8 +133,13 @@ def _config_mounts() -> list[Json]:
     return [{"name": CONFIG_VOLUME, "mountPath": CONFIG_DIR}]
 
 
+def _health_probe(**timing: int) -> Json:
+    """A gRPC probe of the picker's health service on its health port."""
+    return {"grpc": {"port": PICKER_HEALTH_PORT, "service": PICKER_HEALTH_SERVICE}, **timing}
+
+
 def default_picker_container(names: ReplicaNames) -> Json:
-    """The container of Modelplane's default picker (§9.5)."""
+    """The container of Modelplane's default picker, as llm-d-router's chart runs it."""
     return {
         "name": DEFAULT_PICKER_CONTAINER,
         "image": DEFAULT_PICKER_IMAGE,
@@ -152,14 +147,24 @@ def default_picker_container(names: ReplicaNames) -> Json:
             f"--pool-name={names.pool}",
             f"--pool-namespace={REMOTE_NAMESPACE}",
             f"--pool-group={POOL_GROUP}",
+            "--zap-encoder=json",
             f"--config-file={CONFIG_PATH}",
             f"--grpc-port={PICKER_GRPC_PORT}",
+            f"--grpc-health-port={PICKER_HEALTH_PORT}",
+            # The binary defaults tracing on, exporting to localhost:4317; the chart turns
+            # it off unless a collector is configured, and Modelplane configures none.
+            "--tracing=false",
         ],
         "env": picker_env(names, has_config=True),
         "ports": [
             {"name": "grpc", "containerPort": PICKER_GRPC_PORT},
             {"name": "grpc-health", "containerPort": PICKER_HEALTH_PORT},
+            {"name": "metrics", "containerPort": PICKER_METRICS_PORT},
         ],
+        # A dead picker must leave the Service: ext-proc calls would otherwise hang on it.
+        "livenessProbe": _health_probe(initialDelaySeconds=5, periodSeconds=10),
+        "readinessProbe": _health_probe(periodSeconds=2),
+        "resources": {k: dict(v) for k, v in PICKER_RESOURCES.items()},
         "volumeMounts": _config_mounts(),
     }
 
@@ -205,7 +210,11 @@ def picker_deployment(
     if checksum is not None:
         # A config change changes the pod template, which rolls the picker.
         template_meta["annotations"] = {CHECKSUM_ANNOTATION: checksum}
-    pod: Json = {"serviceAccountName": names.epp, "containers": [container]}
+    pod: Json = {
+        "serviceAccountName": names.epp,
+        "terminationGracePeriodSeconds": PICKER_TERMINATION_GRACE_SECONDS,
+        "containers": [container],
+    }
     if checksum is not None:
         pod["volumes"] = [{"name": CONFIG_VOLUME, "configMap": {"name": names.epp}}]
     if image_pull_secrets:
@@ -216,6 +225,9 @@ def picker_deployment(
         "metadata": _meta(names),
         "spec": {
             "replicas": 1,
+            # One active picker holds the prefix-cache state; Recreate hands over at once
+            # instead of running two pickers side by side (the chart's strategy).
+            "strategy": {"type": "Recreate"},
             "selector": {"matchLabels": {"app": names.epp}},
             "template": {"metadata": template_meta, "spec": pod},
         },
@@ -258,24 +270,32 @@ def config_map(names: ReplicaNames, text: str) -> Json:
     }
 
 
-def picker_service(names: ReplicaNames) -> Json:
-    """The Service the pool's endpointPickerRef points at."""
+def picker_service(names: ReplicaNames, metrics: bool) -> Json:
+    """The Service the pool's endpointPickerRef points at (and the default picker's metrics)."""
+    ports: list[Json] = [
+        {
+            "name": "grpc-ext-proc",
+            "port": PICKER_GRPC_PORT,
+            "targetPort": PICKER_GRPC_PORT,
+            "appProtocol": EXT_PROC_APP_PROTOCOL,
+        }
+    ]
+    if metrics:
+        ports.append(
+            {"name": "http-metrics", "port": PICKER_METRICS_PORT, "targetPort": PICKER_METRICS_PORT}
+        )
     return {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": _meta(names),
-        "spec": {
-            "selector": {"app": names.epp},
-            "ports": [
-                {
-                    "name": "grpc-ext-proc",
-                    "port": PICKER_GRPC_PORT,
-                    "targetPort": PICKER_GRPC_PORT,
-                    "appProtocol": "http2",
-                }
-            ],
-        },
+        "spec": {"selector": {"app": names.epp}, "ports": ports},
     }
+
+
+def uses_default_picker(replica: ModelReplica) -> bool:
+    """Whether the replica runs Modelplane's default picker (``router`` omitted, §9.5)."""
+    serving = replica.spec.serving
+    return serving is None or serving.router != "EndpointPicker" or serving.endpoint_picker is None
 
 
 def _picker_parts(
@@ -284,9 +304,8 @@ def _picker_parts(
     """The picker's container, its config text (None without config) and pull secrets."""
     serving = replica.spec.serving
     picker = serving.endpoint_picker if serving is not None else None
-    if serving is None or serving.router != "EndpointPicker" or picker is None:
-        text = config_text(default_picker_config(replica_block_size(replica)))
-        return default_picker_container(names), text, None
+    if uses_default_picker(replica) or picker is None:
+        return default_picker_container(names), config_text(default_picker_config()), None
     user_text = config_text(picker.config) if picker.config is not None else None
     spec = picker.template.spec
     container = user_picker_container(names, spec.containers[0], user_text is not None)
@@ -306,5 +325,5 @@ def picker_objects(replica: ModelReplica, names: ReplicaNames) -> list[tuple[str
     if text is not None:
         objects.append((KEY_EPP_CONFIG, config_map(names, text)))
     objects.append((KEY_EPP, picker_deployment(names, container, checksum, secrets)))
-    objects.append((KEY_EPP_SERVICE, picker_service(names)))
+    objects.append((KEY_EPP_SERVICE, picker_service(names, uses_default_picker(replica))))
     return objects

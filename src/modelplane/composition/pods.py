@@ -8,6 +8,7 @@ from modelplane.composition.containers import (
     DSHM_VOLUME,
     member_container,
 )
+from modelplane.composition.marker import wait_for_cache_container
 from modelplane.composition.members import MemberContext, containers_of
 from modelplane.composition.types import Json
 
@@ -85,6 +86,9 @@ def pod_spec(ctx: MemberContext) -> Json:
         spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": rct}]
     if ctx.dynamo_gang:
         spec["schedulerName"] = KAI_SCHEDULER
+    if ctx.cache_pvc is not None:
+        # The engine never starts on a half-staged cache (issue 13): wait for the marker.
+        spec["initContainers"] = [wait_for_cache_container()]
     spec["containers"] = [member_container(ctx, c) for c in containers_of(ctx.member)]
     spec["volumes"] = pod_volumes(ctx)
     template_spec = ctx.member.template.spec

@@ -20,6 +20,7 @@ from modelplane.composition.conditions import (
 from modelplane.composition.delivery import readiness, remote_objects, wrap
 from modelplane.composition.members import containers_of, engine_container
 from modelplane.composition.names import replica_names, workload_key
+from modelplane.composition.routing import gateway_implementation
 from modelplane.composition.types import Json, Stack
 from modelplane.events import Event
 from modelplane.naming import child_name
@@ -88,7 +89,7 @@ def _engine_image(replica: ModelReplica) -> str:
     return container.image
 
 
-def _kept(observed: Json) -> Json:
+def kept_object(observed: Json) -> Json:
     """An observed Object re-emitted as desired: its apiVersion, kind, spec and identity."""
     metadata = observed.get("metadata") or {}
     kept: Json = {"apiVersion": observed.get("apiVersion"), "kind": observed.get("kind")}
@@ -144,7 +145,7 @@ def compose_replica(
     )
     if problem is not None or cluster is None or provider is None:
         kept = [
-            ComposedObject(key, _kept(obj), ready_flag(readiness_policy(obj), obj))
+            ComposedObject(key, kept_object(obj), ready_flag(readiness_policy(obj), obj))
             for key, obj in seen.items()
         ]
         return ReplicaComposition(kept, conditions, events, composite_ready(conditions), True)
@@ -155,6 +156,8 @@ def compose_replica(
             wrap(names, key, manifest, provider),
             ready_flag(readiness(manifest)["policy"], seen.get(key)),
         )
-        for key, manifest in remote_objects(replica, names, cluster_stack(cluster))
+        for key, manifest in remote_objects(
+            replica, names, cluster_stack(cluster), gateway_implementation(cluster)
+        )
     ]
     return ReplicaComposition(objects, conditions, events, composite_ready(conditions), False)

@@ -1,16 +1,97 @@
-"""The routing surface of a replica: InferencePool and HTTPRoute (composition.md §9.1–§9.3)."""
+"""The routing surface of a replica: InferencePool, HTTPRoute, gateway policies (§9.1–§9.3).
+
+Routes are composed for the Gateway API implementation the cluster runs (docs/composition.md,
+"Routes per gateway"), since the implementations differ on timeouts and on how they reach a
+picker that serves TLS.
+"""
 
 from __future__ import annotations
 
-from modelplane.api import ModelReplica, ReplicaEngine
+from dataclasses import dataclass
+
+from modelplane.api import InferenceCluster, ModelReplica, ReplicaEngine
+from modelplane.api.inferencecluster import GatewayImplementation
 from modelplane.composition.members import DEFAULT_HTTP_PORT, serving_port
-from modelplane.composition.names import ReplicaNames
+from modelplane.composition.names import (
+    KEY_EPP_DESTINATION_RULE,
+    KEY_GATEWAY_BACKEND_POLICY,
+    ReplicaNames,
+)
 from modelplane.composition.types import REMOTE_NAMESPACE, Json
 
 PICKER_GRPC_PORT = 9002
+# The picker Service's ext-proc port protocol, as llm-d-router's chart sets it
+# (config/charts/routerlib/templates/_service.yaml @ v0.10.0).
+EXT_PROC_APP_PROTOCOL = "kubernetes.io/h2c"
 POOL_GROUP = "inference.networking.k8s.io"
 GATEWAY_NAME = "inference-gateway"
 GATEWAY_NAMESPACE = "modelplane-system"
+
+# A backend timeout no generation reaches: one day. GKE cannot disable its backend timeout
+# (30 s by default); a GCP backend service accepts 1 to 2,147,483,647 s.
+LONG_BACKEND_TIMEOUT_S = 86_400
+ZERO_TIMEOUT = "0s"
+
+GKE_POLICY_API = "networking.gke.io/v1"
+ISTIO_NETWORKING_API = "networking.istio.io/v1"
+
+
+@dataclass(frozen=True)
+class GatewayRules:
+    """How one Gateway API implementation must be routed to (composition §9.3)."""
+
+    # GatewayClass spec.controllerName the cluster function maps back to the implementation.
+    controller_name: str
+    # Whether HTTPRoute rules may carry `timeouts`; where they may, 0s disables the
+    # implementation's default request timeout.
+    route_timeouts: bool
+    # Whether the backend timeout is set by a GCPBackendPolicy on the pool instead.
+    backend_policy: bool
+    # Whether the gateway needs a DestinationRule to speak TLS to the picker.
+    picker_tls_policy: bool
+
+
+GATEWAY_RULES: dict[GatewayImplementation, GatewayRules] = {
+    # GKE refuses rules[].timeouts (Accepted=False, UnsupportedValue: kserve/kserve#5311,
+    # #5707); its 30 s backend timeout is a GCPBackendPolicy's (llm-d-router
+    # config/charts/llm-d-router-gateway/templates/gke.yaml, httproute.yaml @ v0.10.0).
+    "GKE": GatewayRules("networking.gke.io/gateway", False, True, False),
+    # Istio reaches a TLS picker only through a DestinationRule with TLS SIMPLE
+    # (llm-d-router-gateway templates/istio.yaml @ v0.10.0; GIE chart istio.yaml @ v1.5.0).
+    "Istio": GatewayRules("istio.io/gateway-controller", True, False, True),
+    # Envoy's 15 s default route timeout; Envoy AI Gateway dials the picker with TLS and
+    # accepts its self-signed certificate (envoyproxy/ai-gateway
+    # internal/extensionserver/inferencepool.go @ v1.1.0).
+    "EnvoyGateway": GatewayRules(
+        "gateway.envoyproxy.io/gatewayclass-controller", True, False, False
+    ),
+    # kgateway implements HTTPRoute timeouts natively (kgateway-dev/kgateway#10784) and only
+    # speaks TLS to the picker (kgateway-dev/kgateway#11429).
+    "Kgateway": GatewayRules("kgateway.dev/kgateway", True, False, False),
+}
+
+
+def implementation_for_controller(controller_name: str) -> GatewayImplementation | None:
+    """The implementation a GatewayClass controllerName belongs to, if a known one."""
+    return next(
+        (impl for impl, rules in GATEWAY_RULES.items() if rules.controller_name == controller_name),
+        None,
+    )
+
+
+def gateway_implementation(cluster: InferenceCluster) -> GatewayImplementation | None:
+    """The cluster's gateway implementation: the platform's word, else observed, else derived.
+
+    None means Gateway API defaults: a ``0s`` request timeout, no policy objects.
+    """
+    declared = cluster.spec.gateway.implementation if cluster.spec.gateway is not None else None
+    if declared is not None:
+        return declared
+    status = cluster.status.gateway if cluster.status is not None else None
+    if status is not None and status.implementation is not None:
+        return status.implementation
+    # A GKE cluster's gateway is GKE's unless it says otherwise.
+    return "GKE" if cluster.spec.cluster.source == "GKE" else None
 
 
 def target_engine(replica: ModelReplica) -> ReplicaEngine | None:
@@ -48,32 +129,80 @@ def inference_pool(names: ReplicaNames, port: int) -> Json:
     }
 
 
-def http_route(names: ReplicaNames) -> Json:
+def http_route(names: ReplicaNames, implementation: GatewayImplementation | None) -> Json:
     """The HTTPRoute from the cluster's inference gateway to the pool (§9.3)."""
+    rule: Json = {
+        "matches": [{"path": {"type": "PathPrefix", "value": names.route_prefix}}],
+        # A rule-level filter: Envoy rejects a rewrite on a backendRef.
+        "filters": [
+            {
+                "type": "URLRewrite",
+                "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}},
+            }
+        ],
+        "backendRefs": [{"group": POOL_GROUP, "kind": "InferencePool", "name": names.pool}],
+    }
+    rules = GATEWAY_RULES.get(implementation) if implementation is not None else None
+    if rules is None or rules.route_timeouts:
+        # 0s disables the gateway's default request timeout, which would cut token streams.
+        rule["timeouts"] = {"request": ZERO_TIMEOUT}
     return {
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "HTTPRoute",
         "metadata": {"name": names.serving_key, "namespace": REMOTE_NAMESPACE},
         "spec": {
             "parentRefs": [{"name": GATEWAY_NAME, "namespace": GATEWAY_NAMESPACE}],
-            "rules": [
-                {
-                    "matches": [{"path": {"type": "PathPrefix", "value": names.route_prefix}}],
-                    # A rule-level filter: Envoy rejects a rewrite on a backendRef.
-                    "filters": [
-                        {
-                            "type": "URLRewrite",
-                            "urlRewrite": {
-                                "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}
-                            },
-                        }
-                    ],
-                    "backendRefs": [
-                        {"group": POOL_GROUP, "kind": "InferencePool", "name": names.pool}
-                    ],
-                    # 0s disables the gateway's default request timeout, which cuts streams.
-                    "timeouts": {"request": "0s"},
-                }
-            ],
+            "rules": [rule],
         },
     }
+
+
+def backend_policy(names: ReplicaNames) -> Json:
+    """GKE: the GCPBackendPolicy lifting the pool's 30 s backend timeout."""
+    return {
+        "apiVersion": GKE_POLICY_API,
+        "kind": "GCPBackendPolicy",
+        "metadata": {"name": names.pool, "namespace": REMOTE_NAMESPACE},
+        "spec": {
+            "targetRef": {"group": POOL_GROUP, "kind": "InferencePool", "name": names.pool},
+            "default": {"timeoutSec": LONG_BACKEND_TIMEOUT_S},
+        },
+    }
+
+
+def picker_host(names: ReplicaNames) -> str:
+    """The picker Service's cluster DNS name."""
+    return f"{names.epp}.{REMOTE_NAMESPACE}.svc.cluster.local"
+
+
+def picker_destination_rule(names: ReplicaNames) -> Json:
+    """Istio: originate TLS to the picker, whose certificate is self-signed."""
+    return {
+        "apiVersion": ISTIO_NETWORKING_API,
+        "kind": "DestinationRule",
+        "metadata": {"name": names.epp, "namespace": REMOTE_NAMESPACE},
+        "spec": {
+            "host": picker_host(names),
+            "trafficPolicy": {"tls": {"mode": "SIMPLE", "insecureSkipVerify": True}},
+        },
+    }
+
+
+def route_policies(
+    names: ReplicaNames, implementation: GatewayImplementation | None
+) -> list[tuple[str, Json]]:
+    """The backend policies the route needs on this implementation, with their keys."""
+    rules = GATEWAY_RULES.get(implementation) if implementation is not None else None
+    if rules is None or not rules.backend_policy:
+        return []
+    return [(KEY_GATEWAY_BACKEND_POLICY, backend_policy(names))]
+
+
+def picker_policies(
+    names: ReplicaNames, implementation: GatewayImplementation | None
+) -> list[tuple[str, Json]]:
+    """The policies the gateway needs to reach the picker on this implementation."""
+    rules = GATEWAY_RULES.get(implementation) if implementation is not None else None
+    if rules is None or not rules.picker_tls_policy:
+        return []
+    return [(KEY_EPP_DESTINATION_RULE, picker_destination_rule(names))]

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from modelplane.api import ReplicaEngine
+from modelplane.composition.gangs import GANG_GROUP, LEADER_CLIQUE, WORKER_CLIQUE
 from modelplane.composition.members import MemberContext, worker_nodes, workload_kind
 from modelplane.composition.names import ReplicaNames
 from modelplane.composition.pods import pod_annotations, pod_labels, pod_metadata, pod_spec
 from modelplane.composition.types import REMOTE_NAMESPACE, Json, Stack
-
-GANG_GROUP = "gang"
 
 
 def _contexts(
@@ -94,11 +93,14 @@ def pod_clique_set(leader: MemberContext, worker: MemberContext) -> Json:
                 "cliqueStartupType": "CliqueStartupTypeExplicit",
                 "terminationDelay": "4h",
                 "headlessServiceConfig": {"publishNotReadyAddresses": True},
-                "cliques": [_clique(leader, "leader", 1), _clique(worker, "worker", nodes)],
+                "cliques": [
+                    _clique(leader, LEADER_CLIQUE, 1),
+                    _clique(worker, WORKER_CLIQUE, nodes),
+                ],
                 "podCliqueScalingGroups": [
                     {
                         "name": GANG_GROUP,
-                        "cliqueNames": ["leader", "worker"],
+                        "cliqueNames": [LEADER_CLIQUE, WORKER_CLIQUE],
                         "replicas": engine.copies,
                         "minAvailable": engine.copies,
                     }

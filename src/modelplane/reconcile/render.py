@@ -20,6 +20,7 @@ from modelplane.api import (
     ModelReplica,
 )
 from modelplane.composition import compose_replica
+from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.deployment import DeploymentResult, finish_deployment
 from modelplane.scheduling import schedule_all
 
@@ -55,6 +56,42 @@ class RenderedDeployment:
     def in_order(self) -> list[Json]:
         """Everything, in the order ``render`` prints it (cli.md)."""
         return [self.deployment, *self.replicas, *(o for _, o in self.remote), *self.endpoints]
+
+
+@dataclass
+class RenderedCache:
+    """One ModelCache's part of the output: the cache with its status, then its Objects."""
+
+    cache: Json
+    result: CacheResult
+
+    @property
+    def remote(self) -> list[tuple[str, Json]]:
+        """``(cluster, Object)`` per composed object, in print order."""
+        return [(o.cluster, o.object) for o in self.result.objects]
+
+    def control_plane(self) -> list[Json]:
+        """The control-plane object: the cache with its computed status."""
+        return [self.cache]
+
+    def in_order(self) -> list[Json]:
+        """Everything, in the order ``render`` prints it: the cache, then its Objects."""
+        return [self.cache, *(o for _, o in self.remote)]
+
+
+def render_caches(fleet: Fleet) -> list[RenderedCache]:
+    """Reconcile every ModelCache of the fleet, in (namespace, name) order."""
+    out: list[RenderedCache] = []
+    ordered = sorted(
+        fleet.caches, key=lambda c: (c.metadata.namespace or "default", c.metadata.name or "")
+    )
+    for cache in ordered:
+        result = reconcile_cache(cache, fleet.clusters, derive_provider_config=True)
+        wire = cache.to_wire()
+        wire["metadata"]["namespace"] = cache.metadata.namespace or "default"
+        wire["status"] = {**result.status, "conditions": result.conditions}
+        out.append(RenderedCache(wire, result))
+    return out
 
 
 def render(fleet: Fleet) -> list[RenderedDeployment]:

@@ -118,11 +118,12 @@ def explain_cluster(
     if isinstance(outcome, Failure):
         return ExplainEntry(cluster.name, outcome.reason, outcome.message)
     if new_clusters:
-        return ExplainEntry(
-            cluster.name,
-            NOT_SELECTED,
-            f"eligible; the new replicas went to {', '.join(new_clusters)}",
-        )
+        message = f"eligible; the new replicas went to {', '.join(new_clusters)}"
+        warm = [c for c in new_clusters if c in gates.cache.warm]
+        if warm and cluster.name not in gates.cache.warm:
+            # The cache tie-break decided: say so (docs/scheduling.md).
+            message += f" (ModelCache {gates.cache_name} is already staged on {', '.join(warm)})"
+        return ExplainEntry(cluster.name, NOT_SELECTED, message)
     return ExplainEntry(
         cluster.name,
         NO_NEW_REPLICAS_NEEDED,

@@ -38,15 +38,22 @@ class CacheKind(StrEnum):
 
 @dataclass(frozen=True)
 class CacheState:
-    """A cache state; ``selector`` is the ModelCache's matchLabels when PRESENT."""
+    """A cache state; ``selector`` is the ModelCache's matchLabels when PRESENT.
+
+    ``warm`` names the clusters whose ``status.clusters[]`` entry is Ready: fill prefers
+    them among equally loaded clusters (a tie-break only, docs/scheduling.md).
+    """
 
     kind: CacheKind
     selector: tuple[tuple[str, str], ...] = ()
+    warm: frozenset[str] = frozenset()
 
     @staticmethod
-    def present(selector: Mapping[str, str] | None = None) -> CacheState:
+    def present(selector: Mapping[str, str] | None = None, warm: Iterable[str] = ()) -> CacheState:
         """PRESENT with the cache's ``spec.clusterSelector.matchLabels`` (None: no constraint)."""
-        return CacheState(CacheKind.PRESENT, tuple(sorted((selector or {}).items())))
+        return CacheState(
+            CacheKind.PRESENT, tuple(sorted((selector or {}).items())), frozenset(warm)
+        )
 
     @property
     def gate_open(self) -> bool:
@@ -73,7 +80,9 @@ def cache_state(deployment: ModelDeployment, caches: Iterable[ModelCache]) -> Ca
     for cache in caches:
         if cache.metadata.name == ref.name and namespace_of(cache.metadata.namespace) == namespace:
             selector = cache.spec.cluster_selector
-            return CacheState.present(selector.match_labels if selector else None)
+            return CacheState.present(
+                selector.match_labels if selector else None, cache.staged_on()
+            )
     return CACHE_ABSENT
 
 

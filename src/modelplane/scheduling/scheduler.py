@@ -370,15 +370,21 @@ class _Run:
             if new_replica_failure(self.gates, v) is None
         }
         # Only the chosen cluster's ledger changes in a round, so every other cluster's trial
-        # stays valid: a heap over (load, name) of the clusters whose trial succeeds is exact.
+        # stays valid: a heap over (load, cold, name) of the clusters whose trial succeeds is
+        # exact. ``cold`` (0 where the cache is already staged) only breaks ties in load, and
+        # which clusters can host a replica does not depend on the order: the count placed is
+        # the same with or without it (docs/scheduling.md).
+        warm = self.cache.warm
         heap = [
-            (load[name], name) for name, v in eligible.items() if isinstance(self._trial(v), Trial)
+            (load[name], name not in warm, name)
+            for name, v in eligible.items()
+            if isinstance(self._trial(v), Trial)
         ]
         heapq.heapify(heap)
         new: list[Placement] = []
         name_of = self.deployment.metadata.name or ""
         while len(new) < needed and heap:
-            _, cluster = heapq.heappop(heap)
+            _, _, cluster = heapq.heappop(heap)
             view = eligible[cluster]
             trial = self._trial(view)
             assert isinstance(trial, Trial)
@@ -398,7 +404,7 @@ class _Run:
             used[cluster].add(index)
             del self.trials[cluster]
             if isinstance(self._trial(view), Trial):
-                heapq.heappush(heap, (load[cluster], cluster))
+                heapq.heappush(heap, (load[cluster], cluster not in warm, cluster))
         return new
 
 

@@ -3,7 +3,8 @@
 It publishes on a live control plane what ``render`` derives locally (api.md §4.4), so
 deployments see the same fleet in both runtimes: ``status.gpuPools`` from the node pools
 and their InferenceClasses and, for ``source: Existing``, the ClusterProviderConfig every
-replica's Objects go through and the address of the cluster's inference gateway.
+replica's Objects go through and the address and implementation of the cluster's
+inference gateway (the latter from its GatewayClass's ``controllerName``).
 This project provisions no cluster: any other source is reported, not acted on.
 """
 
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster
-from modelplane.api.inferencecluster import derived_gpu_pools
+from modelplane.api.inferencecluster import GatewayImplementation, derived_gpu_pools
+from modelplane.composition.routing import implementation_for_controller
 from modelplane.naming import child_name
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
@@ -33,10 +35,12 @@ from modelplane.runtime.crossplane.requirements import (
 
 PROVIDER_CONFIG_KEY = "cluster-provider-config"
 GATEWAY_KEY = "inference-gateway"
+GATEWAY_CLASS_KEY = "inference-gateway-class"
 SYSTEM_NAMESPACE = "modelplane-system"
 PROVIDER_API = "kubernetes.m.crossplane.io/v1alpha1"
 GATEWAY_NAME = "inference-gateway"
 GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"
+GATEWAY_CLASS_READY_QUERY = "has(object.spec.controllerName)"
 CLUSTER_READY = "ClusterReady"
 
 
@@ -88,11 +92,36 @@ def has_condition(raw: Mapping[str, Any] | None, type_: str, status: str = "True
     )
 
 
-def gateway_address(observed_object: Mapping[str, Any] | None) -> str | None:
-    """The first non-empty ``value`` of the observed Gateway's ``status.addresses``."""
+def _observed_manifest(observed_object: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The remote object an observed provider-kubernetes Object reports, or {}."""
     at_provider = _observed_status(observed_object).get("atProvider")
     manifest = at_provider.get("manifest") if isinstance(at_provider, Mapping) else None
-    addresses = _observed_status(manifest).get("addresses")
+    return manifest if isinstance(manifest, Mapping) else {}
+
+
+def _observed_spec_field(observed_object: Mapping[str, Any] | None, field: str) -> str | None:
+    """A non-empty string field of the observed remote object's spec."""
+    spec = _observed_manifest(observed_object).get("spec")
+    value = spec.get(field) if isinstance(spec, Mapping) else None
+    return value if isinstance(value, str) and value else None
+
+
+def gateway_class_name(observed_gateway: Mapping[str, Any] | None) -> str | None:
+    """The observed Gateway's ``spec.gatewayClassName``."""
+    return _observed_spec_field(observed_gateway, "gatewayClassName")
+
+
+def gateway_class_implementation(
+    observed_class: Mapping[str, Any] | None,
+) -> GatewayImplementation | None:
+    """The implementation the observed GatewayClass's ``spec.controllerName`` names, if known."""
+    controller = _observed_spec_field(observed_class, "controllerName")
+    return implementation_for_controller(controller) if controller is not None else None
+
+
+def gateway_address(observed_object: Mapping[str, Any] | None) -> str | None:
+    """The first non-empty ``value`` of the observed Gateway's ``status.addresses``."""
+    addresses = _observed_status(_observed_manifest(observed_object)).get("addresses")
     if not isinstance(addresses, list):
         return None
     for address in addresses:
@@ -135,29 +164,75 @@ def provider_config(cluster: InferenceCluster) -> dict[str, Any]:
     }
 
 
-def gateway_object(cluster: InferenceCluster) -> dict[str, Any]:
-    """An observe-only Object reading the operator-installed inference Gateway."""
+def _observe_only(
+    cluster: InferenceCluster, key: str, manifest: dict[str, Any], ready_query: str
+) -> dict[str, Any]:
+    """An observe-only Object reading ``manifest`` from the workload cluster."""
     name = cluster.metadata.name or ""
     return {
         "apiVersion": PROVIDER_API,
         "kind": "Object",
-        "metadata": {"name": child_name(name, GATEWAY_KEY), "namespace": SYSTEM_NAMESPACE},
+        "metadata": {"name": child_name(name, key), "namespace": SYSTEM_NAMESPACE},
         "spec": {
             "managementPolicies": ["Observe"],
             "providerConfigRef": {
                 "kind": "ClusterProviderConfig",
                 "name": provider_config_name(name),
             },
-            "forProvider": {
-                "manifest": {
-                    "apiVersion": "gateway.networking.k8s.io/v1",
-                    "kind": "Gateway",
-                    "metadata": {"name": GATEWAY_NAME, "namespace": SYSTEM_NAMESPACE},
-                }
-            },
-            "readiness": {"policy": "DeriveFromCelQuery", "celQuery": GATEWAY_READY_QUERY},
+            "forProvider": {"manifest": manifest},
+            "readiness": {"policy": "DeriveFromCelQuery", "celQuery": ready_query},
+            # The cluster turns Ready when the Gateway gets an address, and routes follow the
+            # GatewayClass: watch both, as the replica's workloads are watched
+            # (composition/delivery.py ``watched``).
+            "watch": True,
         },
     }
+
+
+def gateway_object(cluster: InferenceCluster) -> dict[str, Any]:
+    """An observe-only Object reading the operator-installed inference Gateway."""
+    manifest = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": GATEWAY_NAME, "namespace": SYSTEM_NAMESPACE},
+    }
+    return _observe_only(cluster, GATEWAY_KEY, manifest, GATEWAY_READY_QUERY)
+
+
+def gateway_class_object(cluster: InferenceCluster, class_name: str) -> dict[str, Any]:
+    """An observe-only Object reading the (cluster-scoped) GatewayClass of the Gateway."""
+    manifest = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": class_name},
+    }
+    return _observe_only(cluster, GATEWAY_CLASS_KEY, manifest, GATEWAY_CLASS_READY_QUERY)
+
+
+def _gateway_class_parts(
+    cluster: InferenceCluster, observed: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[DesiredResource], GatewayImplementation | None]:
+    """The GatewayClass Object, once the Gateway names its class, and what it implements.
+
+    While the class is not observed yet (or the Gateway is not), the implementation
+    published before is kept, as the address is: a blip must not re-route every replica.
+    """
+    previous = cluster.status.gateway if cluster.status is not None else None
+    kept = previous.implementation if previous is not None else None
+    class_name = gateway_class_name(observed.get(GATEWAY_KEY))
+    if class_name is None:
+        return [], kept
+    seen_class = observed.get(GATEWAY_CLASS_KEY)
+    resource = DesiredResource(
+        GATEWAY_CLASS_KEY,
+        gateway_class_object(cluster, class_name),
+        ready=True if has_condition(seen_class, "Ready") else None,
+    )
+    observed_name = _observed_manifest(seen_class).get("metadata")
+    same_class = isinstance(observed_name, Mapping) and observed_name.get("name") == class_name
+    if not same_class or _observed_spec_field(seen_class, "controllerName") is None:
+        return [resource], kept
+    return [resource], gateway_class_implementation(seen_class)
 
 
 def _existing_parts(
@@ -186,8 +261,15 @@ def _existing_parts(
         # A blip in the gateway's status must not withdraw every endpoint on the cluster.
         gateway = cluster.status.gateway if cluster.status else None
         address = gateway.address if gateway is not None and gateway.address else None
+    class_resources, implementation = _gateway_class_parts(cluster, observed)
+    resources.extend(class_resources)
+    published: dict[str, Any] = {}
     if address is not None:
-        status["gateway"] = {"address": address}
+        published["address"] = address
+    if implementation is not None:
+        published["implementation"] = implementation
+    if published:
+        status["gateway"] = published
     return resources, status
 
 

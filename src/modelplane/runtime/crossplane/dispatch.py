@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from modelplane.api.base import GROUP_VERSION
 from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.cache_fn import run_cache
 from modelplane.runtime.crossplane.cluster_fn import run_cluster
 from modelplane.runtime.crossplane.deployment_fn import run_deployment
 from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse, fatal
@@ -32,6 +33,7 @@ HANDLERS: dict[str, Handler] = {
     "ModelDeployment": run_deployment,
     "ModelReplica": run_replica,
     "InferenceCluster": run_cluster,
+    "ModelCache": run_cache,
     **{kind: _record(kind) for kind in RECORD_MODELS},
 }
 

@@ -1,19 +1,18 @@
-"""InferenceClass, ModelCache and ModelEndpoint: records, marked ready (composition.md §14.1).
+"""InferenceClass and ModelEndpoint: records, marked ready (composition.md §14.1).
 
-Weight staging and edge routing of endpoints are the platform's, not this project's, so
-the function composes nothing and sets no condition; it validates the composite (a
-malformed one is a Fatal result like any other) and marks it ready.
+The function composes nothing and sets no condition for them; it validates the
+composite (a malformed one is a Fatal result like any other) and marks it ready.
+ModelCache has its own function (``cache_fn``, issue 13).
 """
 
 from __future__ import annotations
 
-from modelplane.api import InferenceClass, KubeModel, ModelCache, ModelEndpoint
+from modelplane.api import InferenceClass, KubeModel, ModelEndpoint
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse
 
 RECORD_MODELS: dict[str, type[KubeModel]] = {
     "InferenceClass": InferenceClass,
-    "ModelCache": ModelCache,
     "ModelEndpoint": ModelEndpoint,
 }
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from modelplane.api import InferenceCluster, ModelDeployment, ModelReplica
+from modelplane.api import InferenceCluster, ModelCache, ModelDeployment, ModelReplica
 from modelplane.runtime.crossplane.messages import Requirement
 
 CLUSTERS = "clusters"
@@ -20,6 +20,7 @@ ALL_REPLICAS = "all-replicas"
 CACHE = "cache"
 CLUSTER = "cluster"
 CLASS_PREFIX = "class-"
+AUTH_SECRET = "auth-secret"
 
 
 def deployment_requirements(deployment: ModelDeployment) -> list[Requirement]:
@@ -43,6 +44,27 @@ def deployment_requirements(deployment: ModelDeployment) -> list[Requirement]:
 def replica_requirements(replica: ModelReplica) -> list[Requirement]:
     """The replica function's one lookup: the cluster it is pinned to."""
     return [Requirement(CLUSTER, "InferenceCluster", match_name=replica.spec.cluster_name)]
+
+
+def cache_requirements(cache: ModelCache) -> list[Requirement]:
+    """The cache function's lookups: every cluster, and the auth Secret when set.
+
+    The Secret is looked up by name in the cache's namespace, only to know whether it
+    exists and holds the key (a missing one is ``AuthSecretMissing``).
+    """
+    wanted = [Requirement(CLUSTERS, "InferenceCluster")]
+    hf = cache.spec.hugging_face
+    if hf is not None and hf.auth_secret is not None:
+        wanted.append(
+            Requirement(
+                AUTH_SECRET,
+                "Secret",
+                match_name=hf.auth_secret.name,
+                namespace=cache.metadata.namespace or "default",
+                api_version="v1",
+            )
+        )
+    return wanted
 
 
 def class_key(class_name: str) -> str:

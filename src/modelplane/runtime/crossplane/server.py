@@ -29,6 +29,7 @@ from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
 from modelplane.runtime.crossplane import dispatch
 from modelplane.runtime.crossplane.messages import FunctionResponse, fatal
+from modelplane.runtime.crossplane.metrics import METRICS, MetricsError, start_metrics_server
 from modelplane.runtime.crossplane.proto import request_from_proto, response_to_proto
 
 DEFAULT_ADDRESS = "0.0.0.0:9443"
@@ -110,6 +111,7 @@ def _log_response(
     request: fnv1.RunFunctionRequest, response: FunctionResponse, seconds: float
 ) -> None:
     fields = _describe(request)
+    METRICS.observe(fields.get("kind"), response.fatal, seconds)
     fields.update(
         duration_ms=round(seconds * 1000, 2),
         resources=len(response.resources),
@@ -172,6 +174,8 @@ class ServeConfig:
     address: str = DEFAULT_ADDRESS
     insecure: bool = False
     tls_certs_dir: Path | None = None
+    metrics_address: str | None = None
+    """Where ``/metrics`` is served (plain HTTP); None serves no metrics."""
 
 
 def server_credentials(certs_dir: Path) -> grpc.ServerCredentials:
@@ -230,6 +234,10 @@ def tune_gc() -> None:
 def serve(config: ServeConfig) -> int:
     """Serve until SIGTERM or SIGINT, then drain in-flight calls and return 0."""
     server, port = build_server(config)
+    try:
+        metrics = start_metrics_server(config.metrics_address) if config.metrics_address else None
+    except MetricsError as error:
+        raise ServeError(str(error)) from error
     tune_gc()
     stop = threading.Event()
 
@@ -246,6 +254,7 @@ def serve(config: ServeConfig) -> int:
                     "address": config.address,
                     "port": port,
                     "tls": not config.insecure,
+                    "metrics": config.metrics_address or "",
                     "pid": os.getpid(),
                 }
             },
@@ -257,5 +266,8 @@ def serve(config: ServeConfig) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if metrics is not None:
+            metrics.shutdown()
+            metrics.server_close()
     LOG.info("stopped")
     return 0

@@ -1,0 +1,149 @@
+"""Deployments that compose but cannot serve: the warnings of ``validate`` and ``render``.
+
+Every check here reads one ModelDeployment and says, with the field path a fix belongs
+at, why its pods would start yet never answer (docs/composition.md "Warnings"). They
+are warnings, not errors: the API accepts these documents, and a user may know better
+(a custom image, a command the check cannot read). Pure: no files, no clocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from modelplane.api import ModelDeployment
+from modelplane.api.modeldeployment import Engine, EngineMember
+from modelplane.api.pod import Container
+from modelplane.composition.gangs import LEADER_ADDRESS
+from modelplane.composition.members import DEFAULT_HTTP_PORT, ENGINE_CONTAINER
+
+NIXL_CONNECTOR = "NixlConnector"
+# vLLM's NIXL side channel binds and advertises this host; it defaults to "localhost"
+# (vllm-project/vllm docs/features/nixl_connector_usage.md, vllm/envs.py).
+NIXL_SIDE_CHANNEL_HOST = "VLLM_NIXL_SIDE_CHANNEL_HOST"
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+@dataclass(frozen=True)
+class ServingWarning:
+    """One located warning: a field path of the deployment and why it cannot serve."""
+
+    path: str
+    message: str
+
+
+def serving_warnings(deployment: ModelDeployment) -> list[ServingWarning]:
+    """Every warning for one deployment, in engine, member and container order."""
+    spec = deployment.spec.template.spec
+    engines = list(spec.engines)
+    out = [w for i, engine in enumerate(engines) for w in _gang_warnings(i, engine)]
+    if spec.serving is not None and spec.serving.mode == "PrefillDecode":
+        out += _decode_sidecar_warnings(engines)
+    out += [w for i, engine in enumerate(engines) for w in _nixl_warnings(i, engine)]
+    return out
+
+
+def _member_path(engine: int, member: int) -> str:
+    return f"spec.template.spec.engines[{engine}].members[{member}].template.spec.containers"
+
+
+def _containers(member: EngineMember) -> list[Container]:
+    spec = member.template.spec
+    return list(spec.containers) if spec is not None else []
+
+
+def _texts(container: Container) -> Iterator[str]:
+    """Everything a container runs with: command, args and literal env values."""
+    yield from container.command or ()
+    yield from container.args or ()
+    yield from (e.value for e in container.env or () if e.value is not None)
+
+
+def _mentions(containers: Sequence[Container], word: str) -> bool:
+    # A substring, not only $(WORD): a shell command reads $WORD or ${WORD} too.
+    return any(word in text for c in containers for text in _texts(c))
+
+
+def _gang_warnings(index: int, engine: Engine) -> Iterator[ServingWarning]:
+    """A Worker none of whose containers names the leader address cannot join its gang."""
+    if not any(m.role == "Leader" for m in engine.members):
+        return
+    for j, member in enumerate(engine.members):
+        if member.role == "Worker" and not _mentions(_containers(member), LEADER_ADDRESS):
+            yield ServingWarning(
+                _member_path(index, j),
+                f"engine {engine.name}: no container of the Worker references "
+                f"$({LEADER_ADDRESS}): its pods cannot find the leader, so the gang never "
+                "forms and the serving pod never becomes ready",
+            )
+
+
+def _serving_member(engine: Engine) -> tuple[int, EngineMember] | None:
+    return next(((j, m) for j, m in enumerate(engine.members) if m.role != "Worker"), None)
+
+
+def _http_port(container: Container | None) -> int:
+    ports = container.ports or [] if container is not None else []
+    return next((p.container_port for p in ports if p.name == "http"), DEFAULT_HTTP_PORT)
+
+
+def _engine_container(containers: Sequence[Container]) -> Container | None:
+    return next((c for c in containers if c.name == ENGINE_CONTAINER), None)
+
+
+def _decode_sidecar_warnings(engines: Sequence[Engine]) -> Iterator[ServingWarning]:
+    """Decode pods need a routing sidecar, and it, not the engine, owns the pool's port.
+
+    llm-d's picker sends each request to a decode pod, whose sidecar runs the prefill leg
+    on the prefill pod the picker named, then hands the request to its local engine
+    (llm-d/llm-d-router ``pkg/sidecar/proxy``, ``deploy/components/vllm-decode`` @ v0.10.0).
+    The pool targets the Prefill engine's serving port (composition.md §9.7).
+    """
+    prefill = next((e for e in engines if e.phase == "Prefill"), None)
+    target = None
+    if prefill is not None and (found := _serving_member(prefill)) is not None:
+        target = _http_port(_engine_container(_containers(found[1])))
+    for i, engine in enumerate(engines):
+        found = _serving_member(engine) if engine.phase == "Decode" else None
+        if found is None:
+            continue
+        j, member = found
+        containers = _containers(member)
+        if not any(c.name != ENGINE_CONTAINER for c in containers):
+            yield ServingWarning(
+                _member_path(i, j),
+                f"engine {engine.name}: the decode pods have no routing sidecar container: "
+                "requests reach the decode engine directly and the prefill engine is never "
+                "used (llm-d runs its disagg sidecar in front of each decode engine)",
+            )
+        elif target is not None and _http_port(_engine_container(containers)) == target:
+            yield ServingWarning(
+                _member_path(i, j),
+                f"engine {engine.name}: the decode engine listens on the pool's target port "
+                f"{target}, where the routing sidecar must listen; move the engine to "
+                "another port (llm-d uses 8200) and point the sidecar at it",
+            )
+
+
+def _nixl_warnings(index: int, engine: Engine) -> Iterator[ServingWarning]:
+    """vLLM's NIXL connector needs a side-channel host the other phase can reach."""
+    for j, member in enumerate(engine.members):
+        for k, container in enumerate(_containers(member)):
+            if not _mentions([container], NIXL_CONNECTOR) or _reachable_side_channel(container):
+                continue
+            yield ServingWarning(
+                f"{_member_path(index, j)}[{k}].env",
+                f"container {container.name} uses vLLM's {NIXL_CONNECTOR} without a reachable "
+                f"{NIXL_SIDE_CHANNEL_HOST}: the KV side channel stays on localhost and pods "
+                "of the other phase cannot fetch the KV cache; set it from the downward API "
+                "(valueFrom.fieldRef.fieldPath: status.podIP)",
+            )
+
+
+def _reachable_side_channel(container: Container) -> bool:
+    entry = next((e for e in container.env or () if e.name == NIXL_SIDE_CHANNEL_HOST), None)
+    if entry is None:
+        return False
+    if entry.value_from is not None:
+        return True
+    return entry.value is not None and entry.value not in LOOPBACK

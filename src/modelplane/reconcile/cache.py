@@ -1,0 +1,343 @@
+"""The ModelCache reconcile: objects per cluster, per-cluster phases, conditions, events.
+
+Pure: the cache, the fleet, the observed Objects and the Secret lookup in; desired
+objects, status and events out. ``modelplane render`` and the Crossplane function run
+this same code (docs/composition.md, caches; docs/api.md for the status fields).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from modelplane.api import InferenceCluster, ModelCache
+from modelplane.api.meta import is_ready
+from modelplane.api.modelcache import (
+    MAX_CACHE_CLUSTERS,
+    MAX_CACHE_MESSAGE,
+    CacheClusterStatus,
+    CachePhase,
+)
+from modelplane.composition.cache import (
+    KEY_DOWNLOAD,
+    KEY_PVC,
+    Stage,
+    cache_names,
+    cache_objects,
+    cache_storage_class,
+    resource_key,
+    source_of,
+)
+from modelplane.composition.delivery import readiness
+from modelplane.composition.replica import derived_provider_config, provider_config_for
+from modelplane.events import Event
+from modelplane.scheduling.fleet import selector_mismatch
+
+Json = dict[str, Any]
+
+CLUSTERS_MATCHED = "ClustersMatched"
+ARTIFACT_READY = "ArtifactReady"
+
+
+class SecretState(StrEnum):
+    """The lookup of ``huggingFace.authSecret`` (like the three-state cache lookup)."""
+
+    NONE = "None"  # no authSecret
+    PRESENT = "Present"
+    ABSENT = "Absent"  # fetched: no such Secret, or no such key
+    UNRESOLVED = "Unresolved"  # not fetched yet (function runtime only)
+
+
+@dataclass(frozen=True)
+class CacheObject:
+    """One desired object: key, provider-kubernetes Object, readiness flag."""
+
+    key: str
+    cluster: str
+    object: Json
+    ready: bool | None = None
+
+
+@dataclass(frozen=True)
+class CacheResult:
+    """What one reconcile of a ModelCache yields."""
+
+    objects: list[CacheObject]
+    status: Json  # summary and clusters (conditions are separate, as for every kind)
+    conditions: list[dict[str, str]]
+    events: list[Event] = field(default_factory=list)
+    ready: bool = False
+
+
+def cache_footprint(
+    cache: ModelCache, clusters: Sequence[InferenceCluster]
+) -> list[InferenceCluster]:
+    """The clusters the cache is staged on, by name.
+
+    Those matching ``clusterSelector`` (absent: every cluster) that are Ready, plus those
+    already in ``status.clusters``: a cluster that blips NotReady keeps its weights.
+    """
+    selector = (
+        dict(cache.spec.cluster_selector.match_labels or {}) if cache.spec.cluster_selector else {}
+    )
+    known = {entry.name for entry in _previous(cache).values()}
+    chosen = [
+        c
+        for c in clusters
+        if selector_mismatch(c.metadata.labels or {}, selector) is None
+        and (is_ready(c.status) or c.metadata.name in known)
+    ]
+    return sorted(chosen, key=lambda c: c.metadata.name or "")
+
+
+def _previous(cache: ModelCache) -> dict[str, CacheClusterStatus]:
+    entries = cache.status.clusters if cache.status is not None else None
+    return {e.name: e for e in entries or ()}
+
+
+def _remote_status(observed: Json | None, name: str) -> Mapping[str, Any]:
+    """``status`` of the remote object ``name`` an observed Object reports.
+
+    Read from ``status.atProvider.manifest``; empty when the Object still reports another
+    object (a Job of the previous source, before the provider has replaced it), so an old
+    Job's completion never reads as the new source staged.
+    """
+    if not isinstance(observed, Mapping):
+        return {}
+    status = observed.get("status")
+    at_provider = status.get("atProvider") if isinstance(status, Mapping) else None
+    manifest = at_provider.get("manifest") if isinstance(at_provider, Mapping) else None
+    if not isinstance(manifest, Mapping):
+        return {}
+    metadata = manifest.get("metadata")
+    if not isinstance(metadata, Mapping) or metadata.get("name") != name:
+        return {}
+    remote = manifest.get("status")
+    return remote if isinstance(remote, Mapping) else {}
+
+
+def _condition(remote: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    conditions = remote.get("conditions")
+    for c in conditions if isinstance(conditions, list) else ():
+        if isinstance(c, Mapping) and c.get("type") == type_ and c.get("status") == "True":
+            return c
+    return None
+
+
+@dataclass(frozen=True)
+class _Site:
+    phase: CachePhase
+    message: str
+    stage: Stage | None  # None: nothing composed on this cluster
+
+
+def _site(
+    cache: ModelCache,
+    cluster: InferenceCluster,
+    observed: Mapping[str, Json],
+    secret: SecretState,
+    provider: tuple[str, str] | None,
+) -> _Site:
+    """The phase of the cache on one cluster and what to compose there."""
+    name = cluster.metadata.name or ""
+    hf = cache.spec.hugging_face
+    assert hf is not None
+    source = source_of(hf)
+    names = cache_names(cache)
+    if cache_storage_class(cluster) is None:
+        return _Site(
+            "Failed",
+            f"InferenceCluster {name} has no cache storage class: set "
+            "spec.cluster.existing.cache.storageClassName or publish status.cache.storageClassName",
+            None,
+        )
+    if provider is None:
+        return _Site("Pending", f"InferenceCluster {name} publishes no providerConfigRef yet", None)
+    before = _previous(cache).get(name)
+    if before is not None and before.phase == "Ready" and before.source == source:
+        # Staged: the Job and the token are gone (or going); only the PVC stays.
+        return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False, False))
+    job = _remote_status(observed.get(resource_key(name, KEY_DOWNLOAD)), names.job(hf))
+    if _condition(job, "Complete") is not None or _condition(job, "SuccessCriteriaMet"):
+        return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False, False))
+    failed = _condition(job, "Failed")
+    if failed is not None:
+        why = failed.get("message") or failed.get("reason") or "failed"
+        return _Site(
+            "Failed",
+            f"download Job {names.job(hf)} failed: {why}",
+            Stage(True, hf.auth_secret is not None),
+        )
+    if secret is SecretState.ABSENT:
+        assert hf.auth_secret is not None
+        return _Site(
+            "Pending",
+            f"Secret {names.namespace}/{hf.auth_secret.name} with key {hf.auth_secret.key} "
+            "not found; not downloading",
+            Stage(False, False),
+        )
+    if secret is SecretState.UNRESOLVED:
+        assert hf.auth_secret is not None
+        return _Site(
+            "Pending",
+            f"Waiting for Secret {names.namespace}/{hf.auth_secret.name}",
+            Stage(False, False),
+        )
+    stage = Stage(True, hf.auth_secret is not None)
+    pvc = _remote_status(observed.get(resource_key(name, KEY_PVC)), names.pvc)
+    if job.get("active") or pvc.get("phase") == "Bound":
+        return _Site("Hydrating", f"downloading {source} into PVC {names.pvc}", stage)
+    return _Site("Pending", f"waiting for PVC {names.pvc} and download Job", stage)
+
+
+def _conditions(
+    cache: ModelCache, entries: list[CacheClusterStatus], secret: SecretState
+) -> list[dict[str, str]]:
+    if not entries:
+        return [
+            _cond(
+                CLUSTERS_MATCHED,
+                "False",
+                "NoClusters",
+                "no Ready InferenceCluster matches the clusterSelector",
+            ),
+            _cond(ARTIFACT_READY, "False", "NoClusters", "not staged anywhere"),
+        ]
+    names = ", ".join(e.name for e in entries)
+    matched = _cond(CLUSTERS_MATCHED, "True", "Matched", f"clusters: {names}")
+    return [matched, _artifact(cache, entries, secret)]
+
+
+def _artifact(
+    cache: ModelCache, entries: list[CacheClusterStatus], secret: SecretState
+) -> dict[str, str]:
+    ready = [e.name for e in entries if e.phase == "Ready"]
+    if len(ready) == len(entries):
+        return _cond(ARTIFACT_READY, "True", "Staged", "staged on " + ", ".join(ready))
+    if secret is SecretState.ABSENT:
+        auth = cache.spec.hugging_face.auth_secret if cache.spec.hugging_face else None
+        assert auth is not None
+        namespace = cache.metadata.namespace or "default"
+        return _cond(
+            ARTIFACT_READY,
+            "False",
+            "AuthSecretMissing",
+            f"Secret {namespace}/{auth.name} with key {auth.key} not found",
+        )
+    failed = [e.name for e in entries if e.phase == "Failed"]
+    if failed:
+        return _cond(ARTIFACT_READY, "False", "Failed", "failed on " + ", ".join(failed))
+    waiting = ", ".join(e.name for e in entries if e.phase != "Ready")
+    if ready:
+        return _cond(
+            ARTIFACT_READY,
+            "False",
+            "Partial",
+            f"{len(ready)}/{len(entries)} ready; staging on {waiting}",
+        )
+    return _cond(ARTIFACT_READY, "False", "Hydrating", f"staging on {waiting}")
+
+
+def _cond(type_: str, status: str, reason: str, message: str) -> dict[str, str]:
+    return {"type": type_, "status": status, "reason": reason, "message": message}
+
+
+def _events(cache: ModelCache, entries: list[CacheClusterStatus]) -> list[Event]:
+    """Events on transitions only, so that repeated reconciles do not repeat them."""
+    before = _previous(cache)
+    hf = cache.spec.hugging_face
+    source = source_of(hf) if hf is not None else ""
+    events: list[Event] = []
+    for entry in entries:
+        old = before.get(entry.name)
+        was = old.phase if old is not None and old.source == entry.source else None
+        if entry.phase == was:
+            continue
+        if entry.phase == "Hydrating":
+            events.append(Event("Normal", f"Staging {source} on cluster {entry.name}"))
+        elif entry.phase == "Ready":
+            events.append(Event("Normal", f"Staged {source} on cluster {entry.name}"))
+        elif entry.phase == "Failed":
+            events.append(
+                Event("Warning", f"Staging on cluster {entry.name} failed: {entry.message}")
+            )
+    return events
+
+
+def reconcile_cache(
+    cache: ModelCache,
+    clusters: Sequence[InferenceCluster],
+    observed: Mapping[str, Json] | None = None,
+    *,
+    secret: SecretState | None = None,
+    derive_provider_config: bool = False,
+) -> CacheResult:
+    """Compose the cache on every cluster of its footprint and compute its status.
+
+    ``observed`` maps resource keys to observed provider-kubernetes Objects. ``secret``
+    defaults to PRESENT when ``authSecret`` is set (a local run cannot see Secrets).
+    With ``derive_provider_config`` (local ``render``) a cluster without
+    ``status.providerConfigRef`` gets the derived one, as for replicas.
+    """
+    seen: Mapping[str, Json] = observed or {}
+    hf = cache.spec.hugging_face
+    assert hf is not None  # MC-01
+    if secret is None:
+        secret = SecretState.PRESENT if hf.auth_secret is not None else SecretState.NONE
+    source = source_of(hf)
+    objects: list[CacheObject] = []
+    entries: list[CacheClusterStatus] = []
+    for cluster in cache_footprint(cache, clusters):
+        name = cluster.metadata.name or ""
+        provider = provider_config_for(cluster)
+        if provider is None and derive_provider_config:
+            provider = derived_provider_config(cluster)
+        site = _site(cache, cluster, seen, secret, provider)
+        entries.append(
+            CacheClusterStatus(
+                name=name, phase=site.phase, message=_bounded(site.message), source=source
+            )
+        )
+        storage_class = cache_storage_class(cluster)
+        if site.stage is None or provider is None or storage_class is None:
+            continue
+        for key, obj in cache_objects(cache, name, provider, storage_class, site.stage):
+            manifest = obj["spec"]["forProvider"]["manifest"]
+            objects.append(CacheObject(key, name, obj, _ready_flag(manifest, seen.get(key))))
+    ready = sum(1 for e in entries if e.phase == "Ready")
+    status: Json = {
+        "summary": {"ready": f"{ready}/{len(entries)}"},
+        # The XRD bounds the list: beyond it (a footprint over 1024 clusters) the summary
+        # still counts every cluster, the list names the first ones by name.
+        "clusters": [e.to_wire() for e in entries[:MAX_CACHE_CLUSTERS]],
+    }
+    return CacheResult(
+        objects=objects,
+        status=status,
+        conditions=_conditions(cache, entries, secret),
+        events=_events(cache, entries),
+        ready=bool(entries) and ready == len(entries),
+    )
+
+
+def _bounded(message: str) -> str:
+    """A message within the status bound (a Job's condition message is remote text)."""
+    if len(message) <= MAX_CACHE_MESSAGE:
+        return message
+    return message[: MAX_CACHE_MESSAGE - 3] + "..."
+
+
+def _ready_flag(manifest: Json, observed: Json | None) -> bool | None:
+    """True once the Object is observed Ready (or created, for SuccessfulCreate)."""
+    if observed is None:
+        return None
+    if readiness(manifest)["policy"] == "SuccessfulCreate":
+        return True
+    conditions = (observed.get("status") or {}).get("conditions") or []
+    return (
+        True
+        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        else None
+    )

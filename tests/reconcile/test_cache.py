@@ -1,0 +1,434 @@
+"""ModelCache staging: objects per cluster, phases from observed objects, conditions (issue 13)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from modelplane.api import InferenceCluster, ModelCache
+from modelplane.composition.cache import (
+    DOWNLOAD_IMAGE,
+    DOWNLOAD_SCRIPT,
+    cache_names,
+    resource_key,
+)
+from modelplane.reconcile.cache import SecretState, reconcile_cache
+from modelplane.reconcile.render import render, render_caches
+from tests.composition.schemas import require_shared, validate_delivered
+
+from .fleet import cache, cluster, deployment, fleet
+
+PVC = "modelcache-ml-team-qwen-17db2"  # api.md §5.2's worked example
+OBJECT_API = "kubernetes.m.crossplane.io/v1alpha1"
+
+
+def _cluster(name: str, tier: str, storage_class: str | None = "rwx") -> dict[str, Any]:
+    c = cluster(name, labels={"tier": tier})
+    c["status"]["providerConfigRef"] = {"kind": "ClusterProviderConfig", "name": f"pc-{name}"}
+    if storage_class is not None:
+        c["spec"]["cluster"]["existing"]["cache"] = {"storageClassName": storage_class}
+    return c
+
+
+THREE = [_cluster("a", "gpu"), _cluster("b", "gpu"), _cluster("c", "cpu")]
+
+
+def _typed(manifests: list[dict[str, Any]]) -> list[InferenceCluster]:
+    return [InferenceCluster.model_validate(c) for c in manifests]
+
+
+def _cache(auth: bool = False, status: dict[str, Any] | None = None, **kw: Any) -> ModelCache:
+    raw = cache(match_labels={"tier": "gpu"}, **kw)
+    if auth:
+        raw["spec"]["huggingFace"]["authSecret"] = {"name": "hf-token"}
+    if status is not None:
+        raw["status"] = status
+    return ModelCache.model_validate(raw)
+
+
+def _manifests(result: Any, kind: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (o.cluster, o.object)
+        for o in result.objects
+        if o.object["spec"]["forProvider"]["manifest"]["kind"] == kind
+    ]
+
+
+def test_three_clusters_two_matching_get_exactly_two_pvcs_and_two_jobs() -> None:
+    result = reconcile_cache(_cache(), _typed(THREE))
+    pvcs, jobs = _manifests(result, "PersistentVolumeClaim"), _manifests(result, "Job")
+    assert [c for c, _ in pvcs] == ["a", "b"] and [c for c, _ in jobs] == ["a", "b"]
+    assert _manifests(result, "Secret") == []  # no authSecret: no token
+    for cluster_name, obj in [*pvcs, *jobs]:
+        assert obj["apiVersion"] == OBJECT_API and obj["kind"] == "Object"
+        assert obj["metadata"]["namespace"] == "ml-team"
+        assert obj["spec"]["providerConfigRef"] == {
+            "kind": "ClusterProviderConfig",
+            "name": f"pc-{cluster_name}",
+        }
+    pvc = pvcs[0][1]["spec"]["forProvider"]["manifest"]
+    assert pvc["metadata"] == {
+        "name": PVC,
+        "namespace": "default",
+        "labels": {"modelplane.ai/cache": "qwen", "modelplane.ai/cache-namespace": "ml-team"},
+    }
+    assert pvc["spec"] == {
+        "accessModes": ["ReadWriteMany"],
+        "storageClassName": "rwx",
+        "resources": {"requests": {"storage": "16Gi"}},
+    }
+    job = jobs[0][1]["spec"]["forProvider"]["manifest"]
+    assert job["spec"]["backoffLimit"] == 4
+    assert job["spec"]["ttlSecondsAfterFinished"] == 3600
+    pod = job["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"
+    assert pod["volumes"] == [{"name": "model-cache", "persistentVolumeClaim": {"claimName": PVC}}]
+    [container] = pod["containers"]
+    assert container["image"] == DOWNLOAD_IMAGE
+    # User text reaches the script only through the environment, never the shell source.
+    assert container["command"] == ["/bin/sh", "-c", DOWNLOAD_SCRIPT]
+    assert "Qwen" not in DOWNLOAD_SCRIPT
+    assert {"name": "MODELPLANE_CACHE_SOURCE", "value": "Qwen/Qwen3-8B@main"} in container["env"]
+    assert not any(e["name"] == "HF_TOKEN" for e in container["env"])
+    # Distinct Object names per cluster, stable keys.
+    names = [o.object["metadata"]["name"] for o in result.objects]
+    assert len(set(names)) == len(names)
+    assert [o.key for o in result.objects] == [
+        "cache-pvc-a",
+        "cache-download-a",
+        "cache-pvc-b",
+        "cache-download-b",
+    ]
+
+
+def test_pvc_name_is_the_claim_the_deployment_pods_mount_on_each_cluster() -> None:
+    f = fleet(
+        [deployment(2, modelCacheRef={"name": "qwen"})],
+        THREE[:2],
+        caches=[cache(match_labels={"tier": "gpu"})],
+    )
+    claims: dict[str, set[str]] = {}
+    for rendered in render(f):
+        for cluster_name, obj in rendered.remote:
+            manifest = obj["spec"]["forProvider"]["manifest"]
+            if manifest["kind"] != "Deployment":
+                continue
+            volumes = manifest["spec"]["template"]["spec"]["volumes"]
+            claims.setdefault(cluster_name, set()).update(
+                v["persistentVolumeClaim"]["claimName"]
+                for v in volumes
+                if "persistentVolumeClaim" in v
+            )
+    [staged] = render_caches(f)
+    pvcs = {
+        c: o["spec"]["forProvider"]["manifest"]["metadata"]["name"]
+        for c, o in staged.remote
+        if o["spec"]["forProvider"]["manifest"]["kind"] == "PersistentVolumeClaim"
+    }
+    assert claims and set(claims) == set(pvcs)
+    for cluster_name, claim in claims.items():
+        assert claim == {pvcs[cluster_name]} == {PVC}
+
+
+def test_every_cache_object_is_schema_valid() -> None:
+    require_shared()
+    result = reconcile_cache(_cache(auth=True), _typed(THREE))
+    assert {o.object["spec"]["forProvider"]["manifest"]["kind"] for o in result.objects} == {
+        "PersistentVolumeClaim",
+        "Secret",
+        "Job",
+    }
+    for o in result.objects:
+        validate_delivered(o.object)
+
+
+def test_auth_secret_reaches_the_cluster_only_by_reference() -> None:
+    result = reconcile_cache(_cache(auth=True), _typed(THREE[:1]))
+    [(_, token)] = _manifests(result, "Secret")
+    manifest = token["spec"]["forProvider"]["manifest"]
+    assert "data" not in manifest and "stringData" not in manifest
+    # provider-kubernetes v1.2.1 apis/namespaced/object/v1alpha1/types.go: Reference
+    # {patchesFrom: {apiVersion, kind, name, namespace, fieldPath}, toFieldPath}; the
+    # value lands at spec.forProvider.manifest.<toFieldPath>.
+    assert token["spec"]["references"] == [
+        {
+            "patchesFrom": {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "name": "hf-token",
+                "namespace": "ml-team",
+                "fieldPath": "data[HF_TOKEN]",
+            },
+            "toFieldPath": "data.HF_TOKEN",
+        }
+    ]
+    [(_, job)] = _manifests(result, "Job")
+    env = job["spec"]["forProvider"]["manifest"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    secret_name = manifest["metadata"]["name"]
+    assert {
+        "name": "HF_TOKEN",
+        "valueFrom": {"secretKeyRef": {"name": secret_name, "key": "HF_TOKEN"}},
+    } in env
+
+
+def test_missing_secret_is_auth_secret_missing_and_composes_no_job() -> None:
+    result = reconcile_cache(_cache(auth=True), _typed(THREE), secret=SecretState.ABSENT)
+    assert _manifests(result, "Job") == [] and _manifests(result, "Secret") == []
+    assert len(_manifests(result, "PersistentVolumeClaim")) == 2
+    assert result.conditions[1] == {
+        "type": "ArtifactReady",
+        "status": "False",
+        "reason": "AuthSecretMissing",
+        "message": "Secret ml-team/hf-token with key HF_TOKEN not found",
+    }
+    assert [c["phase"] for c in result.status["clusters"]] == ["Pending", "Pending"]
+    assert not result.ready
+
+
+JOB = cache_names(_cache()).job(_cache().spec.hugging_face)  # type: ignore[arg-type]
+
+
+def _observed_object(name: str, manifest_status: dict[str, Any]) -> dict[str, Any]:
+    """An Object as provider-kubernetes reports it: the remote object under atProvider."""
+    return {
+        "apiVersion": OBJECT_API,
+        "kind": "Object",
+        "metadata": {"name": "x", "namespace": "ml-team"},
+        "status": {
+            "atProvider": {"manifest": {"metadata": {"name": name}, "status": manifest_status}},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+BOUND = {resource_key("a", "pvc"): _observed_object(PVC, {"phase": "Bound"})}
+JOB_DONE = {
+    **BOUND,
+    resource_key("a", "download"): _observed_object(
+        JOB, {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+    ),
+}
+JOB_FAILED = {
+    **BOUND,
+    resource_key("a", "download"): _observed_object(
+        JOB,
+        {
+            "failed": 5,
+            "conditions": [
+                {
+                    "type": "Failed",
+                    "status": "True",
+                    "reason": "BackoffLimitExceeded",
+                    "message": "Job has reached the specified backoff limit",
+                }
+            ],
+        },
+    ),
+}
+STAGED = "Qwen/Qwen3-8B@main staged in PVC " + PVC
+READY_BEFORE = {
+    "clusters": [{"name": "a", "phase": "Ready", "message": STAGED, "source": "Qwen/Qwen3-8B@main"}]
+}
+
+# observed, previous status -> phase, message, summary, ArtifactReady (reason, status), kinds composed
+STATUS_TABLE = [
+    (
+        "none observed",
+        {},
+        None,
+        "Pending",
+        f"waiting for PVC {PVC} and download Job",
+        ("Hydrating", "False", "staging on a"),
+        ["PersistentVolumeClaim", "Job"],
+    ),
+    (
+        "PVC bound",
+        BOUND,
+        None,
+        "Hydrating",
+        f"downloading Qwen/Qwen3-8B@main into PVC {PVC}",
+        ("Hydrating", "False", "staging on a"),
+        ["PersistentVolumeClaim", "Job"],
+    ),
+    (
+        "Job complete",
+        JOB_DONE,
+        None,
+        "Ready",
+        STAGED,
+        ("Staged", "True", "staged on a"),
+        ["PersistentVolumeClaim"],
+    ),
+    (
+        "Job failed",
+        JOB_FAILED,
+        None,
+        "Failed",
+        "download Job ml-team-qwen-download-",
+        ("Failed", "False", "failed on a"),
+        ["PersistentVolumeClaim", "Job"],
+    ),
+    (
+        "Job gone after Ready",
+        BOUND,
+        READY_BEFORE,
+        "Ready",
+        STAGED,
+        ("Staged", "True", "staged on a"),
+        ["PersistentVolumeClaim"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("observed", "before", "phase", "message", "artifact", "kinds"),
+    [row[1:] for row in STATUS_TABLE],
+    ids=[row[0] for row in STATUS_TABLE],
+)
+def test_status_from_observed_objects(
+    observed: dict[str, Any],
+    before: dict[str, Any] | None,
+    phase: str,
+    message: str,
+    artifact: tuple[str, str, str],
+    kinds: list[str],
+) -> None:
+    result = reconcile_cache(_cache(status=before), _typed(THREE[:1]), observed)
+    [entry] = result.status["clusters"]
+    assert (entry["name"], entry["phase"]) == ("a", phase)
+    assert entry["message"].startswith(message)
+    assert result.status["summary"] == {"ready": "1/1" if phase == "Ready" else "0/1"}
+    reason, status, text = artifact
+    assert result.conditions == [
+        {
+            "type": "ClustersMatched",
+            "status": "True",
+            "reason": "Matched",
+            "message": "clusters: a",
+        },
+        {"type": "ArtifactReady", "status": status, "reason": reason, "message": text},
+    ]
+    assert result.ready is (phase == "Ready")
+    composed = [o.object["spec"]["forProvider"]["manifest"]["kind"] for o in result.objects]
+    assert composed == kinds
+
+
+def test_failed_job_message_carries_the_job_condition() -> None:
+    result = reconcile_cache(_cache(), _typed(THREE[:1]), JOB_FAILED)
+    assert result.status["clusters"][0]["message"].endswith(
+        ": Job has reached the specified backoff limit"
+    )
+
+
+def test_partial_when_one_of_two_is_ready() -> None:
+    result = reconcile_cache(_cache(status=READY_BEFORE), _typed(THREE))
+    assert result.status["summary"] == {"ready": "1/2"}
+    assert result.conditions[1] == {
+        "type": "ArtifactReady",
+        "status": "False",
+        "reason": "Partial",
+        "message": "1/2 ready; staging on b",
+    }
+    assert not result.ready
+
+
+def test_ready_is_not_kept_for_another_revision() -> None:
+    result = reconcile_cache(_cache(status=READY_BEFORE, name="qwen"), _typed(THREE[:1]), BOUND)
+    assert result.status["clusters"][0]["phase"] == "Ready"
+    raw = cache(match_labels={"tier": "gpu"})
+    raw["spec"]["huggingFace"]["revision"] = "v2"
+    raw["status"] = READY_BEFORE
+    moved = reconcile_cache(ModelCache.model_validate(raw), _typed(THREE[:1]), BOUND)
+    assert moved.status["clusters"][0]["phase"] == "Hydrating"
+    assert "Job" in [o.object["spec"]["forProvider"]["manifest"]["kind"] for o in moved.objects]
+
+
+def test_no_matching_cluster_is_no_clusters() -> None:
+    result = reconcile_cache(_cache(), _typed(THREE[2:]))
+    assert result.objects == [] and result.status == {"summary": {"ready": "0/0"}, "clusters": []}
+    assert [(c["type"], c["status"], c["reason"]) for c in result.conditions] == [
+        ("ClustersMatched", "False", "NoClusters"),
+        ("ArtifactReady", "False", "NoClusters"),
+    ]
+    assert not result.ready
+
+
+def test_absent_selector_is_every_ready_cluster() -> None:
+    raw = cache()
+    unready = _cluster("d", "gpu")
+    unready["status"]["conditions"][0]["status"] = "False"
+    result = reconcile_cache(ModelCache.model_validate(raw), _typed([*THREE, unready]))
+    assert [c["name"] for c in result.status["clusters"]] == ["a", "b", "c"]
+
+
+def test_cluster_without_storage_class_cannot_host_the_cache() -> None:
+    clusters = [_cluster("a", "gpu"), _cluster("b", "gpu", storage_class=None)]
+    result = reconcile_cache(_cache(), _typed(clusters))
+    assert {o.cluster for o in result.objects} == {"a"}
+    entry = result.status["clusters"][1]
+    assert entry["phase"] == "Failed"
+    assert entry["message"] == (
+        "InferenceCluster b has no cache storage class: set "
+        "spec.cluster.existing.cache.storageClassName or publish status.cache.storageClassName"
+    )
+
+
+def test_published_storage_class_is_used_when_spec_has_none() -> None:
+    c = _cluster("a", "gpu", storage_class=None)
+    c["status"]["cache"] = {"storageClassName": "published-rwx"}
+    result = reconcile_cache(_cache(), _typed([c]))
+    [(_, pvc)] = _manifests(result, "PersistentVolumeClaim")
+    assert pvc["spec"]["forProvider"]["manifest"]["spec"]["storageClassName"] == "published-rwx"
+    both = copy.deepcopy(c)
+    both["spec"]["cluster"]["existing"]["cache"] = {"storageClassName": "spec-rwx"}
+    [(_, pvc)] = _manifests(reconcile_cache(_cache(), _typed([both])), "PersistentVolumeClaim")
+    assert pvc["spec"]["forProvider"]["manifest"]["spec"]["storageClassName"] == "spec-rwx"
+
+
+def test_events_on_start_and_completion_only_on_transitions() -> None:
+    started = reconcile_cache(_cache(), _typed(THREE[:1]), BOUND)
+    assert [(e.severity, e.message) for e in started.events] == [
+        ("Normal", "Staging Qwen/Qwen3-8B@main on cluster a")
+    ]
+    again = reconcile_cache(_cache(status=started.status), _typed(THREE[:1]), BOUND)
+    assert again.events == []
+    done = reconcile_cache(_cache(status=started.status), _typed(THREE[:1]), JOB_DONE)
+    assert [(e.severity, e.message) for e in done.events] == [
+        ("Normal", "Staged Qwen/Qwen3-8B@main on cluster a")
+    ]
+    failed = reconcile_cache(_cache(status=started.status), _typed(THREE[:1]), JOB_FAILED)
+    assert [e.severity for e in failed.events] == ["Warning"]
+
+
+def test_a_staged_cluster_that_blips_not_ready_keeps_its_pvc() -> None:
+    blip = _cluster("a", "gpu")
+    blip["status"]["conditions"][0]["status"] = "False"
+    result = reconcile_cache(_cache(status=READY_BEFORE), _typed([blip]))
+    assert [o.key for o in result.objects] == ["cache-pvc-a"]
+    fresh = reconcile_cache(_cache(), _typed([blip]))
+    assert fresh.objects == []
+
+
+def test_a_long_remote_message_is_cut_to_the_status_bound() -> None:
+    failed = copy.deepcopy(JOB_FAILED)
+    condition = failed[resource_key("a", "download")]["status"]["atProvider"]["manifest"]
+    condition["status"]["conditions"][0]["message"] = "x" * 5000
+    result = reconcile_cache(_cache(), _typed(THREE[:1]), failed)
+    message = result.status["clusters"][0]["message"]
+    assert len(message) == 1024 and message.endswith("...")
+    # What the function writes must pass the XRD's own schema.
+    raw = cache(match_labels={"tier": "gpu"})
+    raw["status"] = result.status
+    ModelCache.model_validate(raw)
+
+
+def test_an_old_jobs_completion_is_not_the_new_source_staged() -> None:
+    # The revision moved: the Object under the same key still reports the previous Job.
+    raw = cache(match_labels={"tier": "gpu"})
+    raw["spec"]["huggingFace"]["revision"] = "v2"
+    result = reconcile_cache(ModelCache.model_validate(raw), _typed(THREE[:1]), JOB_DONE)
+    assert result.status["clusters"][0]["phase"] == "Hydrating"
+    [(_, job)] = _manifests(result, "Job")
+    assert job["spec"]["forProvider"]["manifest"]["metadata"]["name"] != JOB
