@@ -1,18 +1,27 @@
 """The declared floors are exactly what the package uses (docs/crossplane.md "Version floors").
 
-Each table holds upstream facts, with the release and file they come from; the tests
-find what the generated package uses and derive the floor from the tables, so a rule or
-an XRD feature that needs a newer release cannot land without raising the floor, and a
-floor cannot claim more than the package needs.
+The upstream facts have one home each: the Kubernetes release that offers each CEL
+library to new CRD rules is ``modelplane.cel.crd_cost`` (kubernetes v1.34
+``staging/src/k8s.io/apiserver/pkg/cel/environment/base.go``), the Crossplane release that
+carries each XRD feature into the CRD is ``modelplane.api.xcrd.FEATURE_SINCE`` (crossplane
+``internal/xcrd/crd.go`` v2.2.0, crossplane-runtime ``pkg/xcrd/crd.go`` v2.3.0). These tests
+find what the generated package uses and derive the floors from them, so a rule or an XRD
+feature that needs a newer release cannot land without raising the floor, and a floor
+cannot claim more than the package needs. docs/crd-cost.md has the sources.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
 from modelplane.api import RULES
 from modelplane.api.crds import xrds
+from modelplane.api.xcrd import (
+    CROSSPLANE_RELEASES,
+    FEATURE_SINCE,
+    crd_for_xrd,
+    crossplane_features,
+    minimum_crossplane,
+)
+from modelplane.cel.crd_cost import estimate_rule, schema_decl_type, schema_nodes
 from modelplane.packaging import (
     CROSSPLANE_FLOOR,
     CROSSPLANE_VERSION,
@@ -21,100 +30,45 @@ from modelplane.packaging import (
     function_meta,
 )
 
-# kubernetes v1.34, staging/src/k8s.io/apiserver/pkg/cel/environment/base.go: the minor
-# release that introduced each CRD-rule function (CEL's standard functions and macros and
-# ext.Strings v0 are there from the start, "1.0").
-INTRODUCED: dict[str, tuple[int, int]] = {
-    **dict.fromkeys(
-        (
-            "has",
-            "size",
-            "all",
-            "exists",
-            "exists_one",
-            "map",
-            "filter",
-            "type",
-            "int",
-            "string",
-            "startsWith",
-            "endsWith",
-            "contains",
-            "matches",
-            "split",
-            "join",
-            "lowerAscii",
-            "upperAscii",
-            "replace",
-            "substring",
-            "trim",
-            "indexOf",
-        ),
-        (1, 0),
-    ),
-    **dict.fromkeys(("quantity", "isQuantity"), (1, 28)),  # library.Quantity
-    **dict.fromkeys(("sets.contains", "sets.equivalent", "sets.intersects"), (1, 29)),
-    **dict.fromkeys(("ip", "isIP", "cidr", "isCIDR"), (1, 30)),  # library.IP, library.CIDR
-    **dict.fromkeys(("semver", "isSemver"), (1, 33)),  # library.SemverLib
-}
-# component-base compatibility: new CRD rules are compiled at the server's minimum
-# compatibility version, its own minor minus one, so a library introduced in 1.N is
-# usable from a 1.(N+1) server.
-COMPATIBILITY_LAG = 1
-
-# What Crossplane carries from an apiextensions.crossplane.io/v2 XRD into the CRD, by the
-# first release that does (older ones drop it without an error):
-# - root-level x-kubernetes-validations: crossplane internal/xcrd/crd.go sets the CRD
-#   root's XValidations from v2.2.0 (v2.0.x and v2.1.x copy only the description);
-# - versions[].subresources.scale: the field exists in apis/apiextensions/v2/xrd_types.go
-#   from v2.3.0, and crossplane-runtime v2.3.0 pkg/xcrd/crd.go copies it into the CRD.
-CROSSPLANE_FEATURES = {"v2 XRD": (2, 0), "root rules": (2, 2), "scale subresource": (2, 3)}
-
 
 def _version(text: str) -> tuple[int, int]:
     major, minor = text.split(".")
     return int(major), int(minor)
 
 
-def _functions(rule: str) -> set[str]:
-    """Every function or macro a rule calls: ``name(`` and ``.name(`` (``sets.x(`` whole)."""
-    names = set(re.findall(r"(?<![\w.])(sets\.\w+|[A-Za-z_]\w*)\s*\(", rule))
-    names |= set(re.findall(r"\.([A-Za-z_]\w*)\s*\(", rule))
-    return names - {"sets"}
-
-
-def test_every_rule_function_is_in_the_table() -> None:
-    unknown = {f for r in RULES.values() for f in _functions(r.rule)} - set(INTRODUCED)
-    assert not unknown, f"add these to INTRODUCED with their Kubernetes release: {unknown}"
-
-
-def _needs(rule: str) -> tuple[int, int]:
-    """The release that introduced the newest function a rule calls."""
-    return max((INTRODUCED[f] for f in _functions(rule)), default=(1, 0))
+def _minimum_servers() -> dict[str, str]:
+    """Each generated rule's text -> the oldest API server that accepts it in a new CRD,
+    estimated where the rule sits in the CRD Crossplane creates."""
+    out: dict[str, str] = {}
+    for definition in xrds():
+        crd = crd_for_xrd(definition, CROSSPLANE_RELEASES[-1])
+        for version in crd["spec"]["versions"]:
+            for node in schema_nodes(version["schema"]["openAPIV3Schema"]):
+                decl = schema_decl_type(node.schema, node.is_root)
+                for v in node.schema.get("x-kubernetes-validations") or []:
+                    assert decl is not None, node.path
+                    estimate = estimate_rule(v["rule"], decl)
+                    assert estimate.error is None, (node.path, v["rule"], estimate.error)
+                    out[v["rule"]] = estimate.minimum_server()
+    return out
 
 
 def test_kubernetes_floor_is_what_the_rules_need() -> None:
-    major, minor = max(_needs(r.rule) for r in RULES.values())
-    assert _version(KUBERNETES_FLOOR) == (major, minor + COMPATIBILITY_LAG)
+    servers = _minimum_servers()
+    assert set(servers) == {r.rule for r in RULES.values()}  # every declared rule is there
+    newest = max(servers.values(), key=_version)
+    assert newest == KUBERNETES_FLOOR
     # The one rule that sets it: ICL-09's isSemver (docs/crossplane.md "Version floors").
-    setting = {i for i, r in RULES.items() if _needs(r.rule) == (major, minor)}
+    setting = {i for i, r in RULES.items() if servers[r.rule] == newest}
     assert setting == {"ICL-09"}
 
 
-def _features(definition: dict[str, Any]) -> set[str]:
-    found = {"v2 XRD"} if definition["apiVersion"] == "apiextensions.crossplane.io/v2" else set()
-    for version in definition["spec"]["versions"]:
-        if version["schema"]["openAPIV3Schema"].get("x-kubernetes-validations"):
-            found.add("root rules")
-        if "scale" in version.get("subresources", {}):
-            found.add("scale subresource")
-    return found
-
-
 def test_crossplane_floor_is_what_the_xrds_need() -> None:
-    used = set().union(*(_features(d) for d in xrds()))
-    assert used == set(CROSSPLANE_FEATURES)  # each fact above is about something we use
-    assert _version(CROSSPLANE_FLOOR) == max(CROSSPLANE_FEATURES[f] for f in used)
+    definitions = xrds()
+    assert {d["apiVersion"] for d in definitions} == {"apiextensions.crossplane.io/v2"}
+    used = set().union(*(crossplane_features(d) for d in definitions))
+    assert used == set(FEATURE_SINCE)  # each Crossplane fact is about something we use
+    assert max((minimum_crossplane(d) for d in definitions), key=_version) == CROSSPLANE_FLOOR
 
 
 def test_both_packages_declare_the_crossplane_floor() -> None:
