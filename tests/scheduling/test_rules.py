@@ -265,6 +265,17 @@ def test_dynamo_retained_replica_using_the_rank_is_re_placed() -> None:
     assert ids(s) == [("std", 0)]
 
 
+@pytest.mark.parametrize(
+    "command", ["vllm --rank=$MODELPLANE_RANK", "vllm --rank=${MODELPLANE_RANK}"]
+)
+def test_dynamo_refuses_a_worker_reading_the_rank_from_a_shell(command: str) -> None:
+    shell_worker = member("Worker", request("gpu", 8), worker_nodes=2, args=["-c", command])
+    d = deployment("g", 1, engine("g", member("Leader", claimless=True), shell_worker))
+    s = run(d, [h100("dyn", nodes=2, stack="Dynamo"), h100("std", nodes=2)])
+    assert ids(s) == [("std", 0)]
+    assert explain(s)["dyn"][0] == "StackUnsupported"
+
+
 def test_rank_in_env_value_or_leader() -> None:
     env_worker = member("Worker", request("gpu", 8))
     env_worker["template"]["spec"]["containers"][0]["env"] = [

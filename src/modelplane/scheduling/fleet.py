@@ -16,7 +16,9 @@ from modelplane.api.inferenceclass import CapacityValue, TypedValue
 from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.cel import DeviceProfile
 
-RANK_VARIABLE = "$(MODELPLANE_RANK)"
+# A Worker mentioning the rank in any form: not only $(MODELPLANE_RANK): a shell's $MODELPLANE_RANK or
+# ${MODELPLANE_RANK} on a Dynamo worker reads a variable nobody sets, and is empty.
+_RANK_NAME = "MODELPLANE_RANK"
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +313,6 @@ def _uses_rank(member: Any) -> bool:
     for container in spec.containers if spec is not None else ():
         texts = [*(container.command or ()), *(container.args or ())]
         texts += [e.value for e in container.env or () if e.value is not None]
-        if any(RANK_VARIABLE in text for text in texts):
+        if any(_RANK_NAME in text for text in texts):
             return True
     return False
