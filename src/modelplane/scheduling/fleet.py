@@ -16,8 +16,8 @@ from modelplane.api.inferenceclass import CapacityValue, TypedValue
 from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.cel import DeviceProfile
 
-# A Worker mentioning the rank in any form: not only $(MODELPLANE_RANK): a shell's $MODELPLANE_RANK or
-# ${MODELPLANE_RANK} on a Dynamo worker reads a variable nobody sets, and is empty.
+# Any mention of the rank counts, not only $(MODELPLANE_RANK): a shell's $MODELPLANE_RANK
+# or ${MODELPLANE_RANK} on a Dynamo worker reads a variable nobody sets, and is empty.
 _RANK_NAME = "MODELPLANE_RANK"
 
 
