@@ -272,18 +272,16 @@ def tolerates(toleration: Toleration, taint: Taint) -> bool:
 def untolerated_taint(
     cluster: ClusterView, tolerations: Sequence[Toleration], *, no_execute_only: bool = False
 ) -> Taint | None:
-    """The first taint (spec order) no toleration tolerates; NoExecute ones only if asked."""
+    """The first taint (spec order) no toleration tolerates; NoExecute ones only if asked.
+
+    Any untolerated taint keeps new replicas off the cluster (§4.2, ``Tainted``).
+    """
     for taint in cluster.taints:
         if no_execute_only and taint.effect != "NoExecute":
             continue
         if not any(tolerates(t, taint) for t in tolerations):
             return taint
     return None
-
-
-def repels(cluster: ClusterView, tolerations: Sequence[Toleration]) -> Taint | None:
-    """The taint that keeps new replicas off the cluster, if any (§4.2)."""
-    return untolerated_taint(cluster, tolerations)
 
 
 def evicts(cluster: ClusterView, tolerations: Sequence[Toleration]) -> bool:
