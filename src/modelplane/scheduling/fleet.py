@@ -13,7 +13,8 @@ from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelDeployment, Taint, Toleration
 from modelplane.api.inferenceclass import CapacityValue, TypedValue
-from modelplane.api.inferencecluster import derived_gpu_pools
+from modelplane.api.inferencecluster import PoolDevice, derived_gpu_pools
+from modelplane.api.modeldeployment import EngineMember
 from modelplane.cel import DeviceProfile
 
 RANK_VARIABLE = "$(MODELPLANE_RANK)"
@@ -153,7 +154,7 @@ class ClusterView:
 _SHAPES_BY_RAW: dict[tuple[Any, ...], PoolShape] = {}
 
 
-def _raw_key(d: Any) -> tuple[Any, ...]:
+def _raw_key(d: PoolDevice) -> tuple[object, ...]:
     attrs = d.attributes
     caps = d.capacity
     return (
@@ -169,7 +170,7 @@ def _raw_key(d: Any) -> tuple[Any, ...]:
     )
 
 
-def pool_shape(raw: Iterable[Any]) -> PoolShape:
+def pool_shape(raw: Iterable[PoolDevice]) -> PoolShape:
     """The interned shape of a pool's devices (class or published device models)."""
     # Keyed by the devices' plain values, so equal pools across the fleet skip building profiles.
     devices = list(raw)
@@ -304,7 +305,7 @@ def rank_engine(deployment: ModelDeployment) -> str | None:
     return None
 
 
-def _uses_rank(member: Any) -> bool:
+def _uses_rank(member: EngineMember) -> bool:
     spec = member.template.spec
     for container in spec.containers if spec is not None else ():
         texts = [*(container.command or ()), *(container.args or ())]
