@@ -169,9 +169,13 @@ def test_insufficient_capacity() -> None:
             "ReplicasScheduled",
             "False",
             "InsufficientCapacity",
-            "0 of 2 replicas scheduled (checked 2 clusters)",
+            # 16 GPUs is more than a node of either pool has: a device reason (issue 14).
+            "0 of 2 replicas scheduled: 0/2 clusters available: 2 NoMatchingPool",
         ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
+    ]
+    assert [(e.severity, e.message) for e in r.result.events] == [
+        ("Warning", "0 of 2 replicas scheduled: 0/2 clusters available: 2 NoMatchingPool")
     ]
     assert r.result.composite_ready is False
 

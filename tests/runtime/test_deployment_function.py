@@ -173,6 +173,33 @@ def test_parked_looks_nothing_up_and_is_ready(stubs: Stubs) -> None:
     assert results(rsp) == [("NORMAL", "Scaled to zero: removing all replicas")]
 
 
+def test_a_shortfall_is_worded_and_warned_once_per_change(stubs: Stubs) -> None:
+    # status.md §2.7 as superseded by issue 14: one node of 8 GPUs takes 8 of 9 replicas.
+    xr = deployment(replicas=9)
+    rsp = _reconcile(stubs, xr, WORLD)
+    text = (
+        "Scheduled 8 of 9 replicas; 1 did not fit: 0/1 clusters available: 1 InsufficientCapacity"
+    )
+    assert conditions(rsp)[0] == ("ReplicasScheduled", "False", "Scheduling", text)
+    assert results(rsp) == [
+        ("WARNING", text),
+        ("NORMAL", "Scheduled 8 replicas across 1 clusters: us-east-1"),
+    ]
+    # Crossplane wrote the condition onto the composite: the same text raises no new Warning.
+    xr["status"]["conditions"].append(
+        {"type": "ReplicasScheduled", "status": "False", "reason": "Scheduling", "message": text}
+    )
+    again = _reconcile(stubs, xr, WORLD)
+    assert conditions(again)[0] == ("ReplicasScheduled", "False", "Scheduling", text)
+    assert ("WARNING", text) not in results(again)
+    # A different shortfall is a change: warned again.
+    xr["spec"]["replicas"] = 10
+    changed = _reconcile(stubs, xr, WORLD)
+    assert ("WARNING", text.replace("8 of 9", "8 of 10").replace("1 did", "2 did")) in results(
+        changed
+    )
+
+
 def test_cache_lookup_three_states(stubs: Stubs) -> None:
     xr = deployment(cache="qwen")
     first = stubs.v1.RunFunction(request(xr))

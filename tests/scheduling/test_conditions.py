@@ -75,10 +75,14 @@ def test_partial_shortfall_still_reads_created() -> None:
     big = engine("chat", member("Standalone", request("gpu", 8)))
     s = status(deployment("chat", 3, big), FLEET, observed)
     # a/0 is re-resolved at 8 GPUs (kept) but charged its observed 1: no room for another 8 on a.
+    text = (
+        "Scheduled 2 of 3 replicas; 1 did not fit: 0/2 clusters available: 2 InsufficientCapacity"
+    )
     assert conds(s) == [
-        ("ReplicasScheduled", "True", "ReplicasCreated", "Scheduled 2 of 3 replicas"),
+        ("ReplicasScheduled", "True", "ReplicasCreated", text),
         ("ReplicasReady", "False", "ModelStarting", "1 of 2 ready"),
     ]
+    assert s.events == (Event("Warning", text),)
 
 
 def test_new_placement_on_a_reused_identity_is_not_ready() -> None:
@@ -102,7 +106,7 @@ def test_insufficient_capacity() -> None:
             "ReplicasScheduled",
             "False",
             "InsufficientCapacity",
-            "0 of 2 replicas scheduled (checked 2 clusters)",
+            "0 of 2 replicas scheduled: 0/2 clusters available: 2 NoMatchingPool",
         ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
     ]
@@ -195,8 +199,8 @@ def test_absent_cache_with_nothing_to_retain() -> None:
         (
             "ReplicasScheduled",
             "False",
-            "InsufficientCapacity",
-            "0 of 1 replicas scheduled (checked 2 clusters)",
+            "CacheUnavailable",
+            "0 of 1 replicas scheduled: 0/2 clusters available: 2 CacheUnavailable",
         ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
     ]

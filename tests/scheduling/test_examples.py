@@ -101,10 +101,10 @@ def test_12_1_seed_fleet() -> None:
     s = run(deployment("qwen3-8b", 2), seed_fleet())
     assert ids(s) == [("qwen3-8b-e7f0a", "us-east-1", 0), ("qwen3-8b-13bc2", "us-west-2", 0)]
     east, west = s.replicas
-    assert [(m.role, m.pool, m.nodes) for e in east.engines for m in e.members] == [
+    assert [(m.role, m.pool, m.pods) for e in east.engines for m in e.members] == [
         ("Standalone", "h100", 1)
     ]
-    assert [(m.role, m.pool, m.nodes) for e in west.engines for m in e.members] == [
+    assert [(m.role, m.pool, m.pods) for e in west.engines for m in e.members] == [
         ("Standalone", "l4", 1)
     ]
     (req,) = east.engines[0].members[0].device_requests
@@ -206,7 +206,7 @@ def test_12_2_gang_packs_three_pods_on_one_node() -> None:
     assert ids(s) == [(replica_name("gang", "c1", 0), "c1", 0), (replica_name("gang", "c1", 1), "c1", 1),
                       (replica_name("gang", "c2", 0), "c2", 0)]  # fmt: skip
     members = s.replicas[0].engines[0].members
-    assert [(m.role, m.pool, m.nodes) for m in members] == [
+    assert [(m.role, m.pool, m.pods) for m in members] == [
         ("Leader", "h100", 1),
         ("Worker", "h100", 2),
     ]
@@ -233,13 +233,13 @@ def test_12_3_split_engine() -> None:
     s = run(coder(), [c1])
     assert ids(s) == [("coder-8ee2b", "c1", 0)]
     leader, worker = s.replicas[0].engines[0].members
-    assert (leader.role, leader.pool, leader.nodes, leader.device_requests) == (
+    assert (leader.role, leader.pool, leader.pods, leader.device_requests) == (
         "Leader",
         "cpu",
         0,
         (),
     )
-    assert (worker.role, worker.pool, worker.nodes) == ("Worker", "h100", 2)
+    assert (worker.role, worker.pool, worker.pods) == ("Worker", "h100", 2)
     assert [(r.name, r.count) for r in worker.device_requests] == [("gpu", 8)]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 
 from modelplane.api import InferenceCluster, ModelDeployment, ModelReplica
 from modelplane.cel import all_selectors_match
-from modelplane.scheduling import CACHE_NONE, Placement, Schedule, replica_object, schedule
+from modelplane.scheduling import (
+    CACHE_NONE,
+    Mode,
+    Placement,
+    Schedule,
+    replica_object,
+    schedule,
+)
 from modelplane.scheduling.fleet import cluster_view
 from modelplane.scheduling.scheduler import held_placement
 
@@ -148,7 +155,31 @@ def test_deterministic_under_input_order(w: World, rnd: random.Random) -> None:
     fleet, others = list(w.fleet), list(w.others)
     rnd.shuffle(fleet)
     rnd.shuffle(others)
-    assert schedule(w.deployment, fleet, [], CACHE_NONE, others) == first
+    shuffled = schedule(w.deployment, fleet, [], CACHE_NONE, others)
+    assert shuffled == first
+    # Schedules compare by reason codes; the messages, built on demand, must agree too.
+    assert shuffled.explain == first.explain
+
+
+@MANY
+@given(worlds())
+def test_a_shortfall_counts_every_candidate_once(w: World) -> None:
+    # status.md §2.7 (issue 14): short of replicas, every candidate cluster is counted by the
+    # reason it cannot take one more, and that reason is its explain reason when it has one.
+    s = run(w)
+    if s.mode is not Mode.NORMAL or s.total >= s.desired:
+        assert s.shortfall is None
+        return
+    assert s.shortfall is not None
+    assert sum(n for _, n in s.shortfall.counts) == s.shortfall.candidates == s.checked
+    counts = [n for _, n in s.shortfall.counts]
+    assert counts == sorted(counts, reverse=True)
+    by_reason = dict(s.shortfall.counts)
+    explained = Counter(e.reason for e in s.explain if e.reason != "ClusterSelectorMismatch")
+    placed_on = {p.cluster for p in s.replicas if not p.retained}
+    # Clusters that got new replicas are full now: they add InsufficientCapacity only.
+    explained["InsufficientCapacity"] += len(placed_on)
+    assert {str(r): n for r, n in by_reason.items()} == +explained
 
 
 def _capacity(fleet: Sequence[InferenceCluster]) -> dict[tuple[str, str, str], int]:
@@ -169,7 +200,7 @@ def _usage(placements: Sequence[Placement]) -> dict[tuple[str, str, str], int]:
         for e in p.engines:
             for m in e.members:
                 for r in m.device_requests:
-                    used[(p.cluster, m.pool, r.device_class_name)] += r.count * m.nodes
+                    used[(p.cluster, m.pool, r.device_class_name)] += r.count * m.pods
     return used
 
 

@@ -130,7 +130,7 @@ def test_count_zero_device_matches_nothing() -> None:
 def test_worker_without_worker_block_spans_one_node() -> None:
     gang = engine("g", member("Leader", claimless=True), member("Worker", request("gpu", 8)))
     s = run(deployment("g", 1, gang), [h100()])
-    assert [(m.role, m.nodes) for m in s.replicas[0].engines[0].members] == [
+    assert [(m.role, m.pods) for m in s.replicas[0].engines[0].members] == [
         ("Leader", 0),
         ("Worker", 1),
     ]
@@ -359,7 +359,7 @@ def test_synthetic_matches_are_not_listed_and_claim_nothing() -> None:
     )
     s = run(deployment("m", 1, engine("m", both)), [cluster("c1", pool("p", 1, host(), gpu()))])
     (m,) = s.replicas[0].engines[0].members
-    assert [r.name for r in m.device_requests] == ["gpu"] and m.nodes == 1
+    assert [r.name for r in m.device_requests] == ["gpu"] and m.pods == 1
 
 
 def test_dra_device_without_class_is_skipped() -> None:
@@ -401,7 +401,7 @@ def test_member_without_node_selector_rides_on_the_engine_pool() -> None:
     gang = engine("g", member("Leader", claimless=True), member("Worker", request("gpu", 1)))
     c = cluster("c1", pool("cpu", 1, host()), pool("h100", 1, gpu()))
     s = run(deployment("g", 1, gang), [c])
-    assert [(m.pool, m.nodes) for m in s.replicas[0].engines[0].members] == [
+    assert [(m.pool, m.pods) for m in s.replicas[0].engines[0].members] == [
         ("h100", 0),
         ("h100", 1),
     ]
@@ -492,7 +492,7 @@ def test_engines_share_one_trial_and_the_failing_engine_is_named() -> None:
 def test_copies_multiply_pods() -> None:
     d = deployment("m", 1, engine("m", member("Standalone", request("gpu", 2)), copies=4))
     s = run(d, [h100()])
-    assert s.replicas[0].engines[0].members[0].nodes == 4
+    assert s.replicas[0].engines[0].members[0].pods == 4
     assert (
         run(
             deployment("m", 2, engine("m", member("Standalone", request("gpu", 2)), copies=4)),
@@ -774,7 +774,7 @@ def test_pool_unknown_cluster_keeps_its_replica_as_observed() -> None:
         p.held
         and p.retained
         and p.engines[0].members[0].pool == "main"
-        and p.engines[0].members[0].nodes == 1
+        and p.engines[0].members[0].pods == 1
     )
     assert explain(s) == {"c1": ("NoPools", "cluster publishes no pools")}
 

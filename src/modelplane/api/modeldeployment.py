@@ -363,7 +363,7 @@ class ReplicaCounts(KubeModel):
 
 
 class ModelDeploymentStatus(OpenModel):
-    """Computed by Modelplane; the input status is never read."""
+    """Computed by Modelplane; of the input status only ReplicasScheduled is read (its Warning once per change)."""
 
     replicas: ReplicaCounts | None = None
     conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from modelplane.api import Condition, ModelDeployment, ModelReplica
 from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.events import Event
-from modelplane.scheduling.model import CacheKind, CacheState, HoldCause, Mode, Schedule
+from modelplane.scheduling.model import (
+    CacheKind,
+    CacheState,
+    HoldCause,
+    Mode,
+    Schedule,
+    Shortfall,
+)
 from modelplane.scheduling.replicas import identity, owns, sort_key
 
 MODEL_CACHE_RESOLVED = "ModelCacheResolved"
@@ -110,7 +117,8 @@ def deployment_status(
         conditions.append(cache_condition[0])
         if cache_condition[1] is not None:
             events.append(cache_condition[1])
-    conditions.append(_scheduled(schedule, total, any_observed, events))
+    reported = reported_message(deployment, REPLICAS_SCHEDULED)
+    conditions.append(_scheduled(schedule, total, any_observed, events, reported))
     conditions.append(_ready(total, ready))
     if schedule.mode is Mode.NORMAL and total > 0 and not any_observed:
         names = sorted({p.cluster for p in schedule.replicas})
@@ -148,9 +156,17 @@ def _cache_condition(
 
 
 def _scheduled(
-    schedule: Schedule, total: int, any_observed: bool, events: list[Event]
+    schedule: Schedule,
+    total: int,
+    any_observed: bool,
+    events: list[Event],
+    reported: str | None,
 ) -> Condition:
-    """ReplicasScheduled (§2.7), appending the events its case raises (§2.10)."""
+    """ReplicasScheduled (§2.7), appending the events its case raises (§2.10).
+
+    ``reported`` is the observed composite's ReplicasScheduled message: a shortfall's
+    Warning is raised only when its text differs (once per change).
+    """
     desired = schedule.desired
     if schedule.cause is HoldCause.CLUSTERS_UNRESOLVED:
         message = NO_CLUSTERS_FOUND if schedule.clusters_fetched else WAITING_FOR_CLUSTERS
@@ -166,18 +182,46 @@ def _scheduled(
     if schedule.cluster_count == 0:
         events.append(Event("Warning", NO_CLUSTERS_FOUND))
         return condition(REPLICAS_SCHEDULED, False, "NoClusters", NO_CLUSTERS_FOUND)
-    if total == 0:
-        return condition(
-            REPLICAS_SCHEDULED,
-            False,
-            "InsufficientCapacity",
-            f"0 of {desired} replicas scheduled (checked {schedule.checked} clusters)",
-        )
+    if total < desired:
+        # Only here is a shortfall worded: its counts are codes, formatted once (issue 14).
+        shortfall = _shortfall(schedule)
+        if total == 0:
+            message = f"0 of {desired} replicas scheduled: {shortfall.message()}"
+        else:
+            message = (
+                f"Scheduled {total} of {desired} replicas; {desired - total} did not fit: "
+                f"{shortfall.message()}"
+            )
+        if message != reported:
+            events.append(Event("Warning", message))
+        if total == 0:
+            return condition(REPLICAS_SCHEDULED, False, shortfall.reason, message)
+        if not any_observed:
+            return condition(REPLICAS_SCHEDULED, False, "Scheduling", message)
+        return condition(REPLICAS_SCHEDULED, True, "ReplicasCreated", message)
     if not any_observed:
         return condition(REPLICAS_SCHEDULED, False, "Scheduling")
     return condition(
         REPLICAS_SCHEDULED, True, "ReplicasCreated", f"Scheduled {total} of {desired} replicas"
     )
+
+
+def reported_message(deployment: ModelDeployment, type_: str) -> str | None:
+    """The message of the observed composite's condition ``type_``, if it has one.
+
+    The one read of the input status: like the ModelCache's staging events, the shortfall
+    Warning is raised on a change only, so that a deployment stuck short of replicas does
+    not repeat it on every reconcile (docs/reconcile.md).
+    """
+    previous = deployment.status.conditions if deployment.status is not None else None
+    return next((c.message or "" for c in previous or () if c.type == type_), None)
+
+
+def _shortfall(schedule: Schedule) -> Shortfall:
+    """The counted reasons of a Normal schedule short of replicas (scheduling computes them)."""
+    if schedule.shortfall is None:
+        raise ValueError("a Normal schedule with fewer replicas than desired has a shortfall")
+    return schedule.shortfall
 
 
 def _ready(total: int, ready: int) -> Condition:

@@ -12,6 +12,7 @@ from modelplane.scheduling.model import (
     CACHE_ABSENT,
     CACHE_NONE,
     CACHE_UNRESOLVED,
+    CAPACITY_REASONS,
     UNRESOLVED,
     CacheKind,
     CacheState,
@@ -22,8 +23,11 @@ from modelplane.scheduling.model import (
     MemberPlacement,
     Mode,
     Placement,
+    Reason,
     ResolvedRequest,
     Schedule,
+    Shortfall,
+    Unfit,
     cache_state,
 )
 from modelplane.scheduling.replicas import identity, owns, replica_object
@@ -37,6 +41,7 @@ from modelplane.scheduling.scheduler import (
 
 __all__ = [
     "CACHE_ABSENT",
+    "CAPACITY_REASONS",
     "CACHE_NONE",
     "CACHE_UNRESOLVED",
     "UNRESOLVED",
@@ -49,9 +54,12 @@ __all__ = [
     "MemberPlacement",
     "Mode",
     "Placement",
+    "Reason",
     "ResolvedRequest",
     "Schedule",
     "Scheduled",
+    "Shortfall",
+    "Unfit",
     "cache_state",
     "deployment_key",
     "first_compile_error",

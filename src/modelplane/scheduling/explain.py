@@ -1,4 +1,8 @@
-"""Why each cluster received no new replica: the reason vocabulary of §11, in check order."""
+"""Why each cluster received no new replica: the reason codes of §11, in check order.
+
+Every check returns an ``Unfit``: the reason code now, the message only when asked for
+(``schedule --explain``). The runtime reads the codes alone.
+"""
 
 from __future__ import annotations
 
@@ -8,25 +12,12 @@ from dataclasses import dataclass
 from modelplane.api import Toleration
 from modelplane.scheduling.fleet import (
     ClusterView,
-    repels,
     selector_mismatch,
     taint_text,
+    untolerated_taint,
 )
-from modelplane.scheduling.model import CacheKind, CacheState, ExplainEntry
+from modelplane.scheduling.model import CacheKind, CacheState, Reason, Unfit
 from modelplane.scheduling.placement import Failure, Trial
-
-CLUSTER_SELECTOR_MISMATCH = "ClusterSelectorMismatch"
-CACHE_SELECTOR_MISMATCH = "CacheSelectorMismatch"
-CACHE_UNAVAILABLE = "CacheUnavailable"
-TAINTED = "Tainted"
-STACK_UNSUPPORTED = "StackUnsupported"
-NOT_READY = "NotReady"
-NO_GATEWAY = "NoGateway"
-NO_POOLS = "NoPools"
-NOT_SELECTED = "NotSelected"
-NO_NEW_REPLICAS_NEEDED = "NoNewReplicasNeeded"
-NO_REPLICAS_DESIRED = "NoReplicasDesired"
-SCHEDULING_HELD = "SchedulingHeld"
 
 
 def _mismatch_message(found: tuple[str, str | None, str], who: str) -> str:
@@ -43,6 +34,10 @@ def stack_message(engine: str) -> str:
     )
 
 
+def _not_ready_message(status: str | None) -> str:
+    return f"Ready condition is {status}" if status is not None else "no Ready condition"
+
+
 @dataclass(frozen=True)
 class Gates:
     """The per-deployment inputs of the cluster checks (§4)."""
@@ -54,42 +49,82 @@ class Gates:
     rank_engine: str | None  # an engine whose Worker uses $(MODELPLANE_RANK)
 
 
-def selector_failure(gates: Gates, cluster: ClusterView) -> ExplainEntry | None:
+def selector_failure(gates: Gates, cluster: ClusterView) -> Unfit | None:
     """Rows 1-2: the cluster is not a candidate."""
     found = selector_mismatch(cluster.labels, gates.selector)
     if found is not None:
-        return ExplainEntry(
-            cluster.name, CLUSTER_SELECTOR_MISMATCH, _mismatch_message(found, "clusterSelector")
+        clause = found
+        return Unfit(
+            cluster.name,
+            Reason.CLUSTER_SELECTOR_MISMATCH,
+            lambda: _mismatch_message(clause, "clusterSelector"),
         )
     if gates.cache.kind is CacheKind.PRESENT:
         found = selector_mismatch(cluster.labels, dict(gates.cache.selector))
         if found is not None:
+            cache_clause = found
             who = f"ModelCache {gates.cache_name} clusterSelector"
-            return ExplainEntry(
-                cluster.name, CACHE_SELECTOR_MISMATCH, _mismatch_message(found, who)
+            return Unfit(
+                cluster.name,
+                Reason.CACHE_SELECTOR_MISMATCH,
+                lambda: _mismatch_message(cache_clause, who),
             )
     return None
 
 
-def new_replica_failure(gates: Gates, cluster: ClusterView) -> ExplainEntry | None:
+def cache_failure(gates: Gates, cluster: ClusterView) -> Unfit | None:
+    """Row 3: the referenced cache is absent or unresolved, so no new replica is placed."""
+    if gates.cache.gate_open:
+        return None
+    state = "not found" if gates.cache.kind is CacheKind.ABSENT else "not yet resolved"
+    name = gates.cache_name
+    return Unfit(
+        cluster.name,
+        Reason.CACHE_UNAVAILABLE,
+        lambda: f"ModelCache {name} {state}; no new replicas are placed",
+    )
+
+
+def new_replica_failure(gates: Gates, cluster: ClusterView) -> Unfit | None:
     """Rows 4-7: a candidate that cannot take new replicas whatever its capacity."""
-    taint = repels(cluster, gates.tolerations)
+    taint = untolerated_taint(cluster, gates.tolerations)
     if taint is not None:
-        return ExplainEntry(cluster.name, TAINTED, f"taint {taint_text(taint)} is not tolerated")
-    if cluster.dynamo and gates.rank_engine is not None:
-        return ExplainEntry(cluster.name, STACK_UNSUPPORTED, stack_message(gates.rank_engine))
-    if not cluster.ready:
-        message = (
-            f"Ready condition is {cluster.ready_status}"
-            if cluster.ready_status is not None
-            else "no Ready condition"
+        return Unfit(
+            cluster.name, Reason.TAINTED, lambda: f"taint {taint_text(taint)} is not tolerated"
         )
-        return ExplainEntry(cluster.name, NOT_READY, message)
+    if cluster.dynamo and gates.rank_engine is not None:
+        engine = gates.rank_engine
+        return Unfit(cluster.name, Reason.STACK_UNSUPPORTED, lambda: stack_message(engine))
+    if not cluster.ready:
+        status = cluster.ready_status
+        return Unfit(cluster.name, Reason.NOT_READY, lambda: _not_ready_message(status))
     if not cluster.gateway:
-        return ExplainEntry(cluster.name, NO_GATEWAY, "no gateway address")
+        return Unfit(cluster.name, Reason.NO_GATEWAY, lambda: "no gateway address")
     if cluster.pool_unknown:
-        return ExplainEntry(cluster.name, NO_POOLS, "cluster publishes no pools")
+        return Unfit(cluster.name, Reason.NO_POOLS, lambda: "cluster publishes no pools")
     return None
+
+
+def blocker(
+    gates: Gates, cluster: ClusterView, trial: Callable[[ClusterView], Trial | Failure]
+) -> Unfit | None:
+    """Rows 3-10 for a candidate: why it cannot take one more replica now (None: it can)."""
+    entry = cache_failure(gates, cluster) or new_replica_failure(gates, cluster)
+    if entry is not None:
+        return entry
+    outcome = trial(cluster)
+    if isinstance(outcome, Failure):
+        return Unfit(cluster.name, outcome.reason, outcome.describe)
+    return None
+
+
+def _not_selected_message(gates: Gates, cluster: str, new_clusters: Sequence[str]) -> str:
+    message = f"eligible; the new replicas went to {', '.join(new_clusters)}"
+    warm = [c for c in new_clusters if c in gates.cache.warm]
+    if warm and cluster not in gates.cache.warm:
+        # The cache tie-break decided: say so (docs/scheduling.md).
+        message += f" (ModelCache {gates.cache_name} is already staged on {', '.join(warm)})"
+    return message
 
 
 def explain_cluster(
@@ -99,33 +134,18 @@ def explain_cluster(
     new_clusters: Sequence[str],
     kept: int,
     desired: int,
-) -> ExplainEntry:
+) -> Unfit:
     """The entry of a cluster that received no new replica: the first failing check (§11)."""
-    entry = selector_failure(gates, cluster)
+    entry = selector_failure(gates, cluster) or blocker(gates, cluster, trial)
     if entry is not None:
         return entry
-    if not gates.cache.gate_open:
-        state = "not found" if gates.cache.kind is CacheKind.ABSENT else "not yet resolved"
-        return ExplainEntry(
-            cluster.name,
-            CACHE_UNAVAILABLE,
-            f"ModelCache {gates.cache_name} {state}; no new replicas are placed",
-        )
-    entry = new_replica_failure(gates, cluster)
-    if entry is not None:
-        return entry
-    outcome = trial(cluster)
-    if isinstance(outcome, Failure):
-        return ExplainEntry(cluster.name, outcome.reason, outcome.message)
     if new_clusters:
-        message = f"eligible; the new replicas went to {', '.join(new_clusters)}"
-        warm = [c for c in new_clusters if c in gates.cache.warm]
-        if warm and cluster.name not in gates.cache.warm:
-            # The cache tie-break decided: say so (docs/scheduling.md).
-            message += f" (ModelCache {gates.cache_name} is already staged on {', '.join(warm)})"
-        return ExplainEntry(cluster.name, NOT_SELECTED, message)
-    return ExplainEntry(
+        name = cluster.name
+        return Unfit(
+            name, Reason.NOT_SELECTED, lambda: _not_selected_message(gates, name, new_clusters)
+        )
+    return Unfit(
         cluster.name,
-        NO_NEW_REPLICAS_NEEDED,
-        f"eligible; {kept} replica(s) already meet spec.replicas {desired}",
+        Reason.NO_NEW_REPLICAS_NEEDED,
+        lambda: f"eligible; {kept} replica(s) already meet spec.replicas {desired}",
     )

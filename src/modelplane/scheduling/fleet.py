@@ -13,7 +13,8 @@ from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelDeployment, Taint, Toleration
 from modelplane.api.inferenceclass import CapacityValue, TypedValue
-from modelplane.api.inferencecluster import derived_gpu_pools
+from modelplane.api.inferencecluster import PoolDevice, derived_gpu_pools
+from modelplane.api.modeldeployment import EngineMember
 from modelplane.cel import DeviceProfile
 
 # Any mention of the rank counts, not only $(MODELPLANE_RANK): a shell's $MODELPLANE_RANK
@@ -155,7 +156,7 @@ class ClusterView:
 _SHAPES_BY_RAW: dict[tuple[Any, ...], PoolShape] = {}
 
 
-def _raw_key(d: Any) -> tuple[Any, ...]:
+def _raw_key(d: PoolDevice) -> tuple[object, ...]:
     attrs = d.attributes
     caps = d.capacity
     return (
@@ -171,7 +172,7 @@ def _raw_key(d: Any) -> tuple[Any, ...]:
     )
 
 
-def pool_shape(raw: Iterable[Any]) -> PoolShape:
+def pool_shape(raw: Iterable[PoolDevice]) -> PoolShape:
     """The interned shape of a pool's devices (class or published device models)."""
     # Keyed by the devices' plain values, so equal pools across the fleet skip building profiles.
     devices = list(raw)
@@ -274,18 +275,16 @@ def tolerates(toleration: Toleration, taint: Taint) -> bool:
 def untolerated_taint(
     cluster: ClusterView, tolerations: Sequence[Toleration], *, no_execute_only: bool = False
 ) -> Taint | None:
-    """The first taint (spec order) no toleration tolerates; NoExecute ones only if asked."""
+    """The first taint (spec order) no toleration tolerates; NoExecute ones only if asked.
+
+    Any untolerated taint keeps new replicas off the cluster (§4.2, ``Tainted``).
+    """
     for taint in cluster.taints:
         if no_execute_only and taint.effect != "NoExecute":
             continue
         if not any(tolerates(t, taint) for t in tolerations):
             return taint
     return None
-
-
-def repels(cluster: ClusterView, tolerations: Sequence[Toleration]) -> Taint | None:
-    """The taint that keeps new replicas off the cluster, if any (§4.2)."""
-    return untolerated_taint(cluster, tolerations)
 
 
 def evicts(cluster: ClusterView, tolerations: Sequence[Toleration]) -> bool:
@@ -308,7 +307,7 @@ def rank_engine(deployment: ModelDeployment) -> str | None:
     return None
 
 
-def _uses_rank(member: Any) -> bool:
+def _uses_rank(member: EngineMember) -> bool:
     spec = member.template.spec
     for container in spec.containers if spec is not None else ():
         texts = [*(container.command or ()), *(container.args or ())]

@@ -6,7 +6,8 @@ sets by its parts, and printed without touching the API models it came from.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Final, Literal
@@ -113,11 +114,11 @@ class ResolvedRequest:
 
 @dataclass(frozen=True)
 class MemberPlacement:
-    """One member pinned to a pool; ``nodes`` is the pods it charges (§1.1)."""
+    """One member pinned to a pool; ``pods`` is the pods it charges (§1.1 ``nodes``)."""
 
     role: str
     pool: str
-    nodes: int
+    pods: int
     device_requests: tuple[ResolvedRequest, ...] = ()
 
 
@@ -147,6 +148,34 @@ class Placement:
     observed: ModelReplica | None = field(default=None, compare=False, repr=False)
 
 
+class Reason(StrEnum):
+    """The reason codes of §11, in check order: why a cluster takes no new replica."""
+
+    NO_REPLICAS_DESIRED = "NoReplicasDesired"
+    SCHEDULING_HELD = "SchedulingHeld"
+    CLUSTER_SELECTOR_MISMATCH = "ClusterSelectorMismatch"
+    CACHE_SELECTOR_MISMATCH = "CacheSelectorMismatch"
+    CACHE_UNAVAILABLE = "CacheUnavailable"
+    TAINTED = "Tainted"
+    STACK_UNSUPPORTED = "StackUnsupported"
+    NOT_READY = "NotReady"
+    NO_GATEWAY = "NoGateway"
+    NO_POOLS = "NoPools"
+    NO_MATCHING_POOL = "NoMatchingPool"
+    NO_CLAIMABLE_DEVICE = "NoClaimableDevice"
+    INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+    NOT_SELECTED = "NotSelected"
+    NO_NEW_REPLICAS_NEEDED = "NoNewReplicasNeeded"
+
+
+CAPACITY_REASONS: Final = frozenset(
+    {Reason.NO_MATCHING_POOL, Reason.NO_CLAIMABLE_DEVICE, Reason.INSUFFICIENT_CAPACITY}
+)
+"""The reasons about room or devices: the pools' devices do not match, none is claimable, or
+no node has room left (§11 rows 8-10). A deployment short of every replica for these reasons
+alone reads ``InsufficientCapacity`` (docs/scheduling.md)."""
+
+
 @dataclass(frozen=True)
 class ExplainEntry:
     """Why a cluster received no new replica (§11)."""
@@ -156,26 +185,89 @@ class ExplainEntry:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class Unfit:
+    """A cluster's reason code, with its §11 message built only when asked for.
+
+    Like kube-scheduler's per-node Status: the scheduler records the code of every
+    passed-over cluster on every schedule; the text is formatted only by those who
+    print it (``schedule --explain``), never by the runtime.
+    """
+
+    cluster: str
+    reason: Reason
+    describe: Callable[[], str] = field(compare=False, repr=False)
+
+    def entry(self) -> ExplainEntry:
+        """The explain entry: cluster, reason and the formatted message."""
+        return ExplainEntry(self.cluster, self.reason.value, self.describe())
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """Why replicas are missing: every candidate cluster counted by the reason it cannot take
+    one more replica at the end of the schedule (kube-scheduler's FitError, per cluster).
+
+    ``counts`` is sorted by count (most first), then by reason name; it sums to ``candidates``.
+    """
+
+    candidates: int
+    counts: tuple[tuple[Reason, int], ...]
+
+    @staticmethod
+    def of(reasons: Iterable[Reason], candidates: int) -> Shortfall:
+        """Count ``reasons`` (one per candidate cluster)."""
+        tally = Counter(reasons)
+        return Shortfall(
+            candidates, tuple(sorted(tally.items(), key=lambda item: (-item[1], item[0].value)))
+        )
+
+    @property
+    def reason(self) -> str:
+        """The condition reason when nothing was scheduled (status.md §2.7, issue 14).
+
+        ``InsufficientCapacity`` when every counted reason is about room or devices
+        (vacuously so when there is no candidate), otherwise the most frequent code.
+        """
+        if all(reason in CAPACITY_REASONS for reason, _ in self.counts):
+            return Reason.INSUFFICIENT_CAPACITY.value
+        return self.counts[0][0].value
+
+    def message(self) -> str:
+        """``0/<c> clusters available: <n> <Reason>, ...`` (no list when there is no candidate)."""
+        head = f"0/{self.candidates} clusters available"
+        if not self.counts:
+            return head
+        return head + ": " + ", ".join(f"{n} {reason.value}" for reason, n in self.counts)
+
+
 @dataclass(frozen=True)
 class Schedule:
     """The result of scheduling one deployment (§1.1).
 
     Beside the spec's fields it records what status.md needs to word its
     conditions: whether the cluster list was fetched, how many clusters it held,
-    and the compile error of a held-by-selector schedule.
+    the compile error of a held-by-selector schedule, and the counted reasons of a
+    shortfall. ``unfit`` holds reason codes; ``explain`` formats their messages.
     """
 
     mode: Mode
     desired: int
     replicas: tuple[Placement, ...]
     checked: int
-    explain: tuple[ExplainEntry, ...]
+    unfit: tuple[Unfit, ...]
     cause: HoldCause | None = None
     clusters_fetched: bool = True
     cluster_count: int = 0
     selector_error: str | None = None
+    shortfall: Shortfall | None = None  # Normal mode with fewer replicas than desired
 
     @property
     def total(self) -> int:
         """Replicas in the desired set (status.md §2.6)."""
         return len(self.replicas)
+
+    @property
+    def explain(self) -> tuple[ExplainEntry, ...]:
+        """The §11 explain entries, messages formatted now (only ``schedule --explain`` asks)."""
+        return tuple(u.entry() for u in self.unfit)

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from modelplane.api import ModelDeployment
 from modelplane.scheduling.capacity import ClusterState, Demand, PoolState, pods_of
 from modelplane.scheduling.fleet import ClusterView, Pool, PoolShape
 from modelplane.scheduling.matching import Match, Requests, match, member_requests
-from modelplane.scheduling.model import EnginePlacement, MemberPlacement
-
-NO_MATCHING_POOL = "NoMatchingPool"
-NO_CLAIMABLE_DEVICE = "NoClaimableDevice"
-INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+from modelplane.scheduling.model import EnginePlacement, MemberPlacement, Reason
 
 _MAX_NODES_SHOWN = 8
 
@@ -56,10 +52,20 @@ def engine_specs(deployment: ModelDeployment) -> tuple[EngineSpec, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """Why a replica cannot be placed on a cluster: an explain reason and message (§11)."""
+    """Why a replica cannot be placed on a cluster: a reason code, its message on demand (§11).
 
-    reason: str
-    message: str
+    ``describe`` holds only immutable inputs (pools, match results, the pool states as they
+    stood at the failed attempt: a trial copies a state before packing and a commit replaces
+    states rather than changing them), so the text built later is the one of that moment.
+    """
+
+    reason: Reason
+    describe: Callable[[], str] = field(compare=False, repr=False)
+
+    @property
+    def message(self) -> str:
+        """The §11 message, formatted now."""
+        return self.describe()
 
 
 @dataclass(slots=True)
@@ -71,11 +77,11 @@ class Trial:
 
 
 def member_placement(member: MemberSpec, pool: str, result: Match) -> MemberPlacement:
-    """The placement record of a member on a pool (§1.1: nodes 0 when it claims nothing)."""
+    """The placement record of a member on a pool (§1.1: 0 pods charged when it claims nothing)."""
     return MemberPlacement(
         role=member.role,
         pool=pool,
-        nodes=member.pods if result.resolved else 0,
+        pods=member.pods if result.resolved else 0,
         device_requests=result.resolved,
     )
 
@@ -126,17 +132,20 @@ def place_engine(
     """Place one engine's members on pools of one cluster, charging ``state`` (§7 steps 1-6)."""
     plan = _plan(engine, tuple(p.shape for p in pools))
     if plan.unmatched >= 0:
-        member = engine.members[plan.unmatched]
+        role = engine.members[plan.unmatched].role
         row = plan.matches[plan.unmatched]
-        clauses = "; ".join(_match_clause(p, r) for p, r in zip(pools, row, strict=True))
+        shown = tuple(pools)
         return Failure(
-            NO_MATCHING_POOL,
-            f"engine {engine.name} member {member.role}: no pool matches: {clauses}",
+            Reason.NO_MATCHING_POOL,
+            lambda: (
+                f"engine {engine.name} member {role}: no pool matches: "
+                + "; ".join(_match_clause(p, r) for p, r in zip(shown, row, strict=True))
+            ),
         )
     if not plan.claimable:
         return Failure(
-            NO_CLAIMABLE_DEVICE,
-            f"engine {engine.name}: no member resolves a claim: DRA device on any pool",
+            Reason.NO_CLAIMABLE_DEVICE,
+            lambda: f"engine {engine.name}: no member resolves a claim: DRA device on any pool",
         )
     if plan.whole:
         return _whole_phase(engine, pools, state, plan.matches, plan.whole)
@@ -160,15 +169,15 @@ def _whole_phase(
                     member_placement(m, pools[i].name, matches[k][i]) for k, m in enumerate(members)
                 ),
             )
-    clauses = "; ".join(
-        _room_clause(
+    rooms = tuple(
+        (
             pools[i],
             state.get(pools[i].name),
-            [(m.role, m.pods, matches[k][i].demand) for k, m in enumerate(members)],
+            tuple((m.role, m.pods, matches[k][i].demand) for k, m in enumerate(members)),
         )
         for i in whole
     )
-    return Failure(INSUFFICIENT_CAPACITY, f"engine {engine.name}: no pool has room: {clauses}")
+    return _no_room(engine.name, None, rooms)
 
 
 def _split_phase(
@@ -189,18 +198,15 @@ def _split_phase(
             None,
         )
         if chosen is None:
-            clauses = "; ".join(
-                _room_clause(
+            rooms = tuple(
+                (
                     pools[i],
                     state.get(pools[i].name),
-                    [(member.role, member.pods, matches[k][i].demand)],
+                    ((member.role, member.pods, matches[k][i].demand),),
                 )
                 for i in acceptable[k]
             )
-            return Failure(
-                INSUFFICIENT_CAPACITY,
-                f"engine {engine.name} member {member.role}: no pool has room: {clauses}",
-            )
+            return _no_room(engine.name, member.role, rooms)
         placed.append(member_placement(member, pools[chosen].name, matches[k][chosen]))
     return EnginePlacement(engine.name, tuple(placed))
 
@@ -216,6 +222,23 @@ def _match_clause(pool: Pool, result: Match) -> str:
         f"pool {pool.name}: request {result.failed_request} needs {result.failed_count} "
         f"of device {result.failed_device}, {result.failed_remaining} left"
     )
+
+
+_Room = tuple[Pool, PoolState, tuple[tuple[str, int, Demand], ...]]
+
+
+def _no_room(engine: str, role: str | None, rooms: tuple[_Room, ...]) -> Failure:
+    """InsufficientCapacity, worded for the whole phase (no role) or one split-phase member."""
+
+    def describe() -> str:
+        who = f"engine {engine}" if role is None else f"engine {engine} member {role}"
+        return f"{who}: no pool has room: {_room_clauses(rooms)}"
+
+    return Failure(Reason.INSUFFICIENT_CAPACITY, describe)
+
+
+def _room_clauses(rooms: Sequence[_Room]) -> str:
+    return "; ".join(_room_clause(pool, state, needs) for pool, state, needs in rooms)
 
 
 def _room_clause(pool: Pool, state: PoolState, needs: Sequence[tuple[str, int, Demand]]) -> str:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from modelplane.api import ModelDeployment, ModelEndpoint, ModelReplica
-from modelplane.scheduling.model import Placement, namespace_of
+from modelplane.api.modeldeployment import Engine, EngineMember
+from modelplane.scheduling.model import (
+    EnginePlacement,
+    MemberPlacement,
+    Placement,
+    namespace_of,
+)
 
 DEPLOYMENT_LABEL = "modelplane.ai/deployment"
 DEPLOYMENT_NAMESPACE_LABEL = "modelplane.ai/deployment-namespace"
@@ -69,7 +74,7 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
         )
     template = deployment.spec.template
     labels = {**((template.metadata.labels if template.metadata else None) or {}), **managed}
-    spec: dict[str, Any] = {"clusterName": placement.cluster}
+    spec: dict[str, object] = {"clusterName": placement.cluster}
     if template.spec.model_cache_ref is not None:
         spec["modelCacheRef"] = template.spec.model_cache_ref.to_wire()
     if template.spec.serving is not None:
@@ -86,16 +91,16 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
     )
 
 
-def _engine(engine: Any, placed: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": engine.name, "copies": engine.copies}
+def _engine(engine: Engine, placed: EnginePlacement) -> dict[str, object]:
+    out: dict[str, object] = {"name": engine.name, "copies": engine.copies}
     if engine.phase is not None:
         out["phase"] = engine.phase
     out["members"] = [_member(m, p) for m, p in zip(engine.members, placed.members, strict=True)]
     return out
 
 
-def _member(member: Any, placed: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": member.role, "nodePoolName": placed.pool}
+def _member(member: EngineMember, placed: MemberPlacement) -> dict[str, object]:
+    out: dict[str, object] = {"role": member.role, "nodePoolName": placed.pool}
     if placed.device_requests:
         out["deviceRequests"] = [
             {

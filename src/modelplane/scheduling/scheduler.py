@@ -15,9 +15,8 @@ from modelplane.cel import check_selector
 from modelplane.naming import replica_name
 from modelplane.scheduling.capacity import Ledger, pods_of
 from modelplane.scheduling.explain import (
-    NO_REPLICAS_DESIRED,
-    SCHEDULING_HELD,
     Gates,
+    blocker,
     explain_cluster,
     new_replica_failure,
     selector_failure,
@@ -29,13 +28,15 @@ from modelplane.scheduling.model import (
     CacheState,
     Clusters,
     EnginePlacement,
-    ExplainEntry,
     HoldCause,
     MemberPlacement,
     Mode,
     Placement,
+    Reason,
     ResolvedRequest,
     Schedule,
+    Shortfall,
+    Unfit,
     cache_state,
     namespace_of,
 )
@@ -118,10 +119,14 @@ def _parked(clusters: Clusters) -> Schedule:
         desired=0,
         replicas=(),
         checked=0,
-        explain=tuple(ExplainEntry(n, NO_REPLICAS_DESIRED, "spec.replicas is 0") for n in names),
+        unfit=tuple(Unfit(n, Reason.NO_REPLICAS_DESIRED, _parked_message) for n in names),
         clusters_fetched=clusters is not UNRESOLVED,
         cluster_count=len(names),
     )
+
+
+def _parked_message() -> str:
+    return "spec.replicas is 0"
 
 
 def _held(
@@ -144,11 +149,14 @@ def _held(
         view = views.get(key[0])
         kept.append(held_placement(deployment, replica, view.gateway if view else ""))
     kept = scale_down(kept, deployment.spec.replicas)
-    explain: tuple[ExplainEntry, ...] = ()
+    unfit: tuple[Unfit, ...] = ()
     checked = 0
     if cause is HoldCause.INVALID_NODE_SELECTOR:
-        message = f"Invalid nodeSelector CEL expression: {error}; existing replicas are kept"
-        explain = tuple(ExplainEntry(name, SCHEDULING_HELD, message) for name in sorted(views))
+
+        def message() -> str:
+            return f"Invalid nodeSelector CEL expression: {error}; existing replicas are kept"
+
+        unfit = tuple(Unfit(name, Reason.SCHEDULING_HELD, message) for name in sorted(views))
         want = _selector(deployment)
         checked = sum(
             1 for v in views.values() if all(v.labels.get(k) == w for k, w in want.items())
@@ -158,7 +166,7 @@ def _held(
         desired=deployment.spec.replicas,
         replicas=tuple(sorted(kept, key=lambda p: (p.cluster, p.index))),
         checked=checked,
-        explain=explain,
+        unfit=unfit,
         cause=cause,
         clusters_fetched=fetched,
         cluster_count=len(views),
@@ -176,7 +184,7 @@ def held_placement(deployment: ModelDeployment, replica: ModelReplica, gateway: 
                 MemberPlacement(
                     role=m.role,
                     pool=m.node_pool_name,
-                    nodes=(
+                    pods=(
                         pods_of(m.role, m.worker.nodes if m.worker else None) * engine.copies
                         if m.device_requests
                         else 0
@@ -268,21 +276,37 @@ class _Run:
         if len(kept) < desired and self.cache.gate_open:
             new = self._fill(kept, desired - len(kept))
         new_clusters = sorted({p.cluster for p in new})
-        explain = tuple(
+        unfit = tuple(
             explain_cluster(self.gates, v, self._trial, new_clusters, len(kept), desired)
             for v in self.views
             if v.name not in new_clusters
         )
         # Retained placements carry their observed replica only to be told apart above.
         replicas = [p if p.held else _detach(p) for p in kept] + new
+        total = len(replicas)
         return Schedule(
             mode=Mode.NORMAL,
             desired=desired,
             replicas=tuple(sorted(replicas, key=lambda p: (p.cluster, p.index))),
             checked=len(self.candidates),
-            explain=explain,
+            unfit=unfit,
             cluster_count=len(self.views),
+            shortfall=self._shortfall(unfit) if total < desired else None,
         )
+
+    def _shortfall(self, unfit: Sequence[Unfit]) -> Shortfall:
+        """Every candidate counted by why it cannot take one more replica now (status.md §2.7).
+
+        A candidate that received new replicas has no explain entry; it is counted by its
+        trial against the final ledger, which fails once it is full (InsufficientCapacity).
+        """
+        reasons = {u.cluster: u.reason for u in unfit if u.cluster in self.candidates}
+        for name, view in self.candidates.items():
+            if name not in reasons:
+                entry = blocker(self.gates, view, self._trial)
+                if entry is not None:
+                    reasons[name] = entry.reason
+        return Shortfall.of(reasons.values(), len(self.candidates))
 
     def _retain(self) -> list[Placement]:
         """Walk our observed replicas in (namespace, name) order; keep those that pass (§9.2)."""
