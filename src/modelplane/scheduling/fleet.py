@@ -15,6 +15,7 @@ from modelplane.api import InferenceClass, InferenceCluster, ModelDeployment, Ta
 from modelplane.api.inferenceclass import CapacityValue, TypedValue
 from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.cel import DeviceProfile
+from modelplane.memo import Memo, memoized
 
 RANK_VARIABLE = "$(MODELPLANE_RANK)"
 
@@ -53,18 +54,12 @@ class PoolShape:
         return f"PoolShape({[d.name for d in self.devices]})"
 
 
-_SHAPES: dict[tuple[Dev, ...], PoolShape] = {}
-_PROFILES: dict[tuple[Any, ...], DeviceProfile] = {}
-_CACHE_LIMIT = 1 << 16
+_PROFILES: Memo[tuple[Any, ...], DeviceProfile] = Memo("scheduling.device_profiles", 1 << 16)
 
 
+@memoized("scheduling.shapes", 1 << 16)
 def _shape(devices: tuple[Dev, ...]) -> PoolShape:
-    shape = _SHAPES.get(devices)
-    if shape is None:
-        if len(_SHAPES) > _CACHE_LIMIT:
-            _SHAPES.clear()
-        shape = _SHAPES[devices] = PoolShape(devices)
-    return shape
+    return PoolShape(devices)
 
 
 def _typed(value: TypedValue) -> dict[str, object]:
@@ -94,17 +89,14 @@ def device_profile(
         tuple(sorted((k, v.string_, v.version, v.bool_, v.int_) for k, v in attrs.items())),
         tuple(sorted((k, v.value) for k, v in caps.items())),
     )
-    profile = _PROFILES.get(key)
-    if profile is None:
-        if len(_PROFILES) > _CACHE_LIMIT:
-            _PROFILES.clear()
-        profile = DeviceProfile.of(
+    return _PROFILES.get(
+        key,
+        lambda: DeviceProfile.of(
             driver,
             {k: _typed(v) for k, v in attrs.items()},
             {k: {"value": v.value} for k, v in caps.items()},
-        )
-        _PROFILES[key] = profile
-    return profile
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +142,7 @@ class ClusterView:
         return self.pool_map.get(name)
 
 
-_SHAPES_BY_RAW: dict[tuple[Any, ...], PoolShape] = {}
+_SHAPES_BY_RAW: Memo[tuple[Any, ...], PoolShape] = Memo("scheduling.shapes_by_raw", 1 << 16)
 
 
 def _raw_key(d: Any) -> tuple[Any, ...]:
@@ -174,11 +166,9 @@ def pool_shape(raw: Iterable[Any]) -> PoolShape:
     # Keyed by the devices' plain values, so equal pools across the fleet skip building profiles.
     devices = list(raw)
     key = tuple(_raw_key(d) for d in devices)
-    shape = _SHAPES_BY_RAW.get(key)
-    if shape is None:
-        if len(_SHAPES_BY_RAW) > _CACHE_LIMIT:
-            _SHAPES_BY_RAW.clear()
-        shape = _SHAPES_BY_RAW[key] = _shape(
+    return _SHAPES_BY_RAW.get(
+        key,
+        lambda: _shape(
             tuple(
                 Dev(
                     name=d.name,
@@ -189,8 +179,8 @@ def pool_shape(raw: Iterable[Any]) -> PoolShape:
                 )
                 for d in devices
             )
-        )
-    return shape
+        ),
+    )
 
 
 def cluster_pools(
