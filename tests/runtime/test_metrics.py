@@ -15,6 +15,8 @@ import crossplane.function.proto.v1.run_function_pb2_grpc as grpcv1
 import grpc
 import pytest
 
+from modelplane import memo
+from modelplane.memo import Memo, MemoRegistry
 from modelplane.runtime.crossplane.metrics import (
     DEFAULT_METRICS_ADDRESS,
     METRICS,
@@ -69,6 +71,36 @@ def test_counts_by_kind_and_result_in_the_exposition_format() -> None:
     assert 'modelplane_function_request_duration_seconds_count{kind="ModelDeployment"} 3' in lines
     assert "# TYPE modelplane_function_requests_total counter" in lines
     assert "# TYPE modelplane_function_request_duration_seconds summary" in lines
+
+
+def test_every_memo_reports_hits_misses_entries_and_bound() -> None:
+    registry = MemoRegistry()
+    compiled: Memo[str, int] = Memo("cel.selector.programs", 2, registry)
+    for key in ("a", "b", "a", "c"):
+        compiled.get(key, lambda: 0)
+    lines = Metrics(memo_stats=registry.stats).render().splitlines()
+    assert 'modelplane_memo_hits_total{memo="cel.selector.programs"} 1' in lines
+    assert 'modelplane_memo_misses_total{memo="cel.selector.programs"} 3' in lines
+    assert 'modelplane_memo_entries{memo="cel.selector.programs"} 2' in lines
+    assert 'modelplane_memo_bound_entries{memo="cel.selector.programs"} 2' in lines
+    assert "# TYPE modelplane_memo_hits_total counter" in lines
+    assert "# TYPE modelplane_memo_entries gauge" in lines
+
+
+def test_served_metrics_name_every_memo_of_the_process(stubs: Stubs) -> None:
+    stubs.v1.RunFunction(request(inference_class()))
+    server = start_metrics_server("127.0.0.1:0")
+    try:
+        _, _, body = _get(server.server_address[1], CROSSPLANE_METRICS_PATH)
+    finally:
+        server.shutdown()
+        server.server_close()
+    served = {
+        line.split('"')[1]
+        for line in body.splitlines()
+        if line.startswith("modelplane_memo_entries{")
+    }
+    assert served == set(memo.REGISTRY.names()) and "runtime.documents" in served
 
 
 def test_served_metrics_count_the_calls_the_server_answers(stubs: Stubs) -> None:

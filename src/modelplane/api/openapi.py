@@ -16,12 +16,12 @@ rewrites one into the other. Two variants exist:
 from __future__ import annotations
 
 import copy
-import functools
 from typing import Any
 
 from pydantic import BaseModel
 
 from modelplane.api.base import INTERNAL_KEYS, VALIDATIONS_KEY
+from modelplane.memo import memoized
 
 Schema = dict[str, Any]
 
@@ -110,7 +110,8 @@ def structural_schema(model: type[BaseModel]) -> Schema:
     return result
 
 
-@functools.cache
+# One schema per kind (and per nested model asked for): a few dozen at most.
+@memoized("api.validator_schemas", 256)
 def _cached_internal(model: type[BaseModel]) -> Schema:
     return structural_schema(model)
 

@@ -16,7 +16,6 @@ Messages are the fixed texts of api.md §0.2; paths use Kubernetes notation.
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import math
 import re
@@ -38,6 +37,7 @@ from modelplane.api.base import (
 from modelplane.api.kinds import KIND_BY_NAME, KINDS, KindInfo
 from modelplane.api.openapi import INT_OR_STRING, PRESERVE_UNKNOWN, Schema, validator_schema
 from modelplane.cel import CelError, CompiledRule, check_selector, compile_rule
+from modelplane.memo import memoized
 
 SELECTOR_PREFIX = "Invalid nodeSelector CEL expression: "
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -421,7 +421,8 @@ def _check_scalar(schema: Schema, value: Any, path: str, out: list[Problem]) -> 
             )
 
 
-@functools.cache
+# Patterns come from our own schemas: a few dozen.
+@memoized("api.validation.patterns", 1024)
 def _regex(pattern: str) -> re.Pattern[str]:
     # In RE2 and ECMA-262, `$` matches only at the very end; Python's also matches before a
     # final newline, so spell it \Z. Our patterns use `$` only as an anchor.
@@ -531,7 +532,7 @@ def _is_transition_rule(text: str) -> bool:
     return re.search(r"\boldSelf\b", text) is not None
 
 
-@functools.cache
+# Not memoised here: ``compile_rule`` remembers every rule (and its failure) already.
 def _compiled(text: str) -> CompiledRule | None:
     try:
         return compile_rule(text)

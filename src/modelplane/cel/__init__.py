@@ -7,15 +7,16 @@ environment CRD rules run in (``self`` plus the quantity and semver libraries).
 
 from __future__ import annotations
 
+from modelplane.memo import clear_all
+
 from .errors import CelError
 from .quantity import Quantity, QuantityError, is_quantity, parse_quantity
-from .rules import CompiledRule, clear_rule_cache, compile_rule
+from .rules import CompiledRule, compile_rule
 from .selectors import (
     DeviceError,
     DeviceProfile,
     all_selectors_match,
     check_selector,
-    clear_selector_caches,
     device_value,
     matching_device_indexes,
     selector_matches,
@@ -46,6 +47,5 @@ __all__ = [
 
 
 def clear_caches() -> None:
-    """Forget every compiled program and memoised result (for cold measurements and tests)."""
-    clear_selector_caches()
-    clear_rule_cache()
+    """Forget every memo of the process, not only CEL's (for cold measurements and tests)."""
+    clear_all()

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
+
+from modelplane.memo import memoized
 
 from . import _proto
 from ._crd_calls import Arg, Entry, _comparable, _resolve, celgo_call, k8s_call
@@ -282,7 +283,7 @@ def _const(c: Any) -> Any:
     return getattr(c, k)
 
 
-@lru_cache(maxsize=4096)
+@memoized("cel.crd_cost.parsed", 4096)
 def _parse(text: str) -> Any:
     try:
         parsed = _env("rule").check.compile(text, disable_check=True)

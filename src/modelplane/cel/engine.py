@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache, lru_cache
 from typing import Any
 
 from cel_expr_python import cel
 from cel_expr_python.ext.ext_strings import ExtStrings
 from google.protobuf import any_pb2
+
+from modelplane.memo import memoized
 
 from . import _proto
 from .quantity import INT64_MIN, Quantity, is_quantity, parse_quantity
@@ -68,7 +69,7 @@ def encode(value: Quantity | Semver) -> bytes:
     return _S + text.encode()
 
 
-@lru_cache(maxsize=8192)
+@memoized("cel.engine.decoded", 8192)
 def _decode(raw: bytes) -> Quantity | Semver:
     body = raw[1:].decode()
     if raw[:1] == _Q:
@@ -106,12 +107,12 @@ def _int64(n: int) -> int:
 # ---------------------------------------------------------------- runtime impls
 
 
-@lru_cache(maxsize=4096)
+@memoized("cel.engine.quantities", 4096)
 def _rt_quantity(s: str) -> bytes:
     return encode(parse_quantity(s))
 
 
-@lru_cache(maxsize=4096)
+@memoized("cel.engine.semvers", 4096)
 def _rt_semver(s: str, normalize: bool = False) -> bytes:
     return encode(parse_semver(s, normalize))
 
@@ -300,7 +301,8 @@ class _EnvPair:
     rewrite_domains: bool
 
 
-@cache
+# Two kinds (selector, rule): the bound is the number of kinds.
+@memoized("cel.engine.environments", 2)
 def _env(kind: str) -> _EnvPair:
     if kind == "selector":
         return _EnvPair(
@@ -414,7 +416,11 @@ def compile_expression(text: str, kind: str) -> Program:
 
 
 def new_activation(kind: str, data: Mapping[str, Any]) -> Any:
-    """A prebuilt activation for the runtime environment of ``kind``."""
+    """A prebuilt activation for the runtime environment of ``kind``.
+
+    Use it only on the thread that built it: elsewhere every call into our functions
+    fails (the engine keeps arenas in a thread-local map), so selectors read false.
+    """
     return _env(kind).runtime.Activation(data=dict(data))
 
 

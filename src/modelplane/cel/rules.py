@@ -3,10 +3,12 @@ quantity and semver libraries."""
 
 from __future__ import annotations
 
+from modelplane.memo import memoized
+
 from .engine import CompileFailure, Program, compile_expression
 from .errors import CelError
 
-__all__ = ["CompiledRule", "compile_rule", "clear_rule_cache"]
+__all__ = ["CompiledRule", "compile_rule"]
 
 
 class CompiledRule:
@@ -27,27 +29,18 @@ class CompiledRule:
         return self._program.run(activation)
 
 
-_CACHE: dict[str, CompiledRule | CelError] = {}
-
-
 def compile_rule(expr: str) -> CompiledRule:
     """Compile a CRD rule (cached by text); raises CelError on failure."""
-    cached = _CACHE.get(expr)
-    if cached is None:
-        cached = _compile(expr)
-        _CACHE[expr] = cached
+    cached = _compile(expr)
     if isinstance(cached, CelError):
         raise CelError(cached.detail, cached.kind)
     return cached
 
 
+# Our CRDs carry a few hundred rules at most; a failure is remembered too.
+@memoized("cel.rules", 4096)
 def _compile(expr: str) -> CompiledRule | CelError:
     try:
         return CompiledRule(expr, compile_expression(expr, "rule"))
     except CompileFailure as failure:
         return CelError(failure.detail, failure.kind)
-
-
-def clear_rule_cache() -> None:
-    """Forget compiled rules."""
-    _CACHE.clear()

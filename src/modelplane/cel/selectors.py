@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from modelplane.memo import memoized
 
 from .engine import (
     DEVICE_ATTRIBUTES,
@@ -25,7 +28,6 @@ __all__ = [
     "DeviceProfile",
     "all_selectors_match",
     "check_selector",
-    "clear_selector_caches",
     "device_value",
     "matching_device_indexes",
     "selector_matches",
@@ -119,36 +121,45 @@ def device_value(profile: DeviceProfile) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- caches
 
-_PROGRAMS: dict[str, Program | CompileFailure] = {}
-_ACTIVATIONS: dict[str, Any] = {}  # profile key -> activation, or None on a device error
-_RESULTS: dict[tuple[str, str], bool] = {}
+# Bounds: a fleet's distinct selectors and device profiles number in the tens to hundreds;
+# results are one per (selector, profile) pair. All three are memos of ``modelplane.memo``.
 
 
-def clear_selector_caches() -> None:
-    """Forget compiled selectors, device values and memoised results."""
-    _PROGRAMS.clear()
-    _ACTIVATIONS.clear()
-    _RESULTS.clear()
-
-
+@memoized("cel.selector.programs", 4096)
 def _program(expr: str) -> Program | CompileFailure:
-    cached = _PROGRAMS.get(expr)
-    if cached is None:
-        try:
-            cached = compile_expression(expr, "selector")
-        except CompileFailure as failure:
-            cached = failure
-        _PROGRAMS[expr] = cached
-    return cached
+    try:
+        return compile_expression(expr, "selector")
+    except CompileFailure as failure:
+        return failure
 
 
-def _activation(profile: DeviceProfile) -> Any:
-    if profile.key not in _ACTIVATIONS:
-        try:
-            _ACTIVATIONS[profile.key] = new_activation("selector", device_value(profile))
-        except DeviceError:
-            _ACTIVATIONS[profile.key] = None
-    return _ACTIVATIONS[profile.key]
+# An activation works only on the thread that built it: the engine finds the arena of a
+# call into our functions (quantity(), compareTo(), ...) in a thread-local map
+# (cel-expr/cel-python py_cel/py_cel_arena.cc, GetArenaMap; the installed 0.1.3 does
+# this), so on another thread every such call fails and the selector reads false. The
+# gRPC server evaluates on several threads, so activations are remembered per thread:
+# keyed by a token object of the thread (never its ident, which a new thread may reuse).
+_THREAD = threading.local()
+
+
+def _thread_token() -> object:
+    token: object | None = getattr(_THREAD, "token", None)
+    if token is None:
+        token = _THREAD.token = object()
+    return token
+
+
+def _activation(profile_key: str) -> Any:
+    """The device's prebuilt activation for this thread, or None on a device error."""
+    return _thread_activation(_thread_token(), profile_key)
+
+
+@memoized("cel.selector.activations", 4096)
+def _thread_activation(thread: object, profile_key: str) -> Any:
+    try:
+        return new_activation("selector", device_value(DeviceProfile(profile_key)))
+    except DeviceError:
+        return None
 
 
 # ---------------------------------------------------------------- public API
@@ -164,7 +175,7 @@ def _evaluate(expr: str, profile: DeviceProfile) -> bool:
     program = _program(expr)
     if isinstance(program, CompileFailure):
         return False
-    activation = _activation(profile)
+    activation = _activation(profile.key)
     if activation is None:
         return False
     return program.run(activation)
@@ -172,15 +183,15 @@ def _evaluate(expr: str, profile: DeviceProfile) -> bool:
 
 def selector_matches(expr: str, profile: DeviceProfile) -> bool:
     """True iff the selector yields boolean true on the device (memoised; never raises)."""
-    key = (expr, profile.key)
-    result = _RESULTS.get(key)
-    if result is None:
-        try:
-            result = _evaluate(expr, profile)
-        except Exception:  # a selector never fails the caller (scheduling.md §5.6)
-            result = False
-        _RESULTS[key] = result
-    return result
+    return _result(expr, profile.key)
+
+
+@memoized("cel.selector.results", 1 << 16)
+def _result(expr: str, profile_key: str) -> bool:
+    try:
+        return _evaluate(expr, DeviceProfile(profile_key))
+    except Exception:  # a selector never fails the caller (scheduling.md §5.6)
+        return False
 
 
 def all_selectors_match(exprs: Sequence[str], profile: DeviceProfile) -> bool:

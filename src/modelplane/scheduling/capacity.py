@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 
 from modelplane.api import ModelReplica
+from modelplane.memo import memoized
 from modelplane.scheduling.fleet import ClusterView, Pool, PoolShape
 
 Demand = tuple[tuple[int, int], ...]  # (device index in the pool, count) pairs, non-zero
@@ -183,7 +183,7 @@ def observed_demand(pool: Pool, requests: tuple[tuple[str, int], ...]) -> Demand
     return _observed_demand(pool.shape, requests)
 
 
-@lru_cache(maxsize=1 << 14)
+@memoized("scheduling.observed_demand", 1 << 14)
 def _observed_demand(shape: PoolShape, requests: tuple[tuple[str, int], ...]) -> Demand:
     devices = shape.devices
     remaining = [d.count if d.dra else 0 for d in devices]

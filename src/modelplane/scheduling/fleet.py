@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelDeployment, Taint, Toleration
 from modelplane.api.inferenceclass import CapacityValue, TypedValue
 from modelplane.api.inferencecluster import PoolDevice, derived_gpu_pools
 from modelplane.api.modeldeployment import EngineMember
 from modelplane.cel import DeviceProfile
+from modelplane.memo import memoized
 
 # Any mention of the rank counts, not only $(MODELPLANE_RANK): a shell's $MODELPLANE_RANK
 # or ${MODELPLANE_RANK} on a Dynamo worker reads a variable nobody sets, and is empty.
@@ -56,31 +56,39 @@ class PoolShape:
         return f"PoolShape({[d.name for d in self.devices]})"
 
 
-_SHAPES: dict[tuple[Dev, ...], PoolShape] = {}
-_PROFILES: dict[tuple[Any, ...], DeviceProfile] = {}
-_CACHE_LIMIT = 1 << 16
-
-
+@memoized("scheduling.shapes", 1 << 16)
 def _shape(devices: tuple[Dev, ...]) -> PoolShape:
-    shape = _SHAPES.get(devices)
-    if shape is None:
-        if len(_SHAPES) > _CACHE_LIMIT:
-            _SHAPES.clear()
-        shape = _SHAPES[devices] = PoolShape(devices)
-    return shape
+    return PoolShape(devices)
 
 
-def _typed(value: TypedValue) -> dict[str, object]:
+# A device's attributes and capacity as plain sorted tuples: the memo keys of its profile.
+AttributeKey = tuple[tuple[str, str | None, str | None, bool | None, int | None], ...]
+CapacityKey = tuple[tuple[str, str], ...]
+
+
+def _attribute_key(attributes: Mapping[str, TypedValue] | None) -> AttributeKey:
+    if not attributes:
+        return ()
+    return tuple(sorted((k, v.string_, v.version, v.bool_, v.int_) for k, v in attributes.items()))
+
+
+def _capacity_key(capacity: Mapping[str, CapacityValue] | None) -> CapacityKey:
+    return tuple(sorted((k, v.value) for k, v in capacity.items())) if capacity else ()
+
+
+def _typed(
+    string_: str | None, version: str | None, bool_: bool | None, int_: int | None
+) -> dict[str, object]:
     # The raw API shape the CEL environment reads (one typed key).
     raw: dict[str, object] = {}
-    if value.string_ is not None:
-        raw["string"] = value.string_
-    if value.version is not None:
-        raw["version"] = value.version
-    if value.bool_ is not None:
-        raw["bool"] = value.bool_
-    if value.int_ is not None:
-        raw["int"] = value.int_
+    if string_ is not None:
+        raw["string"] = string_
+    if version is not None:
+        raw["version"] = version
+    if bool_ is not None:
+        raw["bool"] = bool_
+    if int_ is not None:
+        raw["int"] = int_
     return raw
 
 
@@ -90,24 +98,16 @@ def device_profile(
     capacity: Mapping[str, CapacityValue] | None,
 ) -> DeviceProfile:
     """The CEL device profile of a device, shared between equal devices of the fleet."""
-    attrs = attributes or {}
-    caps = capacity or {}
-    key = (
+    return _profile(driver, _attribute_key(attributes), _capacity_key(capacity))
+
+
+@memoized("scheduling.device_profiles", 1 << 16)
+def _profile(driver: str, attributes: AttributeKey, capacity: CapacityKey) -> DeviceProfile:
+    return DeviceProfile.of(
         driver,
-        tuple(sorted((k, v.string_, v.version, v.bool_, v.int_) for k, v in attrs.items())),
-        tuple(sorted((k, v.value) for k, v in caps.items())),
+        {k: _typed(s, version, b, i) for k, s, version, b, i in attributes},
+        {k: {"value": value} for k, value in capacity},
     )
-    profile = _PROFILES.get(key)
-    if profile is None:
-        if len(_PROFILES) > _CACHE_LIMIT:
-            _PROFILES.clear()
-        profile = DeviceProfile.of(
-            driver,
-            {k: _typed(v) for k, v in attrs.items()},
-            {k: {"value": v.value} for k, v in caps.items()},
-        )
-        _PROFILES[key] = profile
-    return profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,47 +153,42 @@ class ClusterView:
         return self.pool_map.get(name)
 
 
-_SHAPES_BY_RAW: dict[tuple[Any, ...], PoolShape] = {}
+# One device of a pool as plain values: name, claim, driver, class, count, attributes, capacity.
+RawDeviceKey = tuple[str, str, str, str | None, int, AttributeKey, CapacityKey]
 
 
-def _raw_key(d: PoolDevice) -> tuple[object, ...]:
-    attrs = d.attributes
-    caps = d.capacity
+def _raw_key(d: PoolDevice) -> RawDeviceKey:
     return (
         d.name,
         d.claim,
         d.driver,
         d.device_class_name,
         d.count,
-        tuple(sorted((k, v.string_, v.version, v.bool_, v.int_) for k, v in attrs.items()))
-        if attrs
-        else (),
-        tuple(sorted((k, v.value) for k, v in caps.items())) if caps else (),
+        _attribute_key(d.attributes),
+        _capacity_key(d.capacity),
     )
 
 
 def pool_shape(raw: Iterable[PoolDevice]) -> PoolShape:
     """The interned shape of a pool's devices (class or published device models)."""
     # Keyed by the devices' plain values, so equal pools across the fleet skip building profiles.
-    devices = list(raw)
-    key = tuple(_raw_key(d) for d in devices)
-    shape = _SHAPES_BY_RAW.get(key)
-    if shape is None:
-        if len(_SHAPES_BY_RAW) > _CACHE_LIMIT:
-            _SHAPES_BY_RAW.clear()
-        shape = _SHAPES_BY_RAW[key] = _shape(
-            tuple(
-                Dev(
-                    name=d.name,
-                    dra=d.claim == "DRA",
-                    device_class_name=d.device_class_name,
-                    count=max(0, d.count),
-                    profile=device_profile(d.driver, d.attributes, d.capacity),
-                )
-                for d in devices
+    return _pool_shape(tuple(_raw_key(d) for d in raw))
+
+
+@memoized("scheduling.shapes_by_raw", 1 << 16)
+def _pool_shape(devices: tuple[RawDeviceKey, ...]) -> PoolShape:
+    return _shape(
+        tuple(
+            Dev(
+                name=name,
+                dra=claim == "DRA",
+                device_class_name=class_name,
+                count=max(0, count),
+                profile=_profile(driver, attributes, capacity),
             )
+            for name, claim, driver, class_name, count, attributes, capacity in devices
         )
-    return shape
+    )
 
 
 def cluster_pools(

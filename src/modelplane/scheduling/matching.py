@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from modelplane.api import EngineMember
 from modelplane.cel import all_selectors_match
+from modelplane.memo import memoized
 from modelplane.scheduling.fleet import PoolShape
 from modelplane.scheduling.model import ResolvedRequest
 
@@ -68,7 +68,7 @@ def match(requests: Requests, shape: PoolShape) -> Match:
     return _match(requests, shape)
 
 
-@lru_cache(maxsize=1 << 15)
+@memoized("scheduling.matches", 1 << 15)
 def _match(requests: tuple[Request, ...], shape: PoolShape) -> Match:
     # Cached per (member requests, pool shape): a pure function of both (§5.7).
     devices = shape.devices

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from modelplane.api import ModelDeployment
+from modelplane.memo import memoized
 from modelplane.scheduling.capacity import ClusterState, Demand, PoolState, pods_of
 from modelplane.scheduling.fleet import ClusterView, Pool, PoolShape
 from modelplane.scheduling.matching import Match, Requests, match, member_requests
@@ -110,7 +110,7 @@ class _Plan:
     whole: tuple[int, ...]  # pools acceptable for every member
 
 
-@lru_cache(maxsize=1 << 12)
+@memoized("scheduling.plans", 1 << 12)
 def _plan(engine: EngineSpec, shapes: tuple[PoolShape, ...]) -> _Plan:
     # Steps 1-4 depend only on the engine and the pools' shapes, so clusters with the same
     # pool shapes share one plan (§5.7); only packing looks at a cluster's free capacity.

@@ -17,7 +17,7 @@ from modelplane.api import KIND_BY_NAME, KubeModel
 from modelplane.api.base import GROUP_VERSION
 from modelplane.api.openapi import validator_schema
 from modelplane.api.validation import validate_document
-from modelplane.runtime.crossplane.memo import Memo
+from modelplane.memo import Memo
 from modelplane.runtime.crossplane.structs import integral_floats_to_int, restore_integers
 
 M = TypeVar("M", bound=KubeModel)
@@ -101,7 +101,7 @@ def _check(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
 # Enough for a large fleet (clusters, classes, replicas of every namespace). Cached
 # models are shared between calls: the reconcile code is pure and never mutates them.
 MEMO_SIZE = 8192
-_MEMO: Memo[Any] = Memo(MEMO_SIZE)
+_MEMO: Memo[tuple[bytes, type[KubeModel]], Any] = Memo("runtime.documents", MEMO_SIZE)
 
 
 def load(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
@@ -113,13 +113,7 @@ def load(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
     key = getattr(raw, "cache_key", None)
     if not isinstance(key, bytes):
         return _check(raw, model)
-    memo_key = (key, model)
-    hit = _MEMO.get(memo_key)
-    if hit is not None:
-        return hit  # type: ignore[no-any-return]
-    result = _check(raw, model)
-    _MEMO.put(memo_key, result)
-    return result
+    return _MEMO.get((key, model), lambda: _check(raw, model))  # type: ignore[no-any-return]
 
 
 class Refused(Exception):

@@ -7,16 +7,21 @@ Crossplane's package runtime gives every Function's pod a container port ``metri
 v2.0 to v2.3). So the image serves that port: a scraper finds what the pod declares.
 
 The counters are kept in-process, written in the Prometheus text exposition format
-(version 0.0.4) with the standard library only.
+(version 0.0.4) with the standard library only. Beside the calls, every memo of the
+process (``modelplane.memo``) reports its hits, misses, entries and bound, labelled by
+the memo's name: whether the caches are warm, and whether one is full and churning, is
+read off the same scrape.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from modelplane import memo
 
 # Crossplane's MetricsPortNumber (internal/controller/pkg/runtime/runtime.go).
 DEFAULT_METRICS_ADDRESS = "0.0.0.0:8080"
@@ -37,6 +42,10 @@ KNOWN_KINDS = frozenset(
 
 REQUESTS = "modelplane_function_requests_total"
 DURATION = "modelplane_function_request_duration_seconds"
+MEMO_HITS = "modelplane_memo_hits_total"
+MEMO_MISSES = "modelplane_memo_misses_total"
+MEMO_ENTRIES = "modelplane_memo_entries"
+MEMO_BOUND = "modelplane_memo_bound_entries"
 
 
 def _escape(value: str) -> str:
@@ -56,6 +65,7 @@ class Metrics:
     _requests: dict[tuple[str, str], int] = field(default_factory=dict)
     _seconds: dict[str, float] = field(default_factory=dict)
     _count: dict[str, int] = field(default_factory=dict)
+    memo_stats: Callable[[], Sequence[memo.MemoStats]] = field(default=memo.stats, repr=False)
 
     def observe(self, kind: Any, fatal: bool, seconds: float) -> None:
         """Count one answered call of a composite of ``kind``."""
@@ -78,8 +88,23 @@ class Metrics:
             f"# HELP {DURATION} Time spent answering RunFunction calls, by composite kind.",
             f"# TYPE {DURATION} summary",
             *_summary_lines(durations),
+            *_memo_lines(self.memo_stats()),
         ]
         return "\n".join(lines) + "\n"
+
+
+def _memo_lines(stats: Sequence[memo.MemoStats]) -> list[str]:
+    families = (
+        (MEMO_HITS, "counter", "Lookups answered from a memo, by memo.", "hits"),
+        (MEMO_MISSES, "counter", "Lookups a memo had to compute, by memo.", "misses"),
+        (MEMO_ENTRIES, "gauge", "Entries a memo holds now, by memo.", "size"),
+        (MEMO_BOUND, "gauge", "Entries a memo holds at most, by memo.", "bound"),
+    )
+    lines: list[str] = []
+    for name, kind, text, attribute in families:
+        lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}"]
+        lines += [f'{name}{{memo="{_escape(s.name)}"}} {getattr(s, attribute)}' for s in stats]
+    return lines
 
 
 def _summary_lines(durations: Iterable[tuple[str, float, int]]) -> list[str]:

@@ -24,7 +24,7 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from modelplane.runtime.crossplane.memo import Memo
+from modelplane.memo import Memo
 
 Schema = Mapping[str, Any]
 
@@ -60,7 +60,7 @@ def dict_to_struct(data: Mapping[str, Any]) -> struct_pb2.Struct:
 # Building a Struct field by field is slow (pure Python), and a reconcile in steady
 # state emits the same objects call after call: their encodings are remembered by
 # their JSON text, which is several times cheaper to compute.
-_ENCODED: Memo[bytes] = Memo(4096)
+_ENCODED: Memo[str, bytes] = Memo("runtime.encoded_structs", 4096)
 
 
 def encode_struct(data: Mapping[str, Any]) -> bytes:
@@ -70,11 +70,7 @@ def encode_struct(data: Mapping[str, Any]) -> bytes:
     except (TypeError, ValueError):
         # Not plain JSON (a tuple key, NaN): encode without remembering.
         return bytes(dict_to_struct(data).SerializeToString())
-    encoded = _ENCODED.get(key)
-    if encoded is None:
-        encoded = bytes(dict_to_struct(data).SerializeToString())
-        _ENCODED.put(key, encoded)
-    return encoded
+    return _ENCODED.get(key, lambda: bytes(dict_to_struct(data).SerializeToString()))
 
 
 def _jsonable(value: Any) -> Any:
