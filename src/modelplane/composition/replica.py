@@ -23,9 +23,7 @@ from modelplane.composition.names import replica_names, workload_key
 from modelplane.composition.routing import gateway_implementation
 from modelplane.composition.types import Json, Stack
 from modelplane.events import Event
-from modelplane.naming import child_name
-
-PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
+from modelplane.naming import PROVIDER_CONFIG_KIND, provider_config_name
 
 # Metadata of an observed Object worth re-emitting; the rest (uid, resourceVersion,
 # managedFields, ...) belongs to the API server.
@@ -68,7 +66,7 @@ def provider_config_for(cluster: InferenceCluster) -> tuple[str, str] | None:
 
 def derived_provider_config(cluster: InferenceCluster) -> tuple[str, str]:
     """The provider config a local run assumes for a cluster that publishes none (api.md §4.4)."""
-    return PROVIDER_CONFIG_KIND, child_name(cluster.metadata.name or "", "cluster-kubeconfig")
+    return PROVIDER_CONFIG_KIND, provider_config_name(cluster.metadata.name or "")
 
 
 def cluster_stack(cluster: InferenceCluster) -> Stack:

@@ -21,7 +21,7 @@ from modelplane.api import (
 from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.composition import model_endpoint
 from modelplane.events import Event
-from modelplane.naming import endpoint_key, replica_key
+from modelplane.naming import CLUSTER_LABEL, endpoint_key, replica_key
 from modelplane.reconcile.conditions import (
     DeploymentStatus,
     deployment_status,
@@ -36,7 +36,6 @@ from modelplane.scheduling.model import (
     Schedule,
 )
 from modelplane.scheduling.replicas import (
-    CLUSTER_LABEL,
     index_of,
     owns,
     replica_object,

@@ -6,12 +6,13 @@ import re
 from typing import Any
 
 from modelplane.api import ModelDeployment, ModelEndpoint, ModelReplica
+from modelplane.naming import (
+    CLUSTER_LABEL,
+    DEPLOYMENT_LABEL,
+    DEPLOYMENT_NAMESPACE_LABEL,
+    INDEX_LABEL,
+)
 from modelplane.scheduling.model import Placement, namespace_of
-
-DEPLOYMENT_LABEL = "modelplane.ai/deployment"
-DEPLOYMENT_NAMESPACE_LABEL = "modelplane.ai/deployment-namespace"
-CLUSTER_LABEL = "modelplane.ai/cluster"
-INDEX_LABEL = "modelplane.ai/replica-index"
 
 _DIGITS = re.compile(r"^[0-9]+$")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from modelplane.api import InferenceClass, ModelCache, ModelDeployment, ModelReplica
 from modelplane.cel import check_selector
-from modelplane.naming import replica_name
+from modelplane.naming import DEPLOYMENT_LABEL, replica_name
 from modelplane.scheduling.capacity import Ledger, pods_of
 from modelplane.scheduling.explain import (
     NO_REPLICAS_DESIRED,
@@ -48,7 +48,6 @@ from modelplane.scheduling.placement import (
     place_replica,
 )
 from modelplane.scheduling.replicas import (
-    DEPLOYMENT_LABEL,
     identity,
     owns,
     replica_object,

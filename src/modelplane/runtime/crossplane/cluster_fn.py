@@ -17,7 +17,16 @@ from typing import Any
 from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.inferencecluster import GatewayImplementation, derived_gpu_pools
 from modelplane.composition.routing import implementation_for_controller
-from modelplane.naming import child_name
+from modelplane.naming import (
+    GATEWAY_CLASS_KEY,
+    GATEWAY_KEY,
+    GATEWAY_NAME,
+    PROVIDER_CONFIG_KEY,
+    PROVIDER_CONFIG_KIND,
+    SYSTEM_NAMESPACE,
+    child_name,
+    provider_config_name,
+)
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
     Condition,
@@ -33,12 +42,7 @@ from modelplane.runtime.crossplane.requirements import (
     cluster_requirements,
 )
 
-PROVIDER_CONFIG_KEY = "cluster-provider-config"
-GATEWAY_KEY = "inference-gateway"
-GATEWAY_CLASS_KEY = "inference-gateway-class"
-SYSTEM_NAMESPACE = "modelplane-system"
 PROVIDER_API = "kubernetes.m.crossplane.io/v1alpha1"
-GATEWAY_NAME = "inference-gateway"
 GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"
 GATEWAY_CLASS_READY_QUERY = "has(object.spec.controllerName)"
 CLUSTER_READY = "ClusterReady"
@@ -51,11 +55,6 @@ class ClassLookups:
     found: Mapping[str, InferenceClass]
     missing: tuple[str, ...]  # fetched, no such class; sorted
     pending: tuple[str, ...]  # not fetched yet; sorted
-
-
-def provider_config_name(cluster_name: str) -> str:
-    """``CPC``: the ClusterProviderConfig of a cluster (api.md §4.3)."""
-    return child_name(cluster_name, "cluster-kubeconfig")
 
 
 def lookup_classes(cluster: InferenceCluster, required: Mapping[str, Any]) -> ClassLookups:
@@ -158,7 +157,7 @@ def provider_config(cluster: InferenceCluster) -> dict[str, Any]:
         }
     return {
         "apiVersion": PROVIDER_API,
-        "kind": "ClusterProviderConfig",
+        "kind": PROVIDER_CONFIG_KIND,
         "metadata": {"name": provider_config_name(cluster.metadata.name or "")},
         "spec": spec,
     }
@@ -176,7 +175,7 @@ def _observe_only(
         "spec": {
             "managementPolicies": ["Observe"],
             "providerConfigRef": {
-                "kind": "ClusterProviderConfig",
+                "kind": PROVIDER_CONFIG_KIND,
                 "name": provider_config_name(name),
             },
             "forProvider": {"manifest": manifest},
@@ -254,7 +253,7 @@ def _existing_parts(
         ),
     ]
     status: dict[str, Any] = {
-        "providerConfigRef": {"kind": "ClusterProviderConfig", "name": provider_config_name(name)}
+        "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config_name(name)}
     }
     address = gateway_address(seen_gateway)
     if address is None:

@@ -18,6 +18,7 @@ from modelplane.api import (
     ModelEndpoint,
     ModelReplica,
 )
+from modelplane.naming import ENDPOINT_KEY_PREFIX, REPLICA_KEY_PREFIX
 from modelplane.reconcile.deployment import (
     DeploymentInputs,
     DeploymentResult,
@@ -42,9 +43,6 @@ from modelplane.runtime.crossplane.requirements import (
 )
 from modelplane.scheduling import owns
 from modelplane.scheduling.model import CACHE_NONE, CACHE_UNRESOLVED, CacheState, cache_state
-
-REPLICA_KEY_PREFIX = "replica-"
-ENDPOINT_KEY_PREFIX = "endpoint-"
 
 
 def cache_lookup(deployment: ModelDeployment, items: Sequence[ModelCache] | None) -> CacheState:
