@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from modelplane.api import InferenceCluster, ModelCache
+from modelplane.api.meta import condition_wire
 from modelplane.composition.cache import (
     DOWNLOAD_IMAGE,
     DOWNLOAD_SCRIPT,
@@ -177,7 +178,7 @@ def test_missing_secret_is_auth_secret_missing_and_composes_no_job() -> None:
     result = reconcile_cache(_cache(auth=True), _typed(THREE), secret=SecretState.ABSENT)
     assert _manifests(result, "Job") == [] and _manifests(result, "Secret") == []
     assert len(_manifests(result, "PersistentVolumeClaim")) == 2
-    assert result.conditions[1] == {
+    assert condition_wire(result.conditions[1]) == {
         "type": "ArtifactReady",
         "status": "False",
         "reason": "AuthSecretMissing",
@@ -301,7 +302,7 @@ def test_status_from_observed_objects(
     assert entry["message"].startswith(message)
     assert result.status["summary"] == {"ready": "1/1" if phase == "Ready" else "0/1"}
     reason, status, text = artifact
-    assert result.conditions == [
+    assert [condition_wire(c) for c in result.conditions] == [
         {
             "type": "ClustersMatched",
             "status": "True",
@@ -325,7 +326,7 @@ def test_failed_job_message_carries_the_job_condition() -> None:
 def test_partial_when_one_of_two_is_ready() -> None:
     result = reconcile_cache(_cache(status=READY_BEFORE), _typed(THREE))
     assert result.status["summary"] == {"ready": "1/2"}
-    assert result.conditions[1] == {
+    assert condition_wire(result.conditions[1]) == {
         "type": "ArtifactReady",
         "status": "False",
         "reason": "Partial",
@@ -348,7 +349,7 @@ def test_ready_is_not_kept_for_another_revision() -> None:
 def test_no_matching_cluster_is_no_clusters() -> None:
     result = reconcile_cache(_cache(), _typed(THREE[2:]))
     assert result.objects == [] and result.status == {"summary": {"ready": "0/0"}, "clusters": []}
-    assert [(c["type"], c["status"], c["reason"]) for c in result.conditions] == [
+    assert [(c.type, c.status, c.reason) for c in result.conditions] == [
         ("ClustersMatched", "False", "NoClusters"),
         ("ArtifactReady", "False", "NoClusters"),
     ]

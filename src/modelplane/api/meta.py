@@ -32,6 +32,31 @@ class Condition(KubeModel):
 
 Conditions = list[Condition]
 
+ConditionStatus = Literal["True", "False", "Unknown"]
+
+
+def condition(
+    type_: str, status: bool | ConditionStatus, reason: str, message: str = ""
+) -> Condition:
+    """A condition with exactly type, status, reason and message: the one condition type.
+
+    Every reconcile (deployment, replica, cache, cluster) returns these; only the shells
+    turn them into wire dicts (``condition_wire``) or function-response conditions.
+    """
+    if isinstance(status, bool):
+        status = "True" if status else "False"
+    return Condition(type=type_, status=status, reason=reason, message=message)
+
+
+def condition_wire(c: Condition) -> dict[str, str]:
+    """The four keys printed for a condition, ``message`` "" when empty (status.md §1)."""
+    return {
+        "type": c.type,
+        "status": c.status,
+        "reason": c.reason or "",
+        "message": c.message or "",
+    }
+
 
 class HasConditions(Protocol):
     """A status block with conditions."""
@@ -74,7 +99,10 @@ __all__ = [
     "LABEL_VALUE",
     "CONDITIONS_LIST",
     "Condition",
+    "ConditionStatus",
     "Conditions",
+    "condition",
+    "condition_wire",
     "LabelSelector",
     "LocalObjectReference",
     "NameRef",

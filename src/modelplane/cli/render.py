@@ -120,7 +120,7 @@ def _caches_summary(caches: Sequence[RenderedCache]) -> str:
         ready = c.result.status["summary"]["ready"]
         lines.append(
             f"\n{meta['namespace']}/{meta['name']} (ModelCache): {len(c.remote)} objects, {ready} clusters staged, "
-            f"{artifact['reason']}: {artifact['message']}"
+            f"{artifact.reason}: {artifact.message}"
         )
     return "".join(lines)
 
@@ -134,10 +134,8 @@ def _deployment_summary(r: RenderedDeployment) -> list[str]:
         per_cluster[name] = per_cluster.get(name, 0) + 1
     where = ", ".join(f"{c} ({n})" for c, n in sorted(per_cluster.items())) or "no cluster"
     desired = r.deployment["spec"]["replicas"]
-    lines = [
-        f"{meta['namespace']}/{meta['name']}: {status['replicas']['total']} of {desired} replicas on {where}"
-    ]
-    rows = [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]]
+    lines = [f"{meta['namespace']}/{meta['name']}: {status.total} of {desired} replicas on {where}"]
+    rows = [(c.type, c.status, c.reason or "", c.message or "") for c in status.conditions]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         cells = [row[i].ljust(widths[i]) for i in range(3)] + [row[3]]

@@ -8,8 +8,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from modelplane.api.meta import condition_wire
 from modelplane.cli.inputs import fleet_of, load_valid
-from modelplane.reconcile.conditions import DeploymentStatus, condition_wire, deployment_status
+from modelplane.reconcile.conditions import DeploymentStatus, deployment_status
 from modelplane.scheduling import Placement, Scheduled, schedule_all
 from modelplane.scheduling.model import namespace_of
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.api.meta import Condition
 from modelplane.composition.conditions import (
     ClusterProblem,
     composite_ready,
@@ -48,7 +49,7 @@ class ReplicaComposition:
     """What the replica function returns for one reconcile."""
 
     objects: list[ComposedObject]
-    conditions: list[dict[str, str]]
+    conditions: list[Condition]
     events: list[Event] = field(default_factory=list)
     # False: explicitly not ready; None: left to Crossplane (status.md §3.3).
     ready: bool | None = None

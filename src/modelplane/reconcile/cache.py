@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from modelplane.api import InferenceCluster, ModelCache
-from modelplane.api.meta import is_ready
+from modelplane.api.meta import Condition, condition, is_ready
 from modelplane.api.modelcache import (
     MAX_CACHE_CLUSTERS,
     MAX_CACHE_MESSAGE,
@@ -66,7 +66,7 @@ class CacheResult:
 
     objects: list[CacheObject]
     status: Json  # summary and clusters (conditions are separate, as for every kind)
-    conditions: list[dict[str, str]]
+    conditions: list[Condition]
     events: list[Event] = field(default_factory=list)
     ready: bool = False
 
@@ -194,54 +194,50 @@ def _site(
 
 def _conditions(
     cache: ModelCache, entries: list[CacheClusterStatus], secret: SecretState
-) -> list[dict[str, str]]:
+) -> list[Condition]:
     if not entries:
         return [
-            _cond(
+            condition(
                 CLUSTERS_MATCHED,
-                "False",
+                False,
                 "NoClusters",
                 "no Ready InferenceCluster matches the clusterSelector",
             ),
-            _cond(ARTIFACT_READY, "False", "NoClusters", "not staged anywhere"),
+            condition(ARTIFACT_READY, False, "NoClusters", "not staged anywhere"),
         ]
     names = ", ".join(e.name for e in entries)
-    matched = _cond(CLUSTERS_MATCHED, "True", "Matched", f"clusters: {names}")
+    matched = condition(CLUSTERS_MATCHED, True, "Matched", f"clusters: {names}")
     return [matched, _artifact(cache, entries, secret)]
 
 
 def _artifact(
     cache: ModelCache, entries: list[CacheClusterStatus], secret: SecretState
-) -> dict[str, str]:
+) -> Condition:
     ready = [e.name for e in entries if e.phase == "Ready"]
     if len(ready) == len(entries):
-        return _cond(ARTIFACT_READY, "True", "Staged", "staged on " + ", ".join(ready))
+        return condition(ARTIFACT_READY, True, "Staged", "staged on " + ", ".join(ready))
     if secret is SecretState.ABSENT:
         auth = cache.spec.hugging_face.auth_secret if cache.spec.hugging_face else None
         assert auth is not None
         namespace = cache.metadata.namespace or "default"
-        return _cond(
+        return condition(
             ARTIFACT_READY,
-            "False",
+            False,
             "AuthSecretMissing",
             f"Secret {namespace}/{auth.name} with key {auth.key} not found",
         )
     failed = [e.name for e in entries if e.phase == "Failed"]
     if failed:
-        return _cond(ARTIFACT_READY, "False", "Failed", "failed on " + ", ".join(failed))
+        return condition(ARTIFACT_READY, False, "Failed", "failed on " + ", ".join(failed))
     waiting = ", ".join(e.name for e in entries if e.phase != "Ready")
     if ready:
-        return _cond(
+        return condition(
             ARTIFACT_READY,
-            "False",
+            False,
             "Partial",
             f"{len(ready)}/{len(entries)} ready; staging on {waiting}",
         )
-    return _cond(ARTIFACT_READY, "False", "Hydrating", f"staging on {waiting}")
-
-
-def _cond(type_: str, status: str, reason: str, message: str) -> dict[str, str]:
-    return {"type": type_, "status": status, "reason": reason, "message": message}
+    return condition(ARTIFACT_READY, False, "Hydrating", f"staging on {waiting}")
 
 
 def _events(cache: ModelCache, entries: list[CacheClusterStatus]) -> list[Event]:

@@ -84,7 +84,7 @@ class DeploymentResult:
 
     replicas: list[DesiredObject]
     endpoints: list[DesiredObject]
-    status: dict[str, Any]
+    status: DeploymentStatus
     events: list[Event]
     composite_ready: bool | None  # True/False: set explicitly; None: left to Crossplane
     schedule: Schedule
@@ -131,7 +131,7 @@ def finish_deployment(
     return DeploymentResult(
         replicas=replicas,
         endpoints=endpoints,
-        status=status.to_wire(),
+        status=status,
         events=list(status.events),
         composite_ready=_composite_ready(result, status),
         schedule=result,

@@ -19,6 +19,7 @@ from modelplane.api import (
     ModelEndpoint,
     ModelReplica,
 )
+from modelplane.api.meta import condition_wire
 from modelplane.composition import compose_replica
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.deployment import DeploymentResult, finish_deployment
@@ -89,7 +90,10 @@ def render_caches(fleet: Fleet) -> list[RenderedCache]:
         result = reconcile_cache(cache, fleet.clusters, derive_provider_config=True)
         wire = cache.to_wire()
         wire["metadata"]["namespace"] = cache.metadata.namespace or "default"
-        wire["status"] = {**result.status, "conditions": result.conditions}
+        wire["status"] = {
+            **result.status,
+            "conditions": [condition_wire(c) for c in result.conditions],
+        }
         out.append(RenderedCache(wire, result))
     return out
 
@@ -117,7 +121,7 @@ def _rendered(
 ) -> RenderedDeployment:
     wire = deployment.to_wire()
     wire["metadata"]["namespace"] = deployment.metadata.namespace or "default"
-    wire["status"] = result.status
+    wire["status"] = result.status.to_wire()
     rendered = RenderedDeployment(
         deployment=wire,
         result=result,

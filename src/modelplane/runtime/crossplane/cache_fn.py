@@ -16,7 +16,6 @@ from modelplane.composition.replica import kept_object
 from modelplane.reconcile.cache import SecretState, reconcile_cache
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    Condition,
     DesiredResource,
     FunctionRequest,
     FunctionResponse,
@@ -86,10 +85,7 @@ def run_cache(request: FunctionRequest) -> FunctionResponse:
         resources=[DesiredResource(o.key, o.object, o.ready) for o in result.objects],
         composite_status=result.status,
         composite_ready=result.ready,
-        conditions=[
-            Condition(c["type"], c["status"], c["reason"], c["message"])  # type: ignore[arg-type]
-            for c in result.conditions
-        ],
+        conditions=result.conditions,
         results=[Result(e.severity, e.message) for e in result.events],
         requirements=requirements,
     )

@@ -16,6 +16,7 @@ from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.inferencecluster import GatewayImplementation, derived_gpu_pools
+from modelplane.api.meta import Condition, condition
 from modelplane.composition.routing import implementation_for_controller
 from modelplane.naming import (
     GATEWAY_CLASS_KEY,
@@ -29,7 +30,6 @@ from modelplane.naming import (
 )
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    Condition,
     DesiredResource,
     FunctionRequest,
     FunctionResponse,
@@ -274,13 +274,13 @@ def _existing_parts(
 
 def _cluster_condition(cluster: InferenceCluster, missing: tuple[str, ...]) -> Condition:
     if missing:
-        return Condition(CLUSTER_READY, "False", "WaitingForClasses", waiting_for_classes(missing))
+        return condition(CLUSTER_READY, False, "WaitingForClasses", waiting_for_classes(missing))
     source = cluster.spec.cluster.source
     if source == "Existing":
-        return Condition(CLUSTER_READY, "True", "ClusterRunning")
-    return Condition(
+        return condition(CLUSTER_READY, True, "ClusterRunning")
+    return condition(
         CLUSTER_READY,
-        "False",
+        False,
         "SourceNotSupported",
         f"spec.cluster.source {source} is not provisioned by this project; "
         "bring the cluster as Existing",

@@ -26,7 +26,6 @@ from modelplane.reconcile.deployment import (
 )
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    Condition,
     DesiredResource,
     FunctionRequest,
     FunctionResponse,
@@ -112,17 +111,14 @@ def to_response(result: DeploymentResult, requirements: list[Requirement]) -> Fu
     ``status.conditions`` and stamps the transition times); ``status.replicas`` goes to
     the composite's desired status.
     """
-    status = {k: v for k, v in result.status.items() if k != "conditions"}
+    status = {"replicas": result.status.replicas_wire()}
     return FunctionResponse(
         resources=[
             DesiredResource(o.key, o.object, o.ready) for o in [*result.replicas, *result.endpoints]
         ],
         composite_status=status,
         composite_ready=result.composite_ready,
-        conditions=[
-            Condition(c["type"], c["status"], c["reason"], c.get("message") or "")
-            for c in result.status.get("conditions", [])
-        ],
+        conditions=list(result.status.conditions),
         results=[Result(e.severity, e.message) for e in result.events],
         requirements=requirements,
     )

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from modelplane.api.base import GROUP_VERSION
+from modelplane.api.meta import Condition
 
 Severity = Literal["Fatal", "Warning", "Normal"]
-ConditionStatus = Literal["True", "False", "Unknown"]
 
 
 @dataclass(frozen=True)
@@ -55,16 +55,6 @@ class DesiredResource:
 
 
 @dataclass(frozen=True)
-class Condition:
-    """A condition for the composite; Crossplane adds ``lastTransitionTime``."""
-
-    type: str
-    status: ConditionStatus
-    reason: str
-    message: str = ""
-
-
-@dataclass(frozen=True)
 class Result:
     """A function result: Fatal stops the pipeline; Warning and Normal become events."""
 
@@ -84,6 +74,7 @@ class FunctionResponse:
     resources: list[DesiredResource] = field(default_factory=list)
     composite_status: dict[str, Any] | None = None
     composite_ready: bool | None = None
+    # Crossplane owns status.conditions and adds lastTransitionTime.
     conditions: list[Condition] = field(default_factory=list)
     results: list[Result] = field(default_factory=list)
     requirements: list[Requirement] = field(default_factory=list)

@@ -13,7 +13,6 @@ from modelplane.api import InferenceCluster, ModelReplica
 from modelplane.composition import compose_replica
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    Condition,
     DesiredResource,
     FunctionRequest,
     FunctionResponse,
@@ -59,10 +58,7 @@ def run_replica(request: FunctionRequest) -> FunctionResponse:
     return FunctionResponse(
         resources=[DesiredResource(o.key, o.object, o.ready) for o in composition.objects],
         composite_ready=composition.ready,
-        conditions=[
-            Condition(c["type"], c["status"], c["reason"], c.get("message", ""))  # type: ignore[arg-type]
-            for c in composition.conditions
-        ],
+        conditions=composition.conditions,
         results=[Result(e.severity, e.message) for e in composition.events],
         requirements=requirements,
     )
