@@ -22,26 +22,13 @@ from modelplane.composition.delivery import readiness, remote_objects, wrap
 from modelplane.composition.members import containers_of, engine_container
 from modelplane.composition.names import replica_names, workload_key
 from modelplane.composition.routing import gateway_implementation
-from modelplane.composition.types import Json, Stack
+from modelplane.composition.types import ComposedObject, Json, Stack
 from modelplane.events import Event
 from modelplane.naming import PROVIDER_CONFIG_KIND, provider_config_name
 
 # Metadata of an observed Object worth re-emitting; the rest (uid, resourceVersion,
 # managedFields, ...) belongs to the API server.
 _KEPT_METADATA = ("name", "namespace", "labels", "annotations")
-
-
-@dataclass(frozen=True)
-class ComposedObject:
-    """One desired composed resource: its resource key, the Object, its readiness flag.
-
-    ``ready`` is True when the resource is marked ready (status.md §3.3) and None when
-    it is left unmarked.
-    """
-
-    key: str
-    object: Json
-    ready: bool | None = None
 
 
 @dataclass(frozen=True)

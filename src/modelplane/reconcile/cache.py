@@ -32,6 +32,7 @@ from modelplane.composition.cache import (
 )
 from modelplane.composition.delivery import readiness
 from modelplane.composition.replica import derived_provider_config, provider_config_for
+from modelplane.composition.types import ComposedObject
 from modelplane.events import Event
 from modelplane.scheduling.fleet import selector_mismatch
 
@@ -51,13 +52,10 @@ class SecretState(StrEnum):
 
 
 @dataclass(frozen=True)
-class CacheObject:
-    """One desired object: key, provider-kubernetes Object, readiness flag."""
+class CacheObject(ComposedObject):
+    """A desired provider-kubernetes Object that also names its cluster (render groups by it)."""
 
-    key: str
-    cluster: str
-    object: Json
-    ready: bool | None = None
+    cluster: str = ""
 
 
 @dataclass(frozen=True)
@@ -301,7 +299,9 @@ def reconcile_cache(
             continue
         for key, obj in cache_objects(cache, name, provider, storage_class, site.stage):
             manifest = obj["spec"]["forProvider"]["manifest"]
-            objects.append(CacheObject(key, name, obj, _ready_flag(manifest, seen.get(key))))
+            objects.append(
+                CacheObject(key, obj, _ready_flag(manifest, seen.get(key)), cluster=name)
+            )
     ready = sum(1 for e in entries if e.phase == "Ready")
     status: Json = {
         "summary": {"ready": f"{ready}/{len(entries)}"},

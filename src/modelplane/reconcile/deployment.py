@@ -19,7 +19,7 @@ from modelplane.api import (
     ModelReplica,
 )
 from modelplane.api.meta import is_ready as status_is_ready
-from modelplane.composition import model_endpoint
+from modelplane.composition import ComposedObject, model_endpoint
 from modelplane.events import Event
 from modelplane.naming import CLUSTER_LABEL, endpoint_key, replica_key
 from modelplane.reconcile.conditions import (
@@ -45,7 +45,6 @@ from modelplane.scheduling.scheduler import schedule
 __all__ = [
     "DeploymentInputs",
     "DeploymentResult",
-    "DesiredObject",
     "Event",
     "finish_deployment",
     "reconcile_deployment",
@@ -70,20 +69,11 @@ class DeploymentInputs:
 
 
 @dataclass
-class DesiredObject:
-    """One composed resource: its Crossplane resource key, the object, its readiness flag."""
-
-    key: str
-    object: dict[str, Any]
-    ready: bool | None = None  # None: leave the flag unset (not observed ready yet)
-
-
-@dataclass
 class DeploymentResult:
     """The desired state and status of one deployment reconcile."""
 
-    replicas: list[DesiredObject]
-    endpoints: list[DesiredObject]
+    replicas: list[ComposedObject]
+    endpoints: list[ComposedObject]
     status: DeploymentStatus
     events: list[Event]
     composite_ready: bool | None  # True/False: set explicitly; None: left to Crossplane
@@ -115,7 +105,7 @@ def finish_deployment(
     status = deployment_status(deployment, result, cache, observed_replicas)
     models = [replica_object(deployment, p) for p in result.replicas]
     replicas = [
-        DesiredObject(
+        ComposedObject(
             replica_key(p.cluster, p.index),
             desired_object(model.to_wire()),
             True if _ready_at(ours, p) else None,
@@ -151,7 +141,7 @@ def _endpoint(
     ours: dict[tuple[str, int], ModelReplica],
     seen: dict[tuple[str, int], ModelEndpoint],
     held: bool,
-) -> DesiredObject | None:
+) -> ComposedObject | None:
     """The ModelEndpoint of a ready replica whose cluster has a gateway (composition.md §12)."""
     if not _ready_at(ours, placement):
         return None
@@ -163,14 +153,14 @@ def _endpoint(
         return (
             None
             if observed is None
-            else DesiredObject(
+            else ComposedObject(
                 key, desired_object(observed.to_wire()), status_is_ready(observed.status) or None
             )
         )
     endpoint = model_endpoint(replica, True, placement.gateway_address)
     if endpoint is None:
         return None
-    return DesiredObject(
+    return ComposedObject(
         key, endpoint, True if observed is not None and status_is_ready(observed.status) else None
     )
 

@@ -18,6 +18,7 @@ from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.inferencecluster import GatewayImplementation, derived_gpu_pools
 from modelplane.api.meta import Condition, condition
 from modelplane.composition.routing import implementation_for_controller
+from modelplane.composition.types import ComposedObject
 from modelplane.naming import (
     GATEWAY_CLASS_KEY,
     GATEWAY_KEY,
@@ -30,7 +31,6 @@ from modelplane.naming import (
 )
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    DesiredResource,
     FunctionRequest,
     FunctionResponse,
     Result,
@@ -210,7 +210,7 @@ def gateway_class_object(cluster: InferenceCluster, class_name: str) -> dict[str
 
 def _gateway_class_parts(
     cluster: InferenceCluster, observed: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[DesiredResource], GatewayImplementation | None]:
+) -> tuple[list[ComposedObject], GatewayImplementation | None]:
     """The GatewayClass Object, once the Gateway names its class, and what it implements.
 
     While the class is not observed yet (or the Gateway is not), the implementation
@@ -222,7 +222,7 @@ def _gateway_class_parts(
     if class_name is None:
         return [], kept
     seen_class = observed.get(GATEWAY_CLASS_KEY)
-    resource = DesiredResource(
+    resource = ComposedObject(
         GATEWAY_CLASS_KEY,
         gateway_class_object(cluster, class_name),
         ready=True if has_condition(seen_class, "Ready") else None,
@@ -236,17 +236,17 @@ def _gateway_class_parts(
 
 def _existing_parts(
     cluster: InferenceCluster, observed: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[DesiredResource], dict[str, Any]]:
+) -> tuple[list[ComposedObject], dict[str, Any]]:
     """The composed objects of an Existing cluster and the status fields they publish."""
     name = cluster.metadata.name or ""
     seen_gateway = observed.get(GATEWAY_KEY)
     resources = [
-        DesiredResource(
+        ComposedObject(
             PROVIDER_CONFIG_KEY,
             provider_config(cluster),
             ready=True if PROVIDER_CONFIG_KEY in observed else None,
         ),
-        DesiredResource(
+        ComposedObject(
             GATEWAY_KEY,
             gateway_object(cluster),
             ready=True if has_condition(seen_gateway, "Ready") else None,

@@ -26,7 +26,6 @@ from modelplane.reconcile.deployment import (
 )
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    DesiredResource,
     FunctionRequest,
     FunctionResponse,
     Requirement,
@@ -113,9 +112,7 @@ def to_response(result: DeploymentResult, requirements: list[Requirement]) -> Fu
     """
     status = {"replicas": result.status.replicas_wire()}
     return FunctionResponse(
-        resources=[
-            DesiredResource(o.key, o.object, o.ready) for o in [*result.replicas, *result.endpoints]
-        ],
+        resources=[*result.replicas, *result.endpoints],
         composite_status=status,
         composite_ready=result.composite_ready,
         conditions=list(result.status.conditions),

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from modelplane.api.base import GROUP_VERSION
 from modelplane.api.meta import Condition
+from modelplane.composition.types import ComposedObject
 
 Severity = Literal["Fatal", "Warning", "Normal"]
 
@@ -46,15 +47,6 @@ class Requirement:
 
 
 @dataclass(frozen=True)
-class DesiredResource:
-    """A composed resource the function wants, and its readiness flag (None: unset)."""
-
-    key: str
-    object: Mapping[str, Any]
-    ready: bool | None = None
-
-
-@dataclass(frozen=True)
 class Result:
     """A function result: Fatal stops the pipeline; Warning and Normal become events."""
 
@@ -71,7 +63,7 @@ class FunctionResponse:
     with the request's desired state unchanged, so Crossplane applies nothing.
     """
 
-    resources: list[DesiredResource] = field(default_factory=list)
+    resources: list[ComposedObject] = field(default_factory=list)
     composite_status: dict[str, Any] | None = None
     composite_ready: bool | None = None
     # Crossplane owns status.conditions and adds lastTransitionTime.

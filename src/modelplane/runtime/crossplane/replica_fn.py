@@ -13,7 +13,6 @@ from modelplane.api import InferenceCluster, ModelReplica
 from modelplane.composition import compose_replica
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    DesiredResource,
     FunctionRequest,
     FunctionResponse,
     Result,
@@ -56,7 +55,7 @@ def run_replica(request: FunctionRequest) -> FunctionResponse:
         cluster_fetched=items is not None,
     )
     return FunctionResponse(
-        resources=[DesiredResource(o.key, o.object, o.ready) for o in composition.objects],
+        resources=list(composition.objects),
         composite_ready=composition.ready,
         conditions=composition.conditions,
         results=[Result(e.severity, e.message) for e in composition.events],
