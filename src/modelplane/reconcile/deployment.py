@@ -1,8 +1,9 @@
 """The deployment reconcile: one ModelDeployment to its replicas, endpoints and status.
 
 Pure: observed state in, desired state out (composition.md §1, §3, §12; status.md §2).
-The local ``render`` and the Crossplane deployment function both run it, so the
-two runtimes cannot disagree.
+``reconcile_deployment`` (the Crossplane deployment function, one deployment) and
+``reconcile_fleet`` (``render`` and ``schedule``, every deployment of a local fleet)
+both end in ``finish_deployment``, so the runtimes cannot disagree.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from modelplane.api import (
     InferenceClass,
     InferenceCluster,
+    ModelCache,
     ModelDeployment,
     ModelEndpoint,
     ModelReplica,
@@ -40,15 +42,29 @@ from modelplane.scheduling.replicas import (
     owns,
     replica_object,
 )
-from modelplane.scheduling.scheduler import schedule
+from modelplane.scheduling.scheduler import schedule, schedule_all
 
 __all__ = [
     "DeploymentInputs",
     "DeploymentResult",
     "Event",
+    "Fleet",
     "finish_deployment",
     "reconcile_deployment",
+    "reconcile_fleet",
 ]
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """Everything a local run reads, as typed objects: the deployments and the fleet snapshot."""
+
+    deployments: Sequence[ModelDeployment]
+    clusters: Sequence[InferenceCluster]
+    classes: Sequence[InferenceClass] = ()
+    caches: Sequence[ModelCache] = ()
+    replicas: Sequence[ModelReplica] = ()
+    endpoints: Sequence[ModelEndpoint] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +88,8 @@ class DeploymentInputs:
 class DeploymentResult:
     """The desired state and status of one deployment reconcile."""
 
+    deployment: ModelDeployment
+    cache: CacheState
     replicas: list[ComposedObject]
     endpoints: list[ComposedObject]
     status: DeploymentStatus
@@ -90,6 +108,24 @@ def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
     return finish_deployment(
         inputs.deployment, result, inputs.cache, inputs.observed_replicas, inputs.observed_endpoints
     )
+
+
+def reconcile_fleet(fleet: Fleet) -> list[DeploymentResult]:
+    """Reconcile every deployment of a local fleet, in (namespace, name) order.
+
+    Each deployment is scheduled seeing the replicas the earlier ones were given
+    (scheduling.md §1, ``schedule_all``); readiness is read from the input's replicas,
+    never from what an earlier deployment got.
+    """
+    scheduled = schedule_all(
+        fleet.deployments, fleet.clusters, fleet.classes, fleet.caches, fleet.replicas
+    )
+    return [
+        finish_deployment(
+            item.deployment, item.schedule, item.cache, fleet.replicas, fleet.endpoints
+        )
+        for item in scheduled
+    ]
 
 
 def finish_deployment(
@@ -119,6 +155,8 @@ def finish_deployment(
         if (obj := _endpoint(p, model, ours, endpoints_seen, held)) is not None
     ]
     return DeploymentResult(
+        deployment=deployment,
+        cache=cache,
         replicas=replicas,
         endpoints=endpoints,
         status=status,
