@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from modelplane.api import ModelReplica
-from modelplane.api.meta import condition_wire, is_ready
+from modelplane.api.meta import UNRESOLVED, condition_wire, is_ready
 from modelplane.composition import (
     compose_replica,
     model_endpoint,
@@ -132,7 +132,7 @@ def test_unresolved_cluster_keeps_observed_objects(
 ) -> None:
     observed = _observed()
     clu = cluster(provider_config=None) if cluster_arg == "no-pc" else None
-    result = compose_replica(replica(), clu, observed, cluster_fetched=fetched)
+    result = compose_replica(replica(), clu if fetched else UNRESOLVED, observed)
     assert result.held is True
     assert [o.key for o in result.objects] == list(observed)
     for composed in result.objects:
@@ -154,7 +154,7 @@ def test_unresolved_cluster_keeps_observed_objects(
 
 
 def test_unresolved_cluster_with_nothing_observed_composes_nothing() -> None:
-    result = compose_replica(replica(), None, None, cluster_fetched=False)
+    result = compose_replica(replica(), UNRESOLVED, None)
     assert result.objects == []
     assert condition_wire(result.conditions[1]) == _cond("ModelReady", "False", "WaitingForModel")
     assert result.ready is False

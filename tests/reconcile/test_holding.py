@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from modelplane.api import InferenceCluster, ModelDeployment, ModelEndpoint, ModelReplica
-from modelplane.api.meta import condition_wire
+from modelplane.api.meta import UNRESOLVED, condition_wire
 from modelplane.reconcile.deployment import DeploymentInputs, reconcile_deployment
 from modelplane.reconcile.render import render
 from modelplane.scheduling.model import CACHE_NONE, CACHE_UNRESOLVED, CacheState
@@ -30,7 +30,7 @@ def inputs(
     replicas, endpoints = running()
     return DeploymentInputs(
         deployment=ModelDeployment.model_validate(dep),
-        clusters=clusters,
+        clusters=UNRESOLVED if clusters is None else clusters,
         classes=[],
         cache=cache,
         observed_replicas=replicas,
@@ -114,7 +114,7 @@ def test_held_objects_drop_what_crossplane_and_the_api_server_added() -> None:
         stamped.append(ModelReplica.model_validate(wire))
     held = DeploymentInputs(
         deployment=ModelDeployment.model_validate(deployment()),
-        clusters=None,
+        clusters=UNRESOLVED,
         classes=[],
         cache=CACHE_NONE,
         observed_replicas=stamped,

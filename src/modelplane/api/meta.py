@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from enum import Enum
+from typing import Final, Literal, Protocol
 
 from pydantic import Field
 
 from modelplane.api.base import LABEL_VALUE, KubeModel, OpenModel, list_map
+
+
+class _Unresolved(Enum):
+    UNRESOLVED = "UNRESOLVED"
+
+    def __repr__(self) -> str:
+        return "UNRESOLVED"
+
+
+UNRESOLVED: Final = _Unresolved.UNRESOLVED
+"""The one way to say "not fetched yet" (function runtime only): an input Crossplane has
+not fetched for this reconcile, as opposed to fetched and absent (None or empty)."""
+
+Unresolved = Literal[_Unresolved.UNRESOLVED]
 
 
 class ObjectMeta(OpenModel):
@@ -107,4 +122,6 @@ __all__ = [
     "LocalObjectReference",
     "NameRef",
     "ObjectMeta",
+    "UNRESOLVED",
+    "Unresolved",
 ]

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from modelplane.api import InferenceCluster, ModelReplica
-from modelplane.api.meta import Condition
+from modelplane.api.meta import UNRESOLVED, Condition, Unresolved
 from modelplane.composition.conditions import (
     ClusterProblem,
     composite_ready,
@@ -88,13 +88,13 @@ def kept_object(observed: Json) -> Json:
 
 
 def _problem(
-    cluster: InferenceCluster | None,
-    cluster_fetched: bool,
-    derive_provider_config: bool,
+    cluster: InferenceCluster | Unresolved | None, derive_provider_config: bool
 ) -> tuple[ClusterProblem | None, tuple[str, str] | None]:
     """Why the cluster is unresolved (if it is), else its provider config."""
+    if cluster is UNRESOLVED:
+        return "NotFetched", None
     if cluster is None:
-        return ("NotFound" if cluster_fetched else "NotFetched"), None
+        return "NotFound", None
     provider = provider_config_for(cluster)
     if provider is None and derive_provider_config:
         provider = derived_provider_config(cluster)
@@ -105,17 +105,16 @@ def _problem(
 
 def compose_replica(
     replica: ModelReplica,
-    cluster: InferenceCluster | None,
+    cluster: InferenceCluster | Unresolved | None,
     observed: Mapping[str, Json] | None = None,
     *,
-    cluster_fetched: bool = True,
     derive_provider_config: bool = False,
 ) -> ReplicaComposition:
     """Compose a replica's objects on its cluster, with its conditions and readiness.
 
     ``observed`` maps resource keys to the observed provider-kubernetes Objects.
-    ``cluster`` None means the InferenceCluster is missing: not found, or, with
-    ``cluster_fetched=False``, not fetched yet (function runtime). With
+    ``cluster`` None means the InferenceCluster was not found; UNRESOLVED, not fetched
+    yet (function runtime). With
     ``derive_provider_config`` (local ``render``) a cluster without
     ``status.providerConfigRef`` gets the derived one; otherwise it is unresolved and,
     as when the cluster is missing, the observed objects are re-emitted unchanged
@@ -124,12 +123,12 @@ def compose_replica(
     seen: Mapping[str, Json] = observed or {}
     cluster_name = replica.spec.cluster_name
     workloads = [workload_key(e.name) for e in replica.spec.engines]
-    problem, provider = _problem(cluster, cluster_fetched, derive_provider_config)
+    problem, provider = _problem(cluster, derive_provider_config)
     conditions = replica_conditions(workloads, seen, problem, cluster_name)
     events = replica_events(
         problem, cluster_name, _engine_image(replica), any(k in seen for k in workloads)
     )
-    if problem is not None or cluster is None or provider is None:
+    if problem is not None or cluster is None or cluster is UNRESOLVED or provider is None:
         kept = [
             ComposedObject(key, kept_object(obj), ready_flag(readiness_policy(obj), obj))
             for key, obj in seen.items()

@@ -30,8 +30,8 @@ from modelplane.reconcile.conditions import (
     observed_by_identity,
 )
 from modelplane.scheduling.model import (
-    UNRESOLVED,
     CacheState,
+    Clusters,
     HoldCause,
     Mode,
     Placement,
@@ -71,13 +71,13 @@ class Fleet:
 class DeploymentInputs:
     """Everything one deployment reconcile reads.
 
-    ``clusters`` is None while the InferenceCluster list has not been fetched
+    ``clusters`` is UNRESOLVED while the InferenceCluster list has not been fetched
     (function runtime only). ``observed_replicas`` holds every ModelReplica of
     every namespace, ours included; ``observed_endpoints`` at least ours.
     """
 
     deployment: ModelDeployment
-    clusters: Sequence[InferenceCluster] | None
+    clusters: Clusters
     classes: Sequence[InferenceClass]
     cache: CacheState
     observed_replicas: Sequence[ModelReplica]
@@ -101,9 +101,8 @@ class DeploymentResult:
 
 def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
     """Schedule one deployment and derive its replicas, endpoints and status."""
-    clusters = UNRESOLVED if inputs.clusters is None else inputs.clusters
     result = schedule(
-        inputs.deployment, clusters, inputs.classes, inputs.cache, inputs.observed_replicas
+        inputs.deployment, inputs.clusters, inputs.classes, inputs.cache, inputs.observed_replicas
     )
     return finish_deployment(
         inputs.deployment, result, inputs.cache, inputs.observed_replicas, inputs.observed_endpoints

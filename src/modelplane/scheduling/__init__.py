@@ -8,11 +8,11 @@ Public API:
 - ``cache_state(deployment, caches) -> CacheState`` (local runs)
 """
 
+from modelplane.api.meta import UNRESOLVED
 from modelplane.scheduling.model import (
     CACHE_ABSENT,
     CACHE_NONE,
     CACHE_UNRESOLVED,
-    UNRESOLVED,
     CacheKind,
     CacheState,
     Clusters,

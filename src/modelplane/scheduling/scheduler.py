@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from modelplane.api import InferenceClass, ModelCache, ModelDeployment, ModelReplica
+from modelplane.api.meta import UNRESOLVED
 from modelplane.cel import check_selector
 from modelplane.naming import DEPLOYMENT_LABEL, replica_name
 from modelplane.scheduling.capacity import Ledger, pods_of
@@ -25,7 +26,6 @@ from modelplane.scheduling.explain import (
 from modelplane.scheduling.fleet import ClusterView, evicts, fleet, rank_engine
 from modelplane.scheduling.matching import match
 from modelplane.scheduling.model import (
-    UNRESOLVED,
     CacheState,
     Clusters,
     EnginePlacement,

@@ -18,6 +18,7 @@ from modelplane.api import (
     ModelEndpoint,
     ModelReplica,
 )
+from modelplane.api.meta import UNRESOLVED
 from modelplane.naming import ENDPOINT_KEY_PREFIX, REPLICA_KEY_PREFIX
 from modelplane.reconcile.deployment import (
     DeploymentInputs,
@@ -40,7 +41,13 @@ from modelplane.runtime.crossplane.requirements import (
     deployment_requirements,
 )
 from modelplane.scheduling import owns
-from modelplane.scheduling.model import CACHE_NONE, CACHE_UNRESOLVED, CacheState, cache_state
+from modelplane.scheduling.model import (
+    CACHE_NONE,
+    CACHE_UNRESOLVED,
+    CacheState,
+    Clusters,
+    cache_state,
+)
 
 
 def cache_lookup(deployment: ModelDeployment, items: Sequence[ModelCache] | None) -> CacheState:
@@ -74,7 +81,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
         # Parked: nothing is looked up (status.md §2.3).
         return DeploymentInputs(
             deployment=deployment,
-            clusters=None,
+            clusters=UNRESOLVED,
             classes=[],
             cache=CACHE_NONE,
             observed_replicas=ours,
@@ -88,14 +95,16 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
         if deployment.spec.template.spec.model_cache_ref is not None
         else None
     )
-    if everyone is None:
+    if clusters is None or everyone is None:
         # Without every namespace's replicas the capacity they hold is unknown: the
         # fleet snapshot is not complete, so it counts as not fetched (a hold).
-        clusters = None
+        fleet: Clusters = UNRESOLVED
+    else:
+        fleet = clusters
     others = [r for r in everyone or () if not owns(deployment, r)]
     return DeploymentInputs(
         deployment=deployment,
-        clusters=clusters,
+        clusters=fleet,
         classes=classes or [],
         cache=cache_lookup(deployment, caches),
         observed_replicas=[*ours, *others],

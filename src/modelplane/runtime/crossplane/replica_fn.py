@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.api.meta import UNRESOLVED
 from modelplane.composition import compose_replica
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
@@ -50,9 +51,8 @@ def run_replica(request: FunctionRequest) -> FunctionResponse:
         return fatal(str(refused), requirements)
     composition = compose_replica(
         replica,
-        pick_cluster(items, replica.spec.cluster_name),
+        UNRESOLVED if items is None else pick_cluster(items, replica.spec.cluster_name),
         observed_objects(request.observed),
-        cluster_fetched=items is not None,
     )
     return FunctionResponse(
         resources=list(composition.objects),
