@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from modelplane.api.meta import Condition, condition
 from modelplane.composition.delivery import DERIVE_FROM_CEL, SUCCESSFUL_CREATE
@@ -20,7 +20,7 @@ EVENT_WAITING_FOR_CLUSTER = "Waiting for cluster to be resolved"
 EVENT_WAITING_FOR_PROVIDER_CONFIG = "Waiting for cluster providerConfigRef"
 
 
-def _get(obj: Any, *path: str) -> Any:
+def _get(obj: object, *path: str) -> object:
     for part in path:
         if not isinstance(obj, Mapping):
             return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from collections.abc import Mapping
 
 from modelplane.api import ModelReplica
 from modelplane.api.pod import ReplicaPickerContainer
@@ -112,7 +112,7 @@ def default_picker_config() -> Json:
     }
 
 
-def config_text(config: Any) -> str:
+def config_text(config: Mapping[str, object]) -> str:
     """Canonical JSON, byte-identical across implementations so the checksum is too (§9.4)."""
     return json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from modelplane.api import InferenceCluster, ModelCache
 from modelplane.api.meta import Condition, condition, is_ready
@@ -32,11 +31,9 @@ from modelplane.composition.cache import (
 )
 from modelplane.composition.delivery import readiness
 from modelplane.composition.replica import derived_provider_config, provider_config_for
-from modelplane.composition.types import ComposedObject
+from modelplane.composition.types import ComposedObject, Json
 from modelplane.events import Event
 from modelplane.scheduling.fleet import selector_mismatch
-
-Json = dict[str, Any]
 
 CLUSTERS_MATCHED = "ClustersMatched"
 ARTIFACT_READY = "ArtifactReady"
@@ -95,7 +92,7 @@ def _previous(cache: ModelCache) -> dict[str, CacheClusterStatus]:
     return {e.name: e for e in entries or ()}
 
 
-def _remote_status(observed: Json | None, name: str) -> Mapping[str, Any]:
+def _remote_status(observed: Json | None, name: str) -> Mapping[str, object]:
     """``status`` of the remote object ``name`` an observed Object reports.
 
     Read from ``status.atProvider.manifest``; empty when the Object still reports another
@@ -116,7 +113,7 @@ def _remote_status(observed: Json | None, name: str) -> Mapping[str, Any]:
     return remote if isinstance(remote, Mapping) else {}
 
 
-def _condition(remote: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+def _condition(remote: Mapping[str, object], type_: str) -> Mapping[str, object] | None:
     conditions = remote.get("conditions")
     for c in conditions if isinstance(conditions, list) else ():
         if isinstance(c, Mapping) and c.get("type") == type_ and c.get("status") == "True":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from modelplane.api import (
     InferenceClass,
@@ -22,6 +21,7 @@ from modelplane.api import (
 )
 from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.composition import ComposedObject, model_endpoint
+from modelplane.composition.types import Json
 from modelplane.events import Event
 from modelplane.naming import CLUSTER_LABEL, endpoint_key, replica_key
 from modelplane.reconcile.conditions import (
@@ -205,7 +205,7 @@ def _endpoint(
 _DESIRED_METADATA = ("name", "namespace", "labels", "annotations")
 
 
-def desired_object(obj: dict[str, Any]) -> dict[str, Any]:
+def desired_object(obj: Json) -> Json:
     """A composed ModelReplica or ModelEndpoint as desired state.
 
     Held objects are re-emitted from observed state, which carries what Crossplane and

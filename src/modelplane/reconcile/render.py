@@ -8,17 +8,15 @@ Pure: typed objects in, ordered desired objects out. Deployments are reconciled 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from modelplane.api import (
     InferenceCluster,
 )
 from modelplane.api.meta import condition_wire
 from modelplane.composition import compose_replica
+from modelplane.composition.types import Json
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
-
-Json = dict[str, Any]
 
 
 @dataclass

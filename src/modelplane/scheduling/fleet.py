@@ -14,6 +14,7 @@ from typing import Any
 from modelplane.api import InferenceClass, InferenceCluster, ModelDeployment, Taint, Toleration
 from modelplane.api.inferenceclass import CapacityValue, TypedValue
 from modelplane.api.inferencecluster import derived_gpu_pools
+from modelplane.api.modeldeployment import EngineMember
 from modelplane.cel import DeviceProfile
 
 RANK_VARIABLE = "$(MODELPLANE_RANK)"
@@ -306,7 +307,7 @@ def rank_engine(deployment: ModelDeployment) -> str | None:
     return None
 
 
-def _uses_rank(member: Any) -> bool:
+def _uses_rank(member: EngineMember) -> bool:
     spec = member.template.spec
     for container in spec.containers if spec is not None else ():
         texts = [*(container.command or ()), *(container.args or ())]
