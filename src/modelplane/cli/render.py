@@ -117,7 +117,7 @@ def _caches_summary(caches: Sequence[RenderedCache]) -> str:
     for c in caches:
         meta = c.cache["metadata"]
         artifact = c.result.conditions[-1]
-        ready = c.result.status["summary"]["ready"]
+        ready = c.result.status.summary.ready if c.result.status.summary else ""
         lines.append(
             f"\n{meta['namespace']}/{meta['name']} (ModelCache): {len(c.remote)} objects, {ready} clusters staged, "
             f"{artifact.reason}: {artifact.message}"

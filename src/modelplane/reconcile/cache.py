@@ -18,6 +18,8 @@ from modelplane.api.modelcache import (
     MAX_CACHE_MESSAGE,
     CacheClusterStatus,
     CachePhase,
+    CacheSummary,
+    ModelCacheStatus,
 )
 from modelplane.composition.cache import (
     KEY_DOWNLOAD,
@@ -60,7 +62,7 @@ class CacheResult:
     """What one reconcile of a ModelCache yields."""
 
     objects: list[CacheObject]
-    status: Json  # summary and clusters (conditions are separate, as for every kind)
+    status: ModelCacheStatus  # summary and clusters (conditions are separate, as for every kind)
     conditions: list[Condition]
     events: list[Event] = field(default_factory=list)
     ready: bool = False
@@ -300,12 +302,12 @@ def reconcile_cache(
                 CacheObject(key, obj, _ready_flag(manifest, seen.get(key)), cluster=name)
             )
     ready = sum(1 for e in entries if e.phase == "Ready")
-    status: Json = {
-        "summary": {"ready": f"{ready}/{len(entries)}"},
+    status = ModelCacheStatus(
+        summary=CacheSummary(ready=f"{ready}/{len(entries)}"),
         # The XRD bounds the list: beyond it (a footprint over 1024 clusters) the summary
         # still counts every cluster, the list names the first ones by name.
-        "clusters": [e.to_wire() for e in entries[:MAX_CACHE_CLUSTERS]],
-    }
+        clusters=entries[:MAX_CACHE_CLUSTERS],
+    )
     return CacheResult(
         objects=objects,
         status=status,

@@ -70,7 +70,7 @@ def render_caches(fleet: Fleet) -> list[RenderedCache]:
         wire = cache.to_wire()
         wire["metadata"]["namespace"] = cache.metadata.namespace or "default"
         wire["status"] = {
-            **result.status,
+            **result.status.to_wire(),
             "conditions": [condition_wire(c) for c in result.conditions],
         }
         out.append(RenderedCache(wire, result))

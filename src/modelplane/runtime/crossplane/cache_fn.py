@@ -83,7 +83,7 @@ def run_cache(request: FunctionRequest) -> FunctionResponse:
     )
     return FunctionResponse(
         resources=list(result.objects),
-        composite_status=result.status,
+        composite_status=result.status.to_wire(),
         composite_ready=result.ready,
         conditions=result.conditions,
         results=[Result(e.severity, e.message) for e in result.events],
