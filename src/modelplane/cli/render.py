@@ -116,11 +116,11 @@ def _caches_summary(caches: Sequence[RenderedCache]) -> str:
     """One line per ModelCache: ready clusters and the ArtifactReady reason."""
     lines = []
     for c in caches:
-        meta = c.cache["metadata"]
+        meta = c.model.metadata
         artifact = c.result.conditions[-1]
         ready = c.result.status.summary.ready if c.result.status.summary else ""
         lines.append(
-            f"\n{meta['namespace']}/{meta['name']} (ModelCache): {len(c.remote)} objects, {ready} clusters staged, "
+            f"\n{namespace_of(meta.namespace)}/{meta.name} (ModelCache): {len(c.remote)} objects, {ready} clusters staged, "
             f"{artifact.reason}: {artifact.message}"
         )
     return "".join(lines)

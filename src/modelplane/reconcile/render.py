@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from modelplane.api import (
-    InferenceCluster,
-)
+from modelplane.api import InferenceCluster, ModelCache
 from modelplane.api.meta import condition_wire
 from modelplane.composition import compose_replica
 from modelplane.composition.types import Json
@@ -44,6 +42,7 @@ class RenderedCache:
 
     cache: Json
     result: CacheResult
+    model: ModelCache  # the typed input, for whoever reads it back (the summary)
 
     @property
     def remote(self) -> list[tuple[str, Json]]:
@@ -73,7 +72,7 @@ def render_caches(fleet: Fleet) -> list[RenderedCache]:
             **result.status.to_wire(),
             "conditions": [condition_wire(c) for c in result.conditions],
         }
-        out.append(RenderedCache(wire, result))
+        out.append(RenderedCache(wire, result, cache))
     return out
 
 
