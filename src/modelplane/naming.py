@@ -1,11 +1,53 @@
-"""Names of composed objects: DNS labels of bounded length, stable and unique (Decision 6)."""
+"""The one home of every name this project writes or reads back (Decision 6).
+
+Label keys, annotation keys, Crossplane resource-key formats, well-known object
+names and the name formulas of composed objects: ``render``, the Crossplane
+functions and the tests all import them from here, so two runtimes cannot drift.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
+from typing import Final
 
 _NOT_DNS = re.compile(r"[^a-z0-9-]")
+
+# Labels of a ModelReplica and ModelEndpoint (api.md §7): who owns it, and its identity.
+DEPLOYMENT_LABEL: Final = "modelplane.ai/deployment"
+DEPLOYMENT_NAMESPACE_LABEL: Final = "modelplane.ai/deployment-namespace"
+CLUSTER_LABEL: Final = "modelplane.ai/cluster"
+INDEX_LABEL: Final = "modelplane.ai/replica-index"
+
+# Labels of composed pods and their selectors (composition.md §4, §11).
+REPLICA_LABEL: Final = "modelplane.ai/replica"
+ENGINE_LABEL: Final = "modelplane.ai/engine"
+ROLE_LABEL: Final = "modelplane.ai/role"
+PHASE_LABEL: Final = "modelplane.ai/phase"
+SERVING_LABEL: Final = "modelplane.ai/serving"
+WORKLOAD_LABEL: Final = "modelplane.ai/workload"
+POOL_LABEL: Final = "modelplane.ai/pool"  # on the GPU nodes of a pool (api.md §4)
+
+# Labels of a ModelCache's composed objects (composition.md §13).
+CACHE_LABEL: Final = "modelplane.ai/cache"
+CACHE_NAMESPACE_LABEL: Final = "modelplane.ai/cache-namespace"
+
+# The endpoint picker's config checksum, rolling its pods on a config change.
+EPP_CONFIG_CHECKSUM_ANNOTATION: Final = "modelplane.ai/epp-config-checksum"
+
+# Well-known objects on every workload cluster (api.md §4.3).
+SYSTEM_NAMESPACE: Final = "modelplane-system"
+GATEWAY_NAME: Final = "inference-gateway"
+PROVIDER_CONFIG_KIND: Final = "ClusterProviderConfig"
+
+# Crossplane resource keys of the deployment function's desired state.
+REPLICA_KEY_PREFIX: Final = "replica-"
+ENDPOINT_KEY_PREFIX: Final = "endpoint-"
+
+# Crossplane resource keys of the InferenceCluster function's desired state.
+PROVIDER_CONFIG_KEY: Final = "cluster-provider-config"
+GATEWAY_KEY: Final = "inference-gateway"
+GATEWAY_CLASS_KEY: Final = "inference-gateway-class"
 
 
 def _hash5(full: str) -> str:
@@ -39,11 +81,20 @@ def replica_name(deployment: str, cluster: str, index: int) -> str:
     return f"{deployment[:57].rstrip('-')}-{_hash5(full)}"
 
 
+def provider_config_name(cluster_name: str) -> str:
+    """``CPC``: the ClusterProviderConfig of a cluster (api.md §4.3).
+
+    The InferenceCluster function creates it under this name and a local ``render``
+    assumes it (api.md §4.4), so both go through here.
+    """
+    return child_name(cluster_name, "cluster-kubeconfig")
+
+
 def replica_key(cluster: str, index: int) -> str:
     """The Crossplane resource key of a replica in the deployment function's desired state."""
-    return f"replica-{cluster}-{index}"
+    return f"{REPLICA_KEY_PREFIX}{cluster}-{index}"
 
 
 def endpoint_key(cluster: str, index: int) -> str:
     """The Crossplane resource key of an endpoint in the deployment function's desired state."""
-    return f"endpoint-{cluster}-{index}"
+    return f"{ENDPOINT_KEY_PREFIX}{cluster}-{index}"

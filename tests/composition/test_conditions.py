@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from modelplane.api import ModelReplica
-from modelplane.api.meta import is_ready
+from modelplane.api.meta import UNRESOLVED, condition_wire, is_ready
 from modelplane.composition import (
     compose_replica,
     model_endpoint,
@@ -48,7 +48,7 @@ def _cond(type_: str, status: str, reason: str, message: str = "") -> dict[str, 
 
 def test_fresh_replica_is_deploying_and_waiting() -> None:
     result = compose_replica(replica(), cluster())
-    assert result.conditions == [
+    assert [condition_wire(c) for c in result.conditions] == [
         _cond("ModelAccepted", "False", "Deploying"),
         _cond("ModelReady", "False", "WaitingForModel"),
     ]
@@ -58,7 +58,7 @@ def test_fresh_replica_is_deploying_and_waiting() -> None:
 
 def test_accepted_but_not_available_is_starting() -> None:
     result = compose_replica(replica(), cluster(), _observed(ready=False))
-    assert result.conditions == [
+    assert [condition_wire(c) for c in result.conditions] == [
         _cond("ModelAccepted", "True", "Accepted"),
         _cond("ModelReady", "False", "ModelStarting"),
     ]
@@ -74,7 +74,7 @@ def test_accepted_but_not_available_is_starting() -> None:
 
 def test_every_workload_ready_is_serving_and_left_to_crossplane() -> None:
     result = compose_replica(replica(), cluster(), _observed())
-    assert result.conditions == [
+    assert [condition_wire(c) for c in result.conditions] == [
         _cond("ModelAccepted", "True", "Accepted"),
         _cond("ModelReady", "True", "Serving"),
     ]
@@ -101,10 +101,10 @@ def test_every_workload_counts() -> None:
         "conditions": [NOT_READY],
     }
     result = compose_replica(replica(two), cluster(), observed)
-    assert [c["reason"] for c in result.conditions] == ["Deploying", "WaitingForModel"]
+    assert [c.reason for c in result.conditions] == ["Deploying", "WaitingForModel"]
     del observed["model-serving-b"]
     result = compose_replica(replica(two), cluster(), observed)
-    assert [c["reason"] for c in result.conditions] == ["Deploying", "WaitingForModel"]
+    assert [c.reason for c in result.conditions] == ["Deploying", "WaitingForModel"]
     # A workload is observed, so this is not the first compose: no event.
     assert result.events == []
 
@@ -132,7 +132,7 @@ def test_unresolved_cluster_keeps_observed_objects(
 ) -> None:
     observed = _observed()
     clu = cluster(provider_config=None) if cluster_arg == "no-pc" else None
-    result = compose_replica(replica(), clu, observed, cluster_fetched=fetched)
+    result = compose_replica(replica(), clu if fetched else UNRESOLVED, observed)
     assert result.held is True
     assert [o.key for o in result.objects] == list(observed)
     for composed in result.objects:
@@ -144,7 +144,7 @@ def test_unresolved_cluster_keeps_observed_objects(
         assert "status" not in composed.object
         assert "uid" not in composed.object["metadata"]
         assert composed.ready is True
-    assert result.conditions == [
+    assert [condition_wire(c) for c in result.conditions] == [
         _cond("ModelAccepted", "False", "WaitingForCluster", message),
         _cond("ModelReady", "True", "Serving"),
     ]
@@ -154,9 +154,9 @@ def test_unresolved_cluster_keeps_observed_objects(
 
 
 def test_unresolved_cluster_with_nothing_observed_composes_nothing() -> None:
-    result = compose_replica(replica(), None, None, cluster_fetched=False)
+    result = compose_replica(replica(), UNRESOLVED, None)
     assert result.objects == []
-    assert result.conditions[1] == _cond("ModelReady", "False", "WaitingForModel")
+    assert condition_wire(result.conditions[1]) == _cond("ModelReady", "False", "WaitingForModel")
     assert result.ready is False
     assert result.held is True
 

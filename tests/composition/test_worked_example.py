@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from modelplane.api.meta import condition_wire
 from modelplane.composition import ReplicaComposition, compose_replica
 
 from .builders import PC, SEL, cluster, manifests, replica
@@ -311,7 +312,7 @@ def test_config_text_is_506_bytes_with_the_published_checksum(composed: ReplicaC
 
 
 def test_first_compose_reports_conditions_and_event(composed: ReplicaComposition) -> None:
-    assert composed.conditions == [
+    assert [condition_wire(c) for c in composed.conditions] == [
         {"type": "ModelAccepted", "status": "False", "reason": "Deploying", "message": ""},
         {"type": "ModelReady", "status": "False", "reason": "WaitingForModel", "message": ""},
     ]

@@ -12,7 +12,7 @@ from modelplane.api import (
     ModelEndpoint,
     ModelReplica,
 )
-from modelplane.reconcile.render import Fleet
+from modelplane.reconcile.deployment import Fleet
 
 SELECTOR = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0\n'
 

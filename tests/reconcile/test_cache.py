@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from modelplane.api import InferenceCluster, ModelCache
+from modelplane.api.meta import condition_wire
 from modelplane.composition.cache import (
     DOWNLOAD_IMAGE,
     DOWNLOAD_SCRIPT,
@@ -177,13 +178,13 @@ def test_missing_secret_is_auth_secret_missing_and_composes_no_job() -> None:
     result = reconcile_cache(_cache(auth=True), _typed(THREE), secret=SecretState.ABSENT)
     assert _manifests(result, "Job") == [] and _manifests(result, "Secret") == []
     assert len(_manifests(result, "PersistentVolumeClaim")) == 2
-    assert result.conditions[1] == {
+    assert condition_wire(result.conditions[1]) == {
         "type": "ArtifactReady",
         "status": "False",
         "reason": "AuthSecretMissing",
         "message": "Secret ml-team/hf-token with key HF_TOKEN not found",
     }
-    assert [c["phase"] for c in result.status["clusters"]] == ["Pending", "Pending"]
+    assert [c["phase"] for c in result.status.to_wire()["clusters"]] == ["Pending", "Pending"]
     assert not result.ready
 
 
@@ -296,12 +297,12 @@ def test_status_from_observed_objects(
     kinds: list[str],
 ) -> None:
     result = reconcile_cache(_cache(status=before), _typed(THREE[:1]), observed)
-    [entry] = result.status["clusters"]
+    [entry] = result.status.to_wire()["clusters"]
     assert (entry["name"], entry["phase"]) == ("a", phase)
     assert entry["message"].startswith(message)
-    assert result.status["summary"] == {"ready": "1/1" if phase == "Ready" else "0/1"}
+    assert result.status.to_wire()["summary"] == {"ready": "1/1" if phase == "Ready" else "0/1"}
     reason, status, text = artifact
-    assert result.conditions == [
+    assert [condition_wire(c) for c in result.conditions] == [
         {
             "type": "ClustersMatched",
             "status": "True",
@@ -317,15 +318,15 @@ def test_status_from_observed_objects(
 
 def test_failed_job_message_carries_the_job_condition() -> None:
     result = reconcile_cache(_cache(), _typed(THREE[:1]), JOB_FAILED)
-    assert result.status["clusters"][0]["message"].endswith(
+    assert result.status.to_wire()["clusters"][0]["message"].endswith(
         ": Job has reached the specified backoff limit"
     )
 
 
 def test_partial_when_one_of_two_is_ready() -> None:
     result = reconcile_cache(_cache(status=READY_BEFORE), _typed(THREE))
-    assert result.status["summary"] == {"ready": "1/2"}
-    assert result.conditions[1] == {
+    assert result.status.to_wire()["summary"] == {"ready": "1/2"}
+    assert condition_wire(result.conditions[1]) == {
         "type": "ArtifactReady",
         "status": "False",
         "reason": "Partial",
@@ -336,19 +337,22 @@ def test_partial_when_one_of_two_is_ready() -> None:
 
 def test_ready_is_not_kept_for_another_revision() -> None:
     result = reconcile_cache(_cache(status=READY_BEFORE, name="qwen"), _typed(THREE[:1]), BOUND)
-    assert result.status["clusters"][0]["phase"] == "Ready"
+    assert result.status.to_wire()["clusters"][0]["phase"] == "Ready"
     raw = cache(match_labels={"tier": "gpu"})
     raw["spec"]["huggingFace"]["revision"] = "v2"
     raw["status"] = READY_BEFORE
     moved = reconcile_cache(ModelCache.model_validate(raw), _typed(THREE[:1]), BOUND)
-    assert moved.status["clusters"][0]["phase"] == "Hydrating"
+    assert moved.status.to_wire()["clusters"][0]["phase"] == "Hydrating"
     assert "Job" in [o.object["spec"]["forProvider"]["manifest"]["kind"] for o in moved.objects]
 
 
 def test_no_matching_cluster_is_no_clusters() -> None:
     result = reconcile_cache(_cache(), _typed(THREE[2:]))
-    assert result.objects == [] and result.status == {"summary": {"ready": "0/0"}, "clusters": []}
-    assert [(c["type"], c["status"], c["reason"]) for c in result.conditions] == [
+    assert result.objects == [] and result.status.to_wire() == {
+        "summary": {"ready": "0/0"},
+        "clusters": [],
+    }
+    assert [(c.type, c.status, c.reason) for c in result.conditions] == [
         ("ClustersMatched", "False", "NoClusters"),
         ("ArtifactReady", "False", "NoClusters"),
     ]
@@ -360,14 +364,14 @@ def test_absent_selector_is_every_ready_cluster() -> None:
     unready = _cluster("d", "gpu")
     unready["status"]["conditions"][0]["status"] = "False"
     result = reconcile_cache(ModelCache.model_validate(raw), _typed([*THREE, unready]))
-    assert [c["name"] for c in result.status["clusters"]] == ["a", "b", "c"]
+    assert [c["name"] for c in result.status.to_wire()["clusters"]] == ["a", "b", "c"]
 
 
 def test_cluster_without_storage_class_cannot_host_the_cache() -> None:
     clusters = [_cluster("a", "gpu"), _cluster("b", "gpu", storage_class=None)]
     result = reconcile_cache(_cache(), _typed(clusters))
     assert {o.cluster for o in result.objects} == {"a"}
-    entry = result.status["clusters"][1]
+    entry = result.status.to_wire()["clusters"][1]
     assert entry["phase"] == "Failed"
     assert entry["message"] == (
         "InferenceCluster b has no cache storage class: set "
@@ -416,11 +420,11 @@ def test_a_long_remote_message_is_cut_to_the_status_bound() -> None:
     condition = failed[resource_key("a", "download")]["status"]["atProvider"]["manifest"]
     condition["status"]["conditions"][0]["message"] = "x" * 5000
     result = reconcile_cache(_cache(), _typed(THREE[:1]), failed)
-    message = result.status["clusters"][0]["message"]
+    message = result.status.to_wire()["clusters"][0]["message"]
     assert len(message) == 1024 and message.endswith("...")
     # What the function writes must pass the XRD's own schema.
     raw = cache(match_labels={"tier": "gpu"})
-    raw["status"] = result.status
+    raw["status"] = result.status.to_wire()
     ModelCache.model_validate(raw)
 
 
@@ -429,6 +433,6 @@ def test_an_old_jobs_completion_is_not_the_new_source_staged() -> None:
     raw = cache(match_labels={"tier": "gpu"})
     raw["spec"]["huggingFace"]["revision"] = "v2"
     result = reconcile_cache(ModelCache.model_validate(raw), _typed(THREE[:1]), JOB_DONE)
-    assert result.status["clusters"][0]["phase"] == "Hydrating"
+    assert result.status.to_wire()["clusters"][0]["phase"] == "Hydrating"
     [(_, job)] = _manifests(result, "Job")
     assert job["spec"]["forProvider"]["manifest"]["metadata"]["name"] != JOB

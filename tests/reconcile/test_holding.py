@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from modelplane.api import InferenceCluster, ModelDeployment, ModelEndpoint, ModelReplica
+from modelplane.api.meta import UNRESOLVED, condition_wire
 from modelplane.reconcile.deployment import DeploymentInputs, reconcile_deployment
 from modelplane.reconcile.render import render
 from modelplane.scheduling.model import CACHE_NONE, CACHE_UNRESOLVED, CacheState
@@ -29,7 +30,7 @@ def inputs(
     replicas, endpoints = running()
     return DeploymentInputs(
         deployment=ModelDeployment.model_validate(dep),
-        clusters=clusters,
+        clusters=UNRESOLVED if clusters is None else clusters,
         classes=[],
         cache=cache,
         observed_replicas=replicas,
@@ -45,7 +46,7 @@ def test_clusters_not_fetched_yet_keeps_everything() -> None:
     result = reconcile_deployment(inputs(deployment(), None))
     assert keys(result.replicas) == ["replica-us-east-1-0", "replica-us-west-2-0"]
     assert keys(result.endpoints) == ["endpoint-us-east-1-0", "endpoint-us-west-2-0"]
-    scheduled = result.status["conditions"][0]
+    scheduled = condition_wire(result.status.conditions[0])
     assert (scheduled["reason"], scheduled["message"]) == (
         "ClustersUnresolved",
         "Waiting for InferenceClusters; keeping 2 existing replicas",
@@ -63,7 +64,7 @@ def test_selector_that_no_longer_compiles_holds_the_placement() -> None:
     result = reconcile_deployment(inputs(broken, clusters))
     assert keys(result.replicas) == ["replica-us-east-1-0", "replica-us-west-2-0"]
     assert keys(result.endpoints) == ["endpoint-us-east-1-0", "endpoint-us-west-2-0"]
-    scheduled = result.status["conditions"][0]
+    scheduled = condition_wire(result.status.conditions[0])
     assert scheduled["reason"] == "InvalidNodeSelector"
     assert scheduled["message"].startswith("Invalid nodeSelector CEL expression: ")
     assert result.events[0].severity == "Warning"
@@ -80,7 +81,7 @@ def test_unresolved_cache_places_nothing_new_and_keeps_what_runs() -> None:
     clusters = [InferenceCluster.model_validate(c) for c in TWO]
     result = reconcile_deployment(inputs(dep, clusters, CACHE_UNRESOLVED))
     assert keys(result.replicas) == ["replica-us-east-1-0", "replica-us-west-2-0"]
-    cache_condition = result.status["conditions"][0]
+    cache_condition = condition_wire(result.status.conditions[0])
     assert (cache_condition["reason"], cache_condition["message"]) == (
         "ModelCacheUnresolved",
         "Waiting for ModelCache qwen",
@@ -93,7 +94,7 @@ def test_pool_unknown_cluster_keeps_its_replica_as_observed() -> None:
     clusters = [InferenceCluster.model_validate(c) for c in (poolless, TWO[1])]
     result = reconcile_deployment(inputs(deployment(), clusters))
     assert keys(result.replicas) == ["replica-us-east-1-0", "replica-us-west-2-0"]
-    assert result.status["replicas"] == {"ready": 2, "total": 2}
+    assert result.status.replicas_wire() == {"ready": 2, "total": 2}
 
 
 def test_ready_flags_follow_observed_readiness() -> None:
@@ -113,7 +114,7 @@ def test_held_objects_drop_what_crossplane_and_the_api_server_added() -> None:
         stamped.append(ModelReplica.model_validate(wire))
     held = DeploymentInputs(
         deployment=ModelDeployment.model_validate(deployment()),
-        clusters=None,
+        clusters=UNRESOLVED,
         classes=[],
         cache=CACHE_NONE,
         observed_replicas=stamped,

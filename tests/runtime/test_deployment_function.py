@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.api import ModelDeployment
+from modelplane.api.meta import UNRESOLVED
 from modelplane.naming import replica_name
 from modelplane.runtime.crossplane.deployment_fn import gather_inputs
 from modelplane.runtime.crossplane.messages import FunctionRequest
@@ -303,7 +304,7 @@ def test_all_replicas_not_fetched_reads_as_an_incomplete_fleet() -> None:
         ModelDeployment.model_validate(xr),
         FunctionRequest(composite=xr, required={"clusters": [ready_cluster()], "classes": []}),
     )
-    assert inputs.clusters is None
+    assert inputs.clusters is UNRESOLVED
 
 
 def test_same_request_same_answer_with_remembered_inputs(stubs: Stubs) -> None:

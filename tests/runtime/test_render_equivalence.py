@@ -21,7 +21,7 @@ import yaml
 from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.cli.main import main
-from modelplane.naming import child_name
+from modelplane.naming import DEPLOYMENT_LABEL, child_name
 
 from .conftest import Stubs
 from .helpers import composite_status, conditions, desired, request, satisfy
@@ -118,7 +118,7 @@ def _compare(
         def ours(o: dict[str, Any], ns: str = ns, name: str = name) -> bool:
             return (
                 o["metadata"]["namespace"] == ns
-                and o["metadata"]["labels"]["modelplane.ai/deployment"] == name
+                and o["metadata"]["labels"][DEPLOYMENT_LABEL] == name
             )
 
         expected_replicas = [o for o in _by_kind(rendered, "ModelReplica") if ours(o)]

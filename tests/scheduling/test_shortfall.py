@@ -217,7 +217,7 @@ def test_the_runtime_never_formats_explain_messages(row: Row) -> None:
     s = schedule(row.deployment, row.clusters, [], CACHE_NONE, row.observed)
     silent = dataclasses.replace(s, unfit=tuple(_never(u.cluster) for u in s.unfit))
     result = finish_deployment(row.deployment, silent, CACHE_NONE, row.observed, ())
-    assert result.status["conditions"][0]["message"] == row.condition[2]
+    assert result.status.conditions[0].message == row.condition[2]
 
 
 def test_capacity_reasons_are_the_room_and_device_rows() -> None:

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from enum import Enum
+from typing import Final, Literal, Protocol
 
 from pydantic import Field
 
 from modelplane.api.base import LABEL_VALUE, KubeModel, OpenModel, list_map
+
+
+class _Unresolved(Enum):
+    UNRESOLVED = "UNRESOLVED"
+
+    def __repr__(self) -> str:
+        return "UNRESOLVED"
+
+
+UNRESOLVED: Final = _Unresolved.UNRESOLVED
+"""The one way to say "not fetched yet" (function runtime only): an input Crossplane has
+not fetched for this reconcile, as opposed to fetched and absent (None or empty)."""
+
+Unresolved = Literal[_Unresolved.UNRESOLVED]
 
 
 class ObjectMeta(OpenModel):
@@ -31,6 +46,31 @@ class Condition(KubeModel):
 
 
 Conditions = list[Condition]
+
+ConditionStatus = Literal["True", "False", "Unknown"]
+
+
+def condition(
+    type_: str, status: bool | ConditionStatus, reason: str, message: str = ""
+) -> Condition:
+    """A condition with exactly type, status, reason and message: the one condition type.
+
+    Every reconcile (deployment, replica, cache, cluster) returns these; only the shells
+    turn them into wire dicts (``condition_wire``) or function-response conditions.
+    """
+    if isinstance(status, bool):
+        status = "True" if status else "False"
+    return Condition(type=type_, status=status, reason=reason, message=message)
+
+
+def condition_wire(c: Condition) -> dict[str, str]:
+    """The four keys printed for a condition, ``message`` "" when empty (status.md §1)."""
+    return {
+        "type": c.type,
+        "status": c.status,
+        "reason": c.reason or "",
+        "message": c.message or "",
+    }
 
 
 class HasConditions(Protocol):
@@ -74,9 +114,14 @@ __all__ = [
     "LABEL_VALUE",
     "CONDITIONS_LIST",
     "Condition",
+    "ConditionStatus",
     "Conditions",
+    "condition",
+    "condition_wire",
     "LabelSelector",
     "LocalObjectReference",
     "NameRef",
     "ObjectMeta",
+    "UNRESOLVED",
+    "Unresolved",
 ]

@@ -14,7 +14,7 @@ from modelplane.api import (
     ModelReplica,
 )
 from modelplane.manifests import Loaded, PathError, load
-from modelplane.reconcile.render import Fleet
+from modelplane.reconcile.deployment import Fleet
 
 
 class Exit(Exception):

@@ -14,6 +14,7 @@ import yaml
 from modelplane.cli.inputs import fleet_of, load_valid
 from modelplane.cli.validate import print_warnings
 from modelplane.reconcile.render import RenderedCache, RenderedDeployment, render, render_caches
+from modelplane.scheduling.model import namespace_of
 
 EXAMPLE = """\
 example:
@@ -115,29 +116,28 @@ def _caches_summary(caches: Sequence[RenderedCache]) -> str:
     """One line per ModelCache: ready clusters and the ArtifactReady reason."""
     lines = []
     for c in caches:
-        meta = c.cache["metadata"]
+        meta = c.model.metadata
         artifact = c.result.conditions[-1]
-        ready = c.result.status["summary"]["ready"]
+        ready = c.result.status.summary.ready if c.result.status.summary else ""
         lines.append(
-            f"\n{meta['namespace']}/{meta['name']} (ModelCache): {len(c.remote)} objects, {ready} clusters staged, "
-            f"{artifact['reason']}: {artifact['message']}"
+            f"\n{namespace_of(meta.namespace)}/{meta.name} (ModelCache): {len(c.remote)} objects, {ready} clusters staged, "
+            f"{artifact.reason}: {artifact.message}"
         )
     return "".join(lines)
 
 
 def _deployment_summary(r: RenderedDeployment) -> list[str]:
-    meta = r.deployment["metadata"]
+    deployment = r.result.deployment
     status = r.result.status
     per_cluster: dict[str, int] = {}
-    for replica in r.replicas:
-        name = replica["spec"]["clusterName"]
+    for replica in r.result.replica_models:
+        name = replica.spec.cluster_name
         per_cluster[name] = per_cluster.get(name, 0) + 1
     where = ", ".join(f"{c} ({n})" for c, n in sorted(per_cluster.items())) or "no cluster"
-    desired = r.deployment["spec"]["replicas"]
-    lines = [
-        f"{meta['namespace']}/{meta['name']}: {status['replicas']['total']} of {desired} replicas on {where}"
-    ]
-    rows = [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]]
+    ident = f"{namespace_of(deployment.metadata.namespace)}/{deployment.metadata.name}"
+    desired = deployment.spec.replicas
+    lines = [f"{ident}: {status.total} of {desired} replicas on {where}"]
+    rows = [(c.type, c.status, c.reason or "", c.message or "") for c in status.conditions]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         cells = [row[i].ljust(widths[i]) for i in range(3)] + [row[3]]

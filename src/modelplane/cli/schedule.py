@@ -8,9 +8,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from modelplane.api.meta import condition_wire
 from modelplane.cli.inputs import fleet_of, load_valid
-from modelplane.reconcile.conditions import DeploymentStatus, condition_wire, deployment_status
-from modelplane.scheduling import Placement, Scheduled, schedule_all
+from modelplane.reconcile.deployment import DeploymentResult, reconcile_fleet
+from modelplane.scheduling import Placement
 from modelplane.scheduling.model import namespace_of
 
 EXAMPLE = """\
@@ -52,16 +53,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, schedule and print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
-    fleet = fleet_of(load_valid("schedule", args.paths))
-    observed = fleet.replicas
-    results = schedule_all(fleet.deployments, fleet.clusters, fleet.classes, fleet.caches, observed)
-    # Conditions read readiness from the input's replicas, not from what earlier deployments got.
-    statuses = [deployment_status(r.deployment, r.schedule, r.cache, observed) for r in results]
+    results = reconcile_fleet(fleet_of(load_valid("schedule", args.paths)))
     if args.output == "json":
-        out = to_json(results, statuses, explain=args.explain)
+        out = to_json(results, explain=args.explain)
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
-        sys.stdout.write(to_table(results, statuses, explain=args.explain))
+        sys.stdout.write(to_table(results, explain=args.explain))
     return 0
 
 
@@ -100,12 +97,11 @@ def _placement_json(p: Placement) -> dict[str, Any]:
     }
 
 
-def to_json(
-    results: Sequence[Scheduled], statuses: Sequence[DeploymentStatus], *, explain: bool
-) -> dict[str, Any]:
+def to_json(results: Sequence[DeploymentResult], *, explain: bool) -> dict[str, Any]:
     """The ``-o json`` document of cli.md."""
     deployments = []
-    for result, status in zip(results, statuses, strict=True):
+    for result in results:
+        status = result.status
         item: dict[str, Any] = {
             "namespace": namespace_of(result.deployment.metadata.namespace),
             "name": result.deployment.metadata.name,
@@ -141,9 +137,7 @@ def _state(p: Placement) -> str:
     return "retained" if p.retained else "new"
 
 
-def to_table(
-    results: Sequence[Scheduled], statuses: Sequence[DeploymentStatus], *, explain: bool
-) -> str:
+def to_table(results: Sequence[DeploymentResult], *, explain: bool) -> str:
     """One row per replica, then one summary line per deployment (and its explain section)."""
     rows: list[list[str]] = [
         ["DEPLOYMENT", "REPLICA", "CLUSTER", "INDEX", "STATE", "ENGINE/MEMBER -> POOL"]
@@ -156,7 +150,8 @@ def to_table(
             )
             rows.append([ident, p.name, p.cluster, str(p.index), _state(p), members])
     out = _columns(rows) if len(rows) > 1 else "No replicas placed.\n"
-    for result, status in zip(results, statuses, strict=True):
+    for result in results:
+        status = result.status
         deployment = result.deployment
         ident = f"{namespace_of(deployment.metadata.namespace)}/{deployment.metadata.name}"
         out += f"\n{ident}: {result.schedule.total} of {result.schedule.desired} replicas placed\n"

@@ -6,12 +6,12 @@ Pure functions: no I/O, clock or randomness. ``compose_replica`` is the entry po
 from modelplane.composition.endpoint import model_endpoint
 from modelplane.composition.picker import config_checksum, config_text, default_picker_config
 from modelplane.composition.replica import (
-    ComposedObject,
     ReplicaComposition,
     compose_replica,
     derived_provider_config,
     provider_config_for,
 )
+from modelplane.composition.types import ComposedObject
 from modelplane.events import Event
 
 __all__ = [

@@ -19,7 +19,7 @@ from modelplane.composition.delivery import deliver
 from modelplane.composition.marker import MARKER
 from modelplane.composition.names import cache_pvc_name
 from modelplane.composition.types import REMOTE_NAMESPACE, Json
-from modelplane.naming import dns_name
+from modelplane.naming import CACHE_LABEL, CACHE_NAMESPACE_LABEL, dns_name
 
 # The download image: the vLLM image the examples already pull for serving, so a cluster
 # that can serve the model can also stage it (no second image to mirror). It ships the
@@ -34,8 +34,6 @@ TOKEN_KEY = "HF_TOKEN"
 BACKOFF_LIMIT = 4
 TTL_SECONDS_AFTER_FINISHED = 3600
 
-CACHE_LABEL = "modelplane.ai/cache"
-CACHE_NAMESPACE_LABEL = "modelplane.ai/cache-namespace"
 
 # Resource keys of one cluster's cache objects (the Crossplane desired-state keys).
 KEY_PVC = "pvc"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Literal
 
+from modelplane.api.meta import Condition, condition
 from modelplane.composition.delivery import DERIVE_FROM_CEL, SUCCESSFUL_CREATE
 from modelplane.composition.types import Json
 from modelplane.events import Event
@@ -19,17 +20,7 @@ EVENT_WAITING_FOR_CLUSTER = "Waiting for cluster to be resolved"
 EVENT_WAITING_FOR_PROVIDER_CONFIG = "Waiting for cluster providerConfigRef"
 
 
-def condition(type_: str, status: bool, reason: str, message: str = "") -> dict[str, str]:
-    """A condition with exactly the keys ``type``, ``status``, ``reason``, ``message``."""
-    return {
-        "type": type_,
-        "status": "True" if status else "False",
-        "reason": reason,
-        "message": message,
-    }
-
-
-def _get(obj: Any, *path: str) -> Any:
+def _get(obj: object, *path: str) -> object:
     for part in path:
         if not isinstance(obj, Mapping):
             return None
@@ -86,7 +77,7 @@ def replica_conditions(
     observed: Mapping[str, Json],
     problem: ClusterProblem | None,
     cluster: str,
-) -> list[dict[str, str]]:
+) -> list[Condition]:
     """``ModelAccepted`` then ``ModelReady`` (§3.1), computed from the observed workloads."""
     workloads = [observed.get(k) for k in workload_keys]
     accepted = bool(workloads) and all(observed_accepted(w) for w in workloads)
@@ -124,9 +115,9 @@ def replica_events(
     return []
 
 
-def composite_ready(conditions: Iterable[Mapping[str, str]]) -> bool | None:
+def composite_ready(conditions: Iterable[Condition]) -> bool | None:
     """False (explicitly not ready) unless ModelReady is True; then Crossplane derives it."""
-    model_ready = next((c for c in conditions if c["type"] == MODEL_READY), None)
-    if model_ready is not None and model_ready["status"] == "True":
+    model_ready = next((c for c in conditions if c.type == MODEL_READY), None)
+    if model_ready is not None and model_ready.status == "True":
         return None
     return False

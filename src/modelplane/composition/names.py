@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from modelplane.api import ModelReplica
-from modelplane.naming import child_name, dns_name
-
-DEPLOYMENT_LABEL = "modelplane.ai/deployment"
+from modelplane.naming import DEPLOYMENT_LABEL, child_name, dns_name
 
 # Budgets of composition.md §2: LWS StatefulSet pod labels, Grove's derived names.
 LEADER_WORKER_SET_MAX = 49

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from collections.abc import Mapping
 
 from modelplane.api import ModelReplica
 from modelplane.api.pod import ReplicaPickerContainer
@@ -31,6 +31,12 @@ from modelplane.composition.names import (
 )
 from modelplane.composition.routing import EXT_PROC_APP_PROTOCOL, PICKER_GRPC_PORT, POOL_GROUP
 from modelplane.composition.types import REMOTE_NAMESPACE, Json
+from modelplane.naming import (
+    DEPLOYMENT_LABEL,
+    DEPLOYMENT_NAMESPACE_LABEL,
+    EPP_CONFIG_CHECKSUM_ANNOTATION,
+    REPLICA_LABEL,
+)
 
 # The default picker follows llm-d-router v0.10.0 as its own chart runs it
 # (llm-d/llm-d-router config/charts/routerlib/templates/_deployment.yaml, values.yaml,
@@ -50,7 +56,6 @@ CONFIG_KEY = "epp-config.yaml"
 CONFIG_DIR = "/config"
 CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_KEY}"
 CONFIG_VOLUME = "config"
-CHECKSUM_ANNOTATION = "modelplane.ai/epp-config-checksum"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 READ = ("get", "list", "watch")
 
@@ -107,7 +112,7 @@ def default_picker_config() -> Json:
     }
 
 
-def config_text(config: Any) -> str:
+def config_text(config: Mapping[str, object]) -> str:
     """Canonical JSON, byte-identical across implementations so the checksum is too (§9.4)."""
     return json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -202,14 +207,14 @@ def picker_deployment(
     template_meta: Json = {
         "labels": {
             "app": names.epp,
-            "modelplane.ai/deployment": names.deployment,
-            "modelplane.ai/deployment-namespace": names.namespace,
-            "modelplane.ai/replica": names.replica,
+            DEPLOYMENT_LABEL: names.deployment,
+            DEPLOYMENT_NAMESPACE_LABEL: names.namespace,
+            REPLICA_LABEL: names.replica,
         }
     }
     if checksum is not None:
         # A config change changes the pod template, which rolls the picker.
-        template_meta["annotations"] = {CHECKSUM_ANNOTATION: checksum}
+        template_meta["annotations"] = {EPP_CONFIG_CHECKSUM_ANNOTATION: checksum}
     pod: Json = {
         "serviceAccountName": names.epp,
         "terminationGracePeriodSeconds": PICKER_TERMINATION_GRACE_SECONDS,

@@ -11,8 +11,18 @@ from modelplane.composition.containers import (
 from modelplane.composition.marker import wait_for_cache_container
 from modelplane.composition.members import MemberContext, containers_of
 from modelplane.composition.types import Json
+from modelplane.naming import (
+    DEPLOYMENT_LABEL,
+    DEPLOYMENT_NAMESPACE_LABEL,
+    ENGINE_LABEL,
+    PHASE_LABEL,
+    POOL_LABEL,
+    REPLICA_LABEL,
+    ROLE_LABEL,
+    SERVING_LABEL,
+    WORKLOAD_LABEL,
+)
 
-POOL_LABEL = "modelplane.ai/pool"
 GPU_TOLERATION: Json = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 KAI_SCHEDULER = "kai-scheduler"
 KAI_QUEUE_LABEL = "kai.scheduler/queue"
@@ -23,20 +33,20 @@ def managed_pod_labels(ctx: MemberContext) -> dict[str, str]:
     """The managed labels of §5 for this member's pods, in the table's order."""
     names = ctx.names
     labels = {
-        "modelplane.ai/deployment": names.deployment,
-        "modelplane.ai/deployment-namespace": names.namespace,
-        "modelplane.ai/replica": names.replica,
-        "modelplane.ai/engine": ctx.engine.name,
-        "modelplane.ai/role": ctx.member.role.lower(),
+        DEPLOYMENT_LABEL: names.deployment,
+        DEPLOYMENT_NAMESPACE_LABEL: names.namespace,
+        REPLICA_LABEL: names.replica,
+        ENGINE_LABEL: ctx.engine.name,
+        ROLE_LABEL: ctx.member.role.lower(),
     }
     if ctx.serving:
-        labels["modelplane.ai/serving"] = names.serving_key
+        labels[SERVING_LABEL] = names.serving_key
     if ctx.kind == "Deployment":
-        labels["modelplane.ai/workload"] = names.deployment_workload(ctx.engine.name)
+        labels[WORKLOAD_LABEL] = names.deployment_workload(ctx.engine.name)
     if ctx.serving and ctx.engine.phase is not None:
         phase = ctx.engine.phase.lower()
         labels["llm-d.ai/role"] = phase
-        labels["modelplane.ai/phase"] = phase
+        labels[PHASE_LABEL] = phase
     if ctx.dynamo_gang:
         labels[KAI_QUEUE_LABEL] = KAI_QUEUE
     return labels

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.api.meta import UNRESOLVED, Condition, Unresolved
 from modelplane.composition.conditions import (
     ClusterProblem,
     composite_ready,
@@ -21,11 +22,9 @@ from modelplane.composition.delivery import readiness, remote_objects, wrap
 from modelplane.composition.members import containers_of, engine_container
 from modelplane.composition.names import replica_names, workload_key
 from modelplane.composition.routing import gateway_implementation
-from modelplane.composition.types import Json, Stack
+from modelplane.composition.types import ComposedObject, Json, Stack
 from modelplane.events import Event
-from modelplane.naming import child_name
-
-PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
+from modelplane.naming import PROVIDER_CONFIG_KIND, provider_config_name
 
 # Metadata of an observed Object worth re-emitting; the rest (uid, resourceVersion,
 # managedFields, ...) belongs to the API server.
@@ -33,24 +32,11 @@ _KEPT_METADATA = ("name", "namespace", "labels", "annotations")
 
 
 @dataclass(frozen=True)
-class ComposedObject:
-    """One desired composed resource: its resource key, the Object, its readiness flag.
-
-    ``ready`` is True when the resource is marked ready (status.md §3.3) and None when
-    it is left unmarked.
-    """
-
-    key: str
-    object: Json
-    ready: bool | None = None
-
-
-@dataclass(frozen=True)
 class ReplicaComposition:
     """What the replica function returns for one reconcile."""
 
     objects: list[ComposedObject]
-    conditions: list[dict[str, str]]
+    conditions: list[Condition]
     events: list[Event] = field(default_factory=list)
     # False: explicitly not ready; None: left to Crossplane (status.md §3.3).
     ready: bool | None = None
@@ -68,7 +54,7 @@ def provider_config_for(cluster: InferenceCluster) -> tuple[str, str] | None:
 
 def derived_provider_config(cluster: InferenceCluster) -> tuple[str, str]:
     """The provider config a local run assumes for a cluster that publishes none (api.md §4.4)."""
-    return PROVIDER_CONFIG_KIND, child_name(cluster.metadata.name or "", "cluster-kubeconfig")
+    return PROVIDER_CONFIG_KIND, provider_config_name(cluster.metadata.name or "")
 
 
 def cluster_stack(cluster: InferenceCluster) -> Stack:
@@ -102,13 +88,13 @@ def kept_object(observed: Json) -> Json:
 
 
 def _problem(
-    cluster: InferenceCluster | None,
-    cluster_fetched: bool,
-    derive_provider_config: bool,
+    cluster: InferenceCluster | Unresolved | None, derive_provider_config: bool
 ) -> tuple[ClusterProblem | None, tuple[str, str] | None]:
     """Why the cluster is unresolved (if it is), else its provider config."""
+    if cluster is UNRESOLVED:
+        return "NotFetched", None
     if cluster is None:
-        return ("NotFound" if cluster_fetched else "NotFetched"), None
+        return "NotFound", None
     provider = provider_config_for(cluster)
     if provider is None and derive_provider_config:
         provider = derived_provider_config(cluster)
@@ -119,17 +105,16 @@ def _problem(
 
 def compose_replica(
     replica: ModelReplica,
-    cluster: InferenceCluster | None,
+    cluster: InferenceCluster | Unresolved | None,
     observed: Mapping[str, Json] | None = None,
     *,
-    cluster_fetched: bool = True,
     derive_provider_config: bool = False,
 ) -> ReplicaComposition:
     """Compose a replica's objects on its cluster, with its conditions and readiness.
 
     ``observed`` maps resource keys to the observed provider-kubernetes Objects.
-    ``cluster`` None means the InferenceCluster is missing: not found, or, with
-    ``cluster_fetched=False``, not fetched yet (function runtime). With
+    ``cluster`` None means the InferenceCluster was not found; UNRESOLVED, not fetched
+    yet (function runtime). With
     ``derive_provider_config`` (local ``render``) a cluster without
     ``status.providerConfigRef`` gets the derived one; otherwise it is unresolved and,
     as when the cluster is missing, the observed objects are re-emitted unchanged
@@ -138,12 +123,12 @@ def compose_replica(
     seen: Mapping[str, Json] = observed or {}
     cluster_name = replica.spec.cluster_name
     workloads = [workload_key(e.name) for e in replica.spec.engines]
-    problem, provider = _problem(cluster, cluster_fetched, derive_provider_config)
+    problem, provider = _problem(cluster, derive_provider_config)
     conditions = replica_conditions(workloads, seen, problem, cluster_name)
     events = replica_events(
         problem, cluster_name, _engine_image(replica), any(k in seen for k in workloads)
     )
-    if problem is not None or cluster is None or provider is None:
+    if problem is not None or cluster is None or cluster is UNRESOLVED or provider is None:
         kept = [
             ComposedObject(key, kept_object(obj), ready_flag(readiness_policy(obj), obj))
             for key, obj in seen.items()

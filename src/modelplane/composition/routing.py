@@ -18,14 +18,13 @@ from modelplane.composition.names import (
     ReplicaNames,
 )
 from modelplane.composition.types import REMOTE_NAMESPACE, Json
+from modelplane.naming import GATEWAY_NAME, SERVING_LABEL, SYSTEM_NAMESPACE
 
 PICKER_GRPC_PORT = 9002
 # The picker Service's ext-proc port protocol, as llm-d-router's chart sets it
 # (config/charts/routerlib/templates/_service.yaml @ v0.10.0).
 EXT_PROC_APP_PROTOCOL = "kubernetes.io/h2c"
 POOL_GROUP = "inference.networking.k8s.io"
-GATEWAY_NAME = "inference-gateway"
-GATEWAY_NAMESPACE = "modelplane-system"
 
 # A backend timeout no generation reaches: one day. GKE cannot disable its backend timeout
 # (30 s by default); a GCP backend service accepts 1 to 2,147,483,647 s.
@@ -118,7 +117,7 @@ def inference_pool(names: ReplicaNames, port: int) -> Json:
         "kind": "InferencePool",
         "metadata": {"name": names.pool, "namespace": REMOTE_NAMESPACE},
         "spec": {
-            "selector": {"matchLabels": {"modelplane.ai/serving": names.serving_key}},
+            "selector": {"matchLabels": {SERVING_LABEL: names.serving_key}},
             "targetPorts": [{"number": port}],
             "endpointPickerRef": {
                 "name": names.epp,
@@ -151,7 +150,7 @@ def http_route(names: ReplicaNames, implementation: GatewayImplementation | None
         "kind": "HTTPRoute",
         "metadata": {"name": names.serving_key, "namespace": REMOTE_NAMESPACE},
         "spec": {
-            "parentRefs": [{"name": GATEWAY_NAME, "namespace": GATEWAY_NAMESPACE}],
+            "parentRefs": [{"name": GATEWAY_NAME, "namespace": SYSTEM_NAMESPACE}],
             "rules": [rule],
         },
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 # A Kubernetes object (or part of one) as plain JSON data.
@@ -9,6 +10,21 @@ Json = dict[str, Any]
 
 Stack = Literal["Standard", "Dynamo"]
 WorkloadKind = Literal["Deployment", "LeaderWorkerSet", "PodCliqueSet"]
+
+
+@dataclass(frozen=True)
+class ComposedObject:
+    """One desired composed resource: its Crossplane resource key, the object, its readiness flag.
+
+    The one desired-object type of every reconcile (replica, deployment, cache, cluster)
+    and of the function response. ``ready`` True marks the resource ready (status.md §3.3);
+    False marks it explicitly not ready; None leaves it unmarked.
+    """
+
+    key: str
+    object: Json
+    ready: bool | None = None
+
 
 # Every remote namespaced object lives in the workload cluster's `default` namespace (§1).
 REMOTE_NAMESPACE = "default"

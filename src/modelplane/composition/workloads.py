@@ -8,6 +8,7 @@ from modelplane.composition.members import MemberContext, worker_nodes, workload
 from modelplane.composition.names import ReplicaNames
 from modelplane.composition.pods import pod_annotations, pod_labels, pod_metadata, pod_spec
 from modelplane.composition.types import REMOTE_NAMESPACE, Json, Stack
+from modelplane.naming import WORKLOAD_LABEL
 
 
 def _contexts(
@@ -31,7 +32,7 @@ def engine_deployment(ctx: MemberContext) -> Json:
                 "type": "RollingUpdate",
                 "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
             },
-            "selector": {"matchLabels": {"modelplane.ai/workload": name}},
+            "selector": {"matchLabels": {WORKLOAD_LABEL: name}},
             "template": {"metadata": pod_metadata(ctx), "spec": pod_spec(ctx)},
         },
     }

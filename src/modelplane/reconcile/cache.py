@@ -10,15 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from modelplane.api import InferenceCluster, ModelCache
-from modelplane.api.meta import is_ready
+from modelplane.api.meta import Condition, condition, is_ready
 from modelplane.api.modelcache import (
     MAX_CACHE_CLUSTERS,
     MAX_CACHE_MESSAGE,
     CacheClusterStatus,
     CachePhase,
+    CacheSummary,
+    ModelCacheStatus,
 )
 from modelplane.composition.cache import (
     KEY_DOWNLOAD,
@@ -32,10 +33,9 @@ from modelplane.composition.cache import (
 )
 from modelplane.composition.delivery import readiness
 from modelplane.composition.replica import derived_provider_config, provider_config_for
+from modelplane.composition.types import ComposedObject, Json
 from modelplane.events import Event
 from modelplane.scheduling.fleet import selector_mismatch
-
-Json = dict[str, Any]
 
 CLUSTERS_MATCHED = "ClustersMatched"
 ARTIFACT_READY = "ArtifactReady"
@@ -51,13 +51,10 @@ class SecretState(StrEnum):
 
 
 @dataclass(frozen=True)
-class CacheObject:
-    """One desired object: key, provider-kubernetes Object, readiness flag."""
+class CacheObject(ComposedObject):
+    """A desired provider-kubernetes Object that also names its cluster (render groups by it)."""
 
-    key: str
-    cluster: str
-    object: Json
-    ready: bool | None = None
+    cluster: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,8 +62,8 @@ class CacheResult:
     """What one reconcile of a ModelCache yields."""
 
     objects: list[CacheObject]
-    status: Json  # summary and clusters (conditions are separate, as for every kind)
-    conditions: list[dict[str, str]]
+    status: ModelCacheStatus  # summary and clusters (conditions are separate, as for every kind)
+    conditions: list[Condition]
     events: list[Event] = field(default_factory=list)
     ready: bool = False
 
@@ -97,7 +94,7 @@ def _previous(cache: ModelCache) -> dict[str, CacheClusterStatus]:
     return {e.name: e for e in entries or ()}
 
 
-def _remote_status(observed: Json | None, name: str) -> Mapping[str, Any]:
+def _remote_status(observed: Json | None, name: str) -> Mapping[str, object]:
     """``status`` of the remote object ``name`` an observed Object reports.
 
     Read from ``status.atProvider.manifest``; empty when the Object still reports another
@@ -118,7 +115,7 @@ def _remote_status(observed: Json | None, name: str) -> Mapping[str, Any]:
     return remote if isinstance(remote, Mapping) else {}
 
 
-def _condition(remote: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+def _condition(remote: Mapping[str, object], type_: str) -> Mapping[str, object] | None:
     conditions = remote.get("conditions")
     for c in conditions if isinstance(conditions, list) else ():
         if isinstance(c, Mapping) and c.get("type") == type_ and c.get("status") == "True":
@@ -194,54 +191,50 @@ def _site(
 
 def _conditions(
     cache: ModelCache, entries: list[CacheClusterStatus], secret: SecretState
-) -> list[dict[str, str]]:
+) -> list[Condition]:
     if not entries:
         return [
-            _cond(
+            condition(
                 CLUSTERS_MATCHED,
-                "False",
+                False,
                 "NoClusters",
                 "no Ready InferenceCluster matches the clusterSelector",
             ),
-            _cond(ARTIFACT_READY, "False", "NoClusters", "not staged anywhere"),
+            condition(ARTIFACT_READY, False, "NoClusters", "not staged anywhere"),
         ]
     names = ", ".join(e.name for e in entries)
-    matched = _cond(CLUSTERS_MATCHED, "True", "Matched", f"clusters: {names}")
+    matched = condition(CLUSTERS_MATCHED, True, "Matched", f"clusters: {names}")
     return [matched, _artifact(cache, entries, secret)]
 
 
 def _artifact(
     cache: ModelCache, entries: list[CacheClusterStatus], secret: SecretState
-) -> dict[str, str]:
+) -> Condition:
     ready = [e.name for e in entries if e.phase == "Ready"]
     if len(ready) == len(entries):
-        return _cond(ARTIFACT_READY, "True", "Staged", "staged on " + ", ".join(ready))
+        return condition(ARTIFACT_READY, True, "Staged", "staged on " + ", ".join(ready))
     if secret is SecretState.ABSENT:
         auth = cache.spec.hugging_face.auth_secret if cache.spec.hugging_face else None
         assert auth is not None
         namespace = cache.metadata.namespace or "default"
-        return _cond(
+        return condition(
             ARTIFACT_READY,
-            "False",
+            False,
             "AuthSecretMissing",
             f"Secret {namespace}/{auth.name} with key {auth.key} not found",
         )
     failed = [e.name for e in entries if e.phase == "Failed"]
     if failed:
-        return _cond(ARTIFACT_READY, "False", "Failed", "failed on " + ", ".join(failed))
+        return condition(ARTIFACT_READY, False, "Failed", "failed on " + ", ".join(failed))
     waiting = ", ".join(e.name for e in entries if e.phase != "Ready")
     if ready:
-        return _cond(
+        return condition(
             ARTIFACT_READY,
-            "False",
+            False,
             "Partial",
             f"{len(ready)}/{len(entries)} ready; staging on {waiting}",
         )
-    return _cond(ARTIFACT_READY, "False", "Hydrating", f"staging on {waiting}")
-
-
-def _cond(type_: str, status: str, reason: str, message: str) -> dict[str, str]:
-    return {"type": type_, "status": status, "reason": reason, "message": message}
+    return condition(ARTIFACT_READY, False, "Hydrating", f"staging on {waiting}")
 
 
 def _events(cache: ModelCache, entries: list[CacheClusterStatus]) -> list[Event]:
@@ -305,14 +298,16 @@ def reconcile_cache(
             continue
         for key, obj in cache_objects(cache, name, provider, storage_class, site.stage):
             manifest = obj["spec"]["forProvider"]["manifest"]
-            objects.append(CacheObject(key, name, obj, _ready_flag(manifest, seen.get(key))))
+            objects.append(
+                CacheObject(key, obj, _ready_flag(manifest, seen.get(key)), cluster=name)
+            )
     ready = sum(1 for e in entries if e.phase == "Ready")
-    status: Json = {
-        "summary": {"ready": f"{ready}/{len(entries)}"},
+    status = ModelCacheStatus(
+        summary=CacheSummary(ready=f"{ready}/{len(entries)}"),
         # The XRD bounds the list: beyond it (a footprint over 1024 clusters) the summary
         # still counts every cluster, the list names the first ones by name.
-        "clusters": [e.to_wire() for e in entries[:MAX_CACHE_CLUSTERS]],
-    }
+        clusters=entries[:MAX_CACHE_CLUSTERS],
+    )
     return CacheResult(
         objects=objects,
         status=status,

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from modelplane.api import Condition, ModelDeployment, ModelReplica
+from modelplane.api.meta import condition, condition_wire
 from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.events import Event
 from modelplane.scheduling.model import (
@@ -42,29 +43,16 @@ class DeploymentStatus:
     conditions: tuple[Condition, ...]
     events: tuple[Event, ...]
 
+    def replicas_wire(self) -> dict[str, int]:
+        """``status.replicas`` as written: ready, then total."""
+        return {"ready": self.ready, "total": self.total}
+
     def to_wire(self) -> dict[str, object]:
         """The status block as render prints it: replicas, then conditions (status.md §1)."""
         return {
-            "replicas": {"ready": self.ready, "total": self.total},
+            "replicas": self.replicas_wire(),
             "conditions": [condition_wire(c) for c in self.conditions],
         }
-
-
-def condition(type_: str, status: bool, reason: str, message: str = "") -> Condition:
-    """A condition with exactly type, status, reason and message."""
-    return Condition(
-        type=type_, status="True" if status else "False", reason=reason, message=message
-    )
-
-
-def condition_wire(c: Condition) -> dict[str, str]:
-    """The four keys printed for a condition, ``message`` "" when empty (status.md §1)."""
-    return {
-        "type": c.type,
-        "status": c.status,
-        "reason": c.reason or "",
-        "message": c.message or "",
-    }
 
 
 def is_ready(replica: ModelReplica) -> bool:

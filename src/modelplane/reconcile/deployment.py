@@ -1,69 +1,83 @@
 """The deployment reconcile: one ModelDeployment to its replicas, endpoints and status.
 
 Pure: observed state in, desired state out (composition.md §1, §3, §12; status.md §2).
-The local ``render`` and the Crossplane deployment function both run it, so the
-two runtimes cannot disagree.
+``reconcile_deployment`` (the Crossplane deployment function, one deployment) and
+``reconcile_fleet`` (``render`` and ``schedule``, every deployment of a local fleet)
+both end in ``finish_deployment``, so the runtimes cannot disagree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from modelplane.api import (
     InferenceClass,
     InferenceCluster,
+    ModelCache,
     ModelDeployment,
     ModelEndpoint,
     ModelReplica,
 )
 from modelplane.api.meta import is_ready as status_is_ready
-from modelplane.composition import model_endpoint
+from modelplane.composition import ComposedObject, model_endpoint
+from modelplane.composition.types import Json
 from modelplane.events import Event
-from modelplane.naming import endpoint_key, replica_key
+from modelplane.naming import CLUSTER_LABEL, endpoint_key, replica_key
 from modelplane.reconcile.conditions import (
     DeploymentStatus,
     deployment_status,
     observed_by_identity,
 )
 from modelplane.scheduling.model import (
-    UNRESOLVED,
     CacheState,
+    Clusters,
     HoldCause,
     Mode,
     Placement,
     Schedule,
 )
 from modelplane.scheduling.replicas import (
-    CLUSTER_LABEL,
     index_of,
     owns,
     replica_object,
 )
-from modelplane.scheduling.scheduler import schedule
+from modelplane.scheduling.scheduler import schedule, schedule_all
 
 __all__ = [
     "DeploymentInputs",
     "DeploymentResult",
-    "DesiredObject",
     "Event",
+    "Fleet",
     "finish_deployment",
     "reconcile_deployment",
+    "reconcile_fleet",
 ]
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """Everything a local run reads, as typed objects: the deployments and the fleet snapshot."""
+
+    deployments: Sequence[ModelDeployment]
+    clusters: Sequence[InferenceCluster]
+    classes: Sequence[InferenceClass] = ()
+    caches: Sequence[ModelCache] = ()
+    replicas: Sequence[ModelReplica] = ()
+    endpoints: Sequence[ModelEndpoint] = ()
 
 
 @dataclass(frozen=True)
 class DeploymentInputs:
     """Everything one deployment reconcile reads.
 
-    ``clusters`` is None while the InferenceCluster list has not been fetched
+    ``clusters`` is UNRESOLVED while the InferenceCluster list has not been fetched
     (function runtime only). ``observed_replicas`` holds every ModelReplica of
     every namespace, ours included; ``observed_endpoints`` at least ours.
     """
 
     deployment: ModelDeployment
-    clusters: Sequence[InferenceCluster] | None
+    clusters: Clusters
     classes: Sequence[InferenceClass]
     cache: CacheState
     observed_replicas: Sequence[ModelReplica]
@@ -71,21 +85,14 @@ class DeploymentInputs:
 
 
 @dataclass
-class DesiredObject:
-    """One composed resource: its Crossplane resource key, the object, its readiness flag."""
-
-    key: str
-    object: dict[str, Any]
-    ready: bool | None = None  # None: leave the flag unset (not observed ready yet)
-
-
-@dataclass
 class DeploymentResult:
     """The desired state and status of one deployment reconcile."""
 
-    replicas: list[DesiredObject]
-    endpoints: list[DesiredObject]
-    status: dict[str, Any]
+    deployment: ModelDeployment
+    cache: CacheState
+    replicas: list[ComposedObject]
+    endpoints: list[ComposedObject]
+    status: DeploymentStatus
     events: list[Event]
     composite_ready: bool | None  # True/False: set explicitly; None: left to Crossplane
     schedule: Schedule
@@ -94,13 +101,30 @@ class DeploymentResult:
 
 def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
     """Schedule one deployment and derive its replicas, endpoints and status."""
-    clusters = UNRESOLVED if inputs.clusters is None else inputs.clusters
     result = schedule(
-        inputs.deployment, clusters, inputs.classes, inputs.cache, inputs.observed_replicas
+        inputs.deployment, inputs.clusters, inputs.classes, inputs.cache, inputs.observed_replicas
     )
     return finish_deployment(
         inputs.deployment, result, inputs.cache, inputs.observed_replicas, inputs.observed_endpoints
     )
+
+
+def reconcile_fleet(fleet: Fleet) -> list[DeploymentResult]:
+    """Reconcile every deployment of a local fleet, in (namespace, name) order.
+
+    Each deployment is scheduled seeing the replicas the earlier ones were given
+    (scheduling.md §1, ``schedule_all``); readiness is read from the input's replicas,
+    never from what an earlier deployment got.
+    """
+    scheduled = schedule_all(
+        fleet.deployments, fleet.clusters, fleet.classes, fleet.caches, fleet.replicas
+    )
+    return [
+        finish_deployment(
+            item.deployment, item.schedule, item.cache, fleet.replicas, fleet.endpoints
+        )
+        for item in scheduled
+    ]
 
 
 def finish_deployment(
@@ -116,7 +140,7 @@ def finish_deployment(
     status = deployment_status(deployment, result, cache, observed_replicas)
     models = [replica_object(deployment, p) for p in result.replicas]
     replicas = [
-        DesiredObject(
+        ComposedObject(
             replica_key(p.cluster, p.index),
             desired_object(model.to_wire()),
             True if _ready_at(ours, p) else None,
@@ -130,9 +154,11 @@ def finish_deployment(
         if (obj := _endpoint(p, model, ours, endpoints_seen, held)) is not None
     ]
     return DeploymentResult(
+        deployment=deployment,
+        cache=cache,
         replicas=replicas,
         endpoints=endpoints,
-        status=status.to_wire(),
+        status=status,
         events=list(status.events),
         composite_ready=_composite_ready(result, status),
         schedule=result,
@@ -152,7 +178,7 @@ def _endpoint(
     ours: dict[tuple[str, int], ModelReplica],
     seen: dict[tuple[str, int], ModelEndpoint],
     held: bool,
-) -> DesiredObject | None:
+) -> ComposedObject | None:
     """The ModelEndpoint of a ready replica whose cluster has a gateway (composition.md §12)."""
     if not _ready_at(ours, placement):
         return None
@@ -164,14 +190,14 @@ def _endpoint(
         return (
             None
             if observed is None
-            else DesiredObject(
+            else ComposedObject(
                 key, desired_object(observed.to_wire()), status_is_ready(observed.status) or None
             )
         )
     endpoint = model_endpoint(replica, True, placement.gateway_address)
     if endpoint is None:
         return None
-    return DesiredObject(
+    return ComposedObject(
         key, endpoint, True if observed is not None and status_is_ready(observed.status) else None
     )
 
@@ -179,7 +205,7 @@ def _endpoint(
 _DESIRED_METADATA = ("name", "namespace", "labels", "annotations")
 
 
-def desired_object(obj: dict[str, Any]) -> dict[str, Any]:
+def desired_object(obj: Json) -> Json:
     """A composed ModelReplica or ModelEndpoint as desired state.
 
     Held objects are re-emitted from observed state, which carries what Crossplane and

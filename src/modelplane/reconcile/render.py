@@ -7,36 +7,14 @@ Pure: typed objects in, ordered desired objects out. Deployments are reconciled 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from modelplane.api import (
-    InferenceClass,
-    InferenceCluster,
-    ModelCache,
-    ModelDeployment,
-    ModelEndpoint,
-    ModelReplica,
-)
+from modelplane.api import InferenceCluster, ModelCache
+from modelplane.api.meta import condition_wire
 from modelplane.composition import compose_replica
+from modelplane.composition.types import Json
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
-from modelplane.reconcile.deployment import DeploymentResult, finish_deployment
-from modelplane.scheduling import schedule_all
-
-Json = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Fleet:
-    """Everything a local run reads, as typed objects."""
-
-    deployments: Sequence[ModelDeployment]
-    clusters: Sequence[InferenceCluster]
-    classes: Sequence[InferenceClass] = ()
-    caches: Sequence[ModelCache] = ()
-    replicas: Sequence[ModelReplica] = ()
-    endpoints: Sequence[ModelEndpoint] = ()
+from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
 
 
 @dataclass
@@ -64,6 +42,7 @@ class RenderedCache:
 
     cache: Json
     result: CacheResult
+    model: ModelCache  # the typed input, for whoever reads it back (the summary)
 
     @property
     def remote(self) -> list[tuple[str, Json]]:
@@ -89,35 +68,27 @@ def render_caches(fleet: Fleet) -> list[RenderedCache]:
         result = reconcile_cache(cache, fleet.clusters, derive_provider_config=True)
         wire = cache.to_wire()
         wire["metadata"]["namespace"] = cache.metadata.namespace or "default"
-        wire["status"] = {**result.status, "conditions": result.conditions}
-        out.append(RenderedCache(wire, result))
+        wire["status"] = {
+            **result.status.to_wire(),
+            "conditions": [condition_wire(c) for c in result.conditions],
+        }
+        out.append(RenderedCache(wire, result, cache))
     return out
 
 
 def render(fleet: Fleet) -> list[RenderedDeployment]:
     """Reconcile every deployment of the fleet and compose every desired replica."""
     clusters = {c.metadata.name: c for c in fleet.clusters}
-    scheduled = schedule_all(
-        fleet.deployments, fleet.clusters, fleet.classes, fleet.caches, fleet.replicas
-    )
-    out: list[RenderedDeployment] = []
-    for item in scheduled:
-        # Readiness is read from the input's replicas, never from what an earlier deployment got.
-        result = finish_deployment(
-            item.deployment, item.schedule, item.cache, fleet.replicas, fleet.endpoints
-        )
-        out.append(_rendered(item.deployment, result, clusters))
-    return out
+    return [_rendered(r, clusters) for r in reconcile_fleet(fleet)]
 
 
 def _rendered(
-    deployment: ModelDeployment,
-    result: DeploymentResult,
-    clusters: dict[str | None, InferenceCluster],
+    result: DeploymentResult, clusters: dict[str | None, InferenceCluster]
 ) -> RenderedDeployment:
+    deployment = result.deployment
     wire = deployment.to_wire()
     wire["metadata"]["namespace"] = deployment.metadata.namespace or "default"
-    wire["status"] = result.status
+    wire["status"] = result.status.to_wire()
     rendered = RenderedDeployment(
         deployment=wire,
         result=result,

@@ -8,12 +8,12 @@ Public API:
 - ``cache_state(deployment, caches) -> CacheState`` (local runs)
 """
 
+from modelplane.api.meta import UNRESOLVED
 from modelplane.scheduling.model import (
     CACHE_ABSENT,
     CACHE_NONE,
     CACHE_UNRESOLVED,
     CAPACITY_REASONS,
-    UNRESOLVED,
     CacheKind,
     CacheState,
     Clusters,

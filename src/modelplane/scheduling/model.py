@@ -9,23 +9,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
-from typing import Final, Literal
+from enum import StrEnum
+from typing import Final
 
 from modelplane.api import InferenceCluster, ModelCache, ModelDeployment, ModelReplica
+from modelplane.api.meta import Unresolved
 
-
-class _Unresolved(Enum):
-    UNRESOLVED = "UNRESOLVED"
-
-    def __repr__(self) -> str:
-        return "UNRESOLVED"
-
-
-UNRESOLVED: Final = _Unresolved.UNRESOLVED
-"""The cluster list has not been fetched yet (function runtime only)."""
-
-Clusters = Sequence[InferenceCluster] | Literal[_Unresolved.UNRESOLVED]
+# The cluster list, or UNRESOLVED while it has not been fetched (function runtime only).
+Clusters = Sequence[InferenceCluster] | Unresolved
 
 
 class CacheKind(StrEnum):

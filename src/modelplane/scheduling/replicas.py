@@ -5,18 +5,23 @@ from __future__ import annotations
 import re
 
 from modelplane.api import ModelDeployment, ModelEndpoint, ModelReplica
-from modelplane.api.modeldeployment import Engine, EngineMember
-from modelplane.scheduling.model import (
-    EnginePlacement,
-    MemberPlacement,
-    Placement,
-    namespace_of,
+from modelplane.api.meta import ObjectMeta
+from modelplane.api.modeldeployment import Engine, EngineMember, ReplicaServing
+from modelplane.api.modelreplica import (
+    ModelReplicaSpec,
+    ReplicaEngine,
+    ReplicaMember,
+    ReplicaSelector,
+    ResolvedDeviceRequest,
 )
-
-DEPLOYMENT_LABEL = "modelplane.ai/deployment"
-DEPLOYMENT_NAMESPACE_LABEL = "modelplane.ai/deployment-namespace"
-CLUSTER_LABEL = "modelplane.ai/cluster"
-INDEX_LABEL = "modelplane.ai/replica-index"
+from modelplane.api.pod import ReplicaPodTemplate
+from modelplane.naming import (
+    CLUSTER_LABEL,
+    DEPLOYMENT_LABEL,
+    DEPLOYMENT_NAMESPACE_LABEL,
+    INDEX_LABEL,
+)
+from modelplane.scheduling.model import EnginePlacement, MemberPlacement, Placement, namespace_of
 
 _DIGITS = re.compile(r"^[0-9]+$")
 
@@ -66,52 +71,54 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
     managed = managed_labels(deployment, placement.cluster, placement.index)
     if placement.held and placement.observed is not None:
         labels = {**(placement.observed.metadata.labels or {}), **managed}
-        return ModelReplica.model_validate(
-            {
-                "metadata": {"name": placement.name, "namespace": namespace, "labels": labels},
-                "spec": placement.observed.spec.to_wire(),
-            }
+        return ModelReplica(
+            metadata=ObjectMeta(name=placement.name, namespace=namespace, labels=labels),
+            spec=placement.observed.spec.model_copy(deep=True),
         )
     template = deployment.spec.template
     labels = {**((template.metadata.labels if template.metadata else None) or {}), **managed}
-    spec: dict[str, object] = {"clusterName": placement.cluster}
-    if template.spec.model_cache_ref is not None:
-        spec["modelCacheRef"] = template.spec.model_cache_ref.to_wire()
-    if template.spec.serving is not None:
-        spec["serving"] = template.spec.serving.to_wire()
-    spec["engines"] = [
-        _engine(engine, placed)
-        for engine, placed in zip(template.spec.engines, placement.engines, strict=True)
-    ]
-    return ModelReplica.model_validate(
-        {
-            "metadata": {"name": placement.name, "namespace": namespace, "labels": labels},
-            "spec": spec,
-        }
+    serving = template.spec.serving
+    spec = ModelReplicaSpec(
+        cluster_name=placement.cluster,
+        model_cache_ref=template.spec.model_cache_ref,
+        # The replica's serving block is the deployment's as written (its own schema).
+        serving=ReplicaServing.model_validate(serving.to_wire()) if serving is not None else None,
+        engines=[
+            _engine(engine, placed)
+            for engine, placed in zip(template.spec.engines, placement.engines, strict=True)
+        ],
+    )
+    return ModelReplica(
+        metadata=ObjectMeta(name=placement.name, namespace=namespace, labels=labels), spec=spec
     )
 
 
-def _engine(engine: Engine, placed: EnginePlacement) -> dict[str, object]:
-    out: dict[str, object] = {"name": engine.name, "copies": engine.copies}
-    if engine.phase is not None:
-        out["phase"] = engine.phase
-    out["members"] = [_member(m, p) for m, p in zip(engine.members, placed.members, strict=True)]
-    return out
+def _engine(engine: Engine, placed: EnginePlacement) -> ReplicaEngine:
+    """One engine of the replica: the deployment's engine with its members pinned."""
+    return ReplicaEngine(
+        name=engine.name,
+        copies=engine.copies,
+        phase=engine.phase,
+        members=[_member(m, p) for m, p in zip(engine.members, placed.members, strict=True)],
+    )
 
 
-def _member(member: EngineMember, placed: MemberPlacement) -> dict[str, object]:
-    out: dict[str, object] = {"role": member.role, "nodePoolName": placed.pool}
-    if placed.device_requests:
-        out["deviceRequests"] = [
-            {
-                "name": r.name,
-                "deviceClassName": r.device_class_name,
-                "count": r.count,
-                "selectors": [{"cel": s} for s in r.selectors],
-            }
-            for r in placed.device_requests
-        ]
-    if member.worker is not None:
-        out["worker"] = member.worker.to_wire()
-    out["template"] = member.template.to_wire()
-    return out
+def _member(member: EngineMember, placed: MemberPlacement) -> ReplicaMember:
+    """One member pinned to its pool, with the device requests it resolved there."""
+    requests = [
+        ResolvedDeviceRequest(
+            name=r.name,
+            device_class_name=r.device_class_name,
+            count=r.count,
+            selectors=[ReplicaSelector(cel=s) for s in r.selectors],
+        )
+        for r in placed.device_requests
+    ]
+    return ReplicaMember(
+        role=member.role,
+        node_pool_name=placed.pool,
+        device_requests=requests or None,
+        worker=member.worker,
+        # The member's pod template as written, validated by the replica's own schema.
+        template=ReplicaPodTemplate.model_validate(member.template.to_wire()),
+    )

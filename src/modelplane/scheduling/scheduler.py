@@ -11,8 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from modelplane.api import InferenceClass, ModelCache, ModelDeployment, ModelReplica
+from modelplane.api.meta import UNRESOLVED
 from modelplane.cel import check_selector
-from modelplane.naming import replica_name
+from modelplane.naming import DEPLOYMENT_LABEL, replica_name
 from modelplane.scheduling.capacity import Ledger, pods_of
 from modelplane.scheduling.explain import (
     Gates,
@@ -24,7 +25,6 @@ from modelplane.scheduling.explain import (
 from modelplane.scheduling.fleet import ClusterView, evicts, fleet, rank_engine
 from modelplane.scheduling.matching import match
 from modelplane.scheduling.model import (
-    UNRESOLVED,
     CacheState,
     Clusters,
     EnginePlacement,
@@ -49,7 +49,6 @@ from modelplane.scheduling.placement import (
     place_replica,
 )
 from modelplane.scheduling.replicas import (
-    DEPLOYMENT_LABEL,
     identity,
     owns,
     replica_object,

@@ -13,11 +13,10 @@ from typing import Any
 
 from modelplane.api import InferenceCluster, ModelCache
 from modelplane.composition.replica import kept_object
+from modelplane.composition.types import ComposedObject
 from modelplane.reconcile.cache import SecretState, reconcile_cache
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    Condition,
-    DesiredResource,
     FunctionRequest,
     FunctionResponse,
     Result,
@@ -75,7 +74,7 @@ def run_cache(request: FunctionRequest) -> FunctionResponse:
     if clusters is None:
         # Not fetched yet: keep every observed Object (nothing staged is deleted).
         return FunctionResponse(
-            resources=[DesiredResource(k, kept_object(o)) for k, o in observed.items()],
+            resources=[ComposedObject(k, kept_object(o)) for k, o in observed.items()],
             composite_ready=False,
             requirements=requirements,
         )
@@ -83,13 +82,10 @@ def run_cache(request: FunctionRequest) -> FunctionResponse:
         cache, clusters, observed, secret=secret_state(cache, request.required)
     )
     return FunctionResponse(
-        resources=[DesiredResource(o.key, o.object, o.ready) for o in result.objects],
-        composite_status=result.status,
+        resources=list(result.objects),
+        composite_status=result.status.to_wire(),
         composite_ready=result.ready,
-        conditions=[
-            Condition(c["type"], c["status"], c["reason"], c["message"])  # type: ignore[arg-type]
-            for c in result.conditions
-        ],
+        conditions=result.conditions,
         results=[Result(e.severity, e.message) for e in result.events],
         requirements=requirements,
     )

@@ -1,27 +1,19 @@
-"""The InferenceCluster function: publish a bring-your-own cluster (composition.md §14.3).
+"""The InferenceCluster function: the gRPC adapter of ``composition.cluster`` (§14.3).
 
-It publishes on a live control plane what ``render`` derives locally (api.md §4.4), so
-deployments see the same fleet in both runtimes: ``status.gpuPools`` from the node pools
-and their InferenceClasses and, for ``source: Existing``, the ClusterProviderConfig every
-replica's Objects go through and the address and implementation of the cluster's
-inference gateway (the latter from its GatewayClass's ``controllerName``).
-This project provisions no cluster: any other source is reported, not acted on.
+It reads the cluster, its fetched InferenceClasses and its observed objects from the
+request, runs ``compose_cluster`` (the core decides everything) and writes the result
+into the response.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster
-from modelplane.api.inferencecluster import GatewayImplementation, derived_gpu_pools
-from modelplane.composition.routing import implementation_for_controller
-from modelplane.naming import child_name
+from modelplane.composition.cluster import ClassLookups, compose_cluster
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    Condition,
-    DesiredResource,
     FunctionRequest,
     FunctionResponse,
     Result,
@@ -32,30 +24,6 @@ from modelplane.runtime.crossplane.requirements import (
     cluster_class_names,
     cluster_requirements,
 )
-
-PROVIDER_CONFIG_KEY = "cluster-provider-config"
-GATEWAY_KEY = "inference-gateway"
-GATEWAY_CLASS_KEY = "inference-gateway-class"
-SYSTEM_NAMESPACE = "modelplane-system"
-PROVIDER_API = "kubernetes.m.crossplane.io/v1alpha1"
-GATEWAY_NAME = "inference-gateway"
-GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"
-GATEWAY_CLASS_READY_QUERY = "has(object.spec.controllerName)"
-CLUSTER_READY = "ClusterReady"
-
-
-@dataclass(frozen=True)
-class ClassLookups:
-    """What Crossplane fetched for the ``class-*`` keys of one cluster."""
-
-    found: Mapping[str, InferenceClass]
-    missing: tuple[str, ...]  # fetched, no such class; sorted
-    pending: tuple[str, ...]  # not fetched yet; sorted
-
-
-def provider_config_name(cluster_name: str) -> str:
-    """``CPC``: the ClusterProviderConfig of a cluster (api.md §4.3)."""
-    return child_name(cluster_name, "cluster-kubeconfig")
 
 
 def lookup_classes(cluster: InferenceCluster, required: Mapping[str, Any]) -> ClassLookups:
@@ -76,223 +44,6 @@ def lookup_classes(cluster: InferenceCluster, required: Mapping[str, Any]) -> Cl
     return ClassLookups(found, tuple(missing), tuple(pending))
 
 
-def _observed_status(raw: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    status = raw.get("status") if isinstance(raw, Mapping) else None
-    return status if isinstance(status, Mapping) else {}
-
-
-def has_condition(raw: Mapping[str, Any] | None, type_: str, status: str = "True") -> bool:
-    """Whether an observed object carries condition ``type_`` with ``status``."""
-    conditions = _observed_status(raw).get("conditions")
-    if not isinstance(conditions, list):
-        return False
-    return any(
-        isinstance(c, Mapping) and c.get("type") == type_ and c.get("status") == status
-        for c in conditions
-    )
-
-
-def _observed_manifest(observed_object: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """The remote object an observed provider-kubernetes Object reports, or {}."""
-    at_provider = _observed_status(observed_object).get("atProvider")
-    manifest = at_provider.get("manifest") if isinstance(at_provider, Mapping) else None
-    return manifest if isinstance(manifest, Mapping) else {}
-
-
-def _observed_spec_field(observed_object: Mapping[str, Any] | None, field: str) -> str | None:
-    """A non-empty string field of the observed remote object's spec."""
-    spec = _observed_manifest(observed_object).get("spec")
-    value = spec.get(field) if isinstance(spec, Mapping) else None
-    return value if isinstance(value, str) and value else None
-
-
-def gateway_class_name(observed_gateway: Mapping[str, Any] | None) -> str | None:
-    """The observed Gateway's ``spec.gatewayClassName``."""
-    return _observed_spec_field(observed_gateway, "gatewayClassName")
-
-
-def gateway_class_implementation(
-    observed_class: Mapping[str, Any] | None,
-) -> GatewayImplementation | None:
-    """The implementation the observed GatewayClass's ``spec.controllerName`` names, if known."""
-    controller = _observed_spec_field(observed_class, "controllerName")
-    return implementation_for_controller(controller) if controller is not None else None
-
-
-def gateway_address(observed_object: Mapping[str, Any] | None) -> str | None:
-    """The first non-empty ``value`` of the observed Gateway's ``status.addresses``."""
-    addresses = _observed_status(_observed_manifest(observed_object)).get("addresses")
-    if not isinstance(addresses, list):
-        return None
-    for address in addresses:
-        value = address.get("value") if isinstance(address, Mapping) else None
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def provider_config(cluster: InferenceCluster) -> dict[str, Any]:
-    """The ClusterProviderConfig reading the cluster's kubeconfig from its Secret."""
-    existing = cluster.spec.cluster.existing
-    assert existing is not None  # IC-02: validated for source Existing
-    spec: dict[str, Any] = {
-        "credentials": {
-            "source": "Secret",
-            "secretRef": {
-                "namespace": SYSTEM_NAMESPACE,
-                "name": existing.secret_ref.name,
-                "key": existing.secret_ref.key,
-            },
-        }
-    }
-    identity = existing.identity_secret_ref
-    if identity is not None:
-        spec["identity"] = {
-            "type": identity.type,
-            "source": "Secret",
-            "secretRef": {
-                "namespace": SYSTEM_NAMESPACE,
-                "name": identity.name,
-                "key": identity.key,
-            },
-        }
-    return {
-        "apiVersion": PROVIDER_API,
-        "kind": "ClusterProviderConfig",
-        "metadata": {"name": provider_config_name(cluster.metadata.name or "")},
-        "spec": spec,
-    }
-
-
-def _observe_only(
-    cluster: InferenceCluster, key: str, manifest: dict[str, Any], ready_query: str
-) -> dict[str, Any]:
-    """An observe-only Object reading ``manifest`` from the workload cluster."""
-    name = cluster.metadata.name or ""
-    return {
-        "apiVersion": PROVIDER_API,
-        "kind": "Object",
-        "metadata": {"name": child_name(name, key), "namespace": SYSTEM_NAMESPACE},
-        "spec": {
-            "managementPolicies": ["Observe"],
-            "providerConfigRef": {
-                "kind": "ClusterProviderConfig",
-                "name": provider_config_name(name),
-            },
-            "forProvider": {"manifest": manifest},
-            "readiness": {"policy": "DeriveFromCelQuery", "celQuery": ready_query},
-            # The cluster turns Ready when the Gateway gets an address, and routes follow the
-            # GatewayClass: watch both, as the replica's workloads are watched
-            # (composition/delivery.py ``watched``).
-            "watch": True,
-        },
-    }
-
-
-def gateway_object(cluster: InferenceCluster) -> dict[str, Any]:
-    """An observe-only Object reading the operator-installed inference Gateway."""
-    manifest = {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "Gateway",
-        "metadata": {"name": GATEWAY_NAME, "namespace": SYSTEM_NAMESPACE},
-    }
-    return _observe_only(cluster, GATEWAY_KEY, manifest, GATEWAY_READY_QUERY)
-
-
-def gateway_class_object(cluster: InferenceCluster, class_name: str) -> dict[str, Any]:
-    """An observe-only Object reading the (cluster-scoped) GatewayClass of the Gateway."""
-    manifest = {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "GatewayClass",
-        "metadata": {"name": class_name},
-    }
-    return _observe_only(cluster, GATEWAY_CLASS_KEY, manifest, GATEWAY_CLASS_READY_QUERY)
-
-
-def _gateway_class_parts(
-    cluster: InferenceCluster, observed: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[DesiredResource], GatewayImplementation | None]:
-    """The GatewayClass Object, once the Gateway names its class, and what it implements.
-
-    While the class is not observed yet (or the Gateway is not), the implementation
-    published before is kept, as the address is: a blip must not re-route every replica.
-    """
-    previous = cluster.status.gateway if cluster.status is not None else None
-    kept = previous.implementation if previous is not None else None
-    class_name = gateway_class_name(observed.get(GATEWAY_KEY))
-    if class_name is None:
-        return [], kept
-    seen_class = observed.get(GATEWAY_CLASS_KEY)
-    resource = DesiredResource(
-        GATEWAY_CLASS_KEY,
-        gateway_class_object(cluster, class_name),
-        ready=True if has_condition(seen_class, "Ready") else None,
-    )
-    observed_name = _observed_manifest(seen_class).get("metadata")
-    same_class = isinstance(observed_name, Mapping) and observed_name.get("name") == class_name
-    if not same_class or _observed_spec_field(seen_class, "controllerName") is None:
-        return [resource], kept
-    return [resource], gateway_class_implementation(seen_class)
-
-
-def _existing_parts(
-    cluster: InferenceCluster, observed: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[DesiredResource], dict[str, Any]]:
-    """The composed objects of an Existing cluster and the status fields they publish."""
-    name = cluster.metadata.name or ""
-    seen_gateway = observed.get(GATEWAY_KEY)
-    resources = [
-        DesiredResource(
-            PROVIDER_CONFIG_KEY,
-            provider_config(cluster),
-            ready=True if PROVIDER_CONFIG_KEY in observed else None,
-        ),
-        DesiredResource(
-            GATEWAY_KEY,
-            gateway_object(cluster),
-            ready=True if has_condition(seen_gateway, "Ready") else None,
-        ),
-    ]
-    status: dict[str, Any] = {
-        "providerConfigRef": {"kind": "ClusterProviderConfig", "name": provider_config_name(name)}
-    }
-    address = gateway_address(seen_gateway)
-    if address is None:
-        # A blip in the gateway's status must not withdraw every endpoint on the cluster.
-        gateway = cluster.status.gateway if cluster.status else None
-        address = gateway.address if gateway is not None and gateway.address else None
-    class_resources, implementation = _gateway_class_parts(cluster, observed)
-    resources.extend(class_resources)
-    published: dict[str, Any] = {}
-    if address is not None:
-        published["address"] = address
-    if implementation is not None:
-        published["implementation"] = implementation
-    if published:
-        status["gateway"] = published
-    return resources, status
-
-
-def _cluster_condition(cluster: InferenceCluster, missing: tuple[str, ...]) -> Condition:
-    if missing:
-        return Condition(CLUSTER_READY, "False", "WaitingForClasses", waiting_for_classes(missing))
-    source = cluster.spec.cluster.source
-    if source == "Existing":
-        return Condition(CLUSTER_READY, "True", "ClusterRunning")
-    return Condition(
-        CLUSTER_READY,
-        "False",
-        "SourceNotSupported",
-        f"spec.cluster.source {source} is not provisioned by this project; "
-        "bring the cluster as Existing",
-    )
-
-
-def waiting_for_classes(missing: tuple[str, ...]) -> str:
-    """The WaitingForClasses message and event text."""
-    return "Waiting for InferenceClasses: " + ", ".join(sorted(missing))
-
-
 def run_cluster(request: FunctionRequest) -> FunctionResponse:
     """The cluster function: requirements, composed objects, status, condition, readiness."""
     cluster = documents.composite(request.composite, InferenceCluster)
@@ -307,25 +58,12 @@ def run_cluster(request: FunctionRequest) -> FunctionResponse:
         classes = lookup_classes(cluster, request.required)
     except documents.Refused as refused:
         return fatal(str(refused), requirements)
-    status: dict[str, Any] = {}
-    if classes.pending:
-        # Until every class is fetched the pools cannot be recomputed: keep what was published.
-        previous = cluster.status.gpu_pools if cluster.status else None
-        if previous is not None:
-            status["gpuPools"] = [pool.to_wire() for pool in previous]
-    else:
-        pools = derived_gpu_pools(cluster, classes.found)
-        if pools is not None:
-            status["gpuPools"] = [pool.to_wire() for pool in pools]
-    response = FunctionResponse(requirements=requirements)
-    if cluster.spec.cluster.source == "Existing":
-        resources, published = _existing_parts(cluster, request.observed)
-        response.resources = resources
-        status.update(published)
-    else:
-        response.composite_ready = False
-    response.composite_status = status
-    response.conditions = [_cluster_condition(cluster, classes.missing)]
-    if classes.missing:
-        response.results = [Result("Normal", waiting_for_classes(classes.missing))]
-    return response
+    composed = compose_cluster(cluster, classes, {k: dict(v) for k, v in request.observed.items()})
+    return FunctionResponse(
+        resources=composed.objects,
+        composite_status=composed.status.to_wire(),
+        composite_ready=composed.ready,
+        conditions=composed.conditions,
+        results=[Result(e.severity, e.message) for e in composed.events],
+        requirements=requirements,
+    )

@@ -18,6 +18,8 @@ from modelplane.api import (
     ModelEndpoint,
     ModelReplica,
 )
+from modelplane.api.meta import UNRESOLVED
+from modelplane.naming import ENDPOINT_KEY_PREFIX, REPLICA_KEY_PREFIX
 from modelplane.reconcile.deployment import (
     DeploymentInputs,
     DeploymentResult,
@@ -25,8 +27,6 @@ from modelplane.reconcile.deployment import (
 )
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    Condition,
-    DesiredResource,
     FunctionRequest,
     FunctionResponse,
     Requirement,
@@ -41,10 +41,13 @@ from modelplane.runtime.crossplane.requirements import (
     deployment_requirements,
 )
 from modelplane.scheduling import owns
-from modelplane.scheduling.model import CACHE_NONE, CACHE_UNRESOLVED, CacheState, cache_state
-
-REPLICA_KEY_PREFIX = "replica-"
-ENDPOINT_KEY_PREFIX = "endpoint-"
+from modelplane.scheduling.model import (
+    CACHE_NONE,
+    CACHE_UNRESOLVED,
+    CacheState,
+    Clusters,
+    cache_state,
+)
 
 
 def cache_lookup(deployment: ModelDeployment, items: Sequence[ModelCache] | None) -> CacheState:
@@ -78,7 +81,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
         # Parked: nothing is looked up (status.md §2.3).
         return DeploymentInputs(
             deployment=deployment,
-            clusters=None,
+            clusters=UNRESOLVED,
             classes=[],
             cache=CACHE_NONE,
             observed_replicas=ours,
@@ -92,14 +95,16 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
         if deployment.spec.template.spec.model_cache_ref is not None
         else None
     )
-    if everyone is None:
+    if clusters is None or everyone is None:
         # Without every namespace's replicas the capacity they hold is unknown: the
         # fleet snapshot is not complete, so it counts as not fetched (a hold).
-        clusters = None
+        fleet: Clusters = UNRESOLVED
+    else:
+        fleet = clusters
     others = [r for r in everyone or () if not owns(deployment, r)]
     return DeploymentInputs(
         deployment=deployment,
-        clusters=clusters,
+        clusters=fleet,
         classes=classes or [],
         cache=cache_lookup(deployment, caches),
         observed_replicas=[*ours, *others],
@@ -114,17 +119,12 @@ def to_response(result: DeploymentResult, requirements: list[Requirement]) -> Fu
     ``status.conditions`` and stamps the transition times); ``status.replicas`` goes to
     the composite's desired status.
     """
-    status = {k: v for k, v in result.status.items() if k != "conditions"}
+    status = {"replicas": result.status.replicas_wire()}
     return FunctionResponse(
-        resources=[
-            DesiredResource(o.key, o.object, o.ready) for o in [*result.replicas, *result.endpoints]
-        ],
+        resources=[*result.replicas, *result.endpoints],
         composite_status=status,
         composite_ready=result.composite_ready,
-        conditions=[
-            Condition(c["type"], c["status"], c["reason"], c.get("message") or "")
-            for c in result.status.get("conditions", [])
-        ],
+        conditions=list(result.status.conditions),
         results=[Result(e.severity, e.message) for e in result.events],
         requirements=requirements,
     )

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from modelplane.api.base import GROUP_VERSION
+from modelplane.api.meta import Condition
+from modelplane.composition.types import ComposedObject
 
 Severity = Literal["Fatal", "Warning", "Normal"]
-ConditionStatus = Literal["True", "False", "Unknown"]
 
 
 @dataclass(frozen=True)
@@ -46,25 +47,6 @@ class Requirement:
 
 
 @dataclass(frozen=True)
-class DesiredResource:
-    """A composed resource the function wants, and its readiness flag (None: unset)."""
-
-    key: str
-    object: Mapping[str, Any]
-    ready: bool | None = None
-
-
-@dataclass(frozen=True)
-class Condition:
-    """A condition for the composite; Crossplane adds ``lastTransitionTime``."""
-
-    type: str
-    status: ConditionStatus
-    reason: str
-    message: str = ""
-
-
-@dataclass(frozen=True)
 class Result:
     """A function result: Fatal stops the pipeline; Warning and Normal become events."""
 
@@ -81,9 +63,10 @@ class FunctionResponse:
     with the request's desired state unchanged, so Crossplane applies nothing.
     """
 
-    resources: list[DesiredResource] = field(default_factory=list)
+    resources: list[ComposedObject] = field(default_factory=list)
     composite_status: dict[str, Any] | None = None
     composite_ready: bool | None = None
+    # Crossplane owns status.conditions and adds lastTransitionTime.
     conditions: list[Condition] = field(default_factory=list)
     results: list[Result] = field(default_factory=list)
     requirements: list[Requirement] = field(default_factory=list)

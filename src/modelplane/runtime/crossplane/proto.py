@@ -100,7 +100,7 @@ def response_to_proto(
         out.desired.composite.ready = _ready(response.composite_ready)  # type: ignore[assignment]
     for condition in response.conditions:
         wire = fnv1.Condition(
-            type=condition.type, status=_STATUS[condition.status], reason=condition.reason
+            type=condition.type, status=_STATUS[condition.status], reason=condition.reason or ""
         )
         if condition.message:
             wire.message = condition.message

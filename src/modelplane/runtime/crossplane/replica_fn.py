@@ -10,11 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.api.meta import UNRESOLVED
 from modelplane.composition import compose_replica
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
-    Condition,
-    DesiredResource,
     FunctionRequest,
     FunctionResponse,
     Result,
@@ -52,17 +51,13 @@ def run_replica(request: FunctionRequest) -> FunctionResponse:
         return fatal(str(refused), requirements)
     composition = compose_replica(
         replica,
-        pick_cluster(items, replica.spec.cluster_name),
+        UNRESOLVED if items is None else pick_cluster(items, replica.spec.cluster_name),
         observed_objects(request.observed),
-        cluster_fetched=items is not None,
     )
     return FunctionResponse(
-        resources=[DesiredResource(o.key, o.object, o.ready) for o in composition.objects],
+        resources=list(composition.objects),
         composite_ready=composition.ready,
-        conditions=[
-            Condition(c["type"], c["status"], c["reason"], c.get("message", ""))  # type: ignore[arg-type]
-            for c in composition.conditions
-        ],
+        conditions=composition.conditions,
         results=[Result(e.severity, e.message) for e in composition.events],
         requirements=requirements,
     )

@@ -1,0 +1,304 @@
+"""The InferenceCluster composition: publish a bring-your-own cluster (composition.md §14.3).
+
+Pure: the cluster, the InferenceClasses Crossplane fetched for it and its observed
+composed objects in; the composed objects, the published status, the condition and
+events out. It publishes on a live control plane what ``render`` derives locally
+(api.md §4.4), so deployments see the same fleet in both runtimes: ``status.gpuPools``
+from the node pools and their InferenceClasses and, for ``source: Existing``, the
+ClusterProviderConfig every replica's Objects go through and the address and
+implementation of the cluster's inference gateway (the latter from its GatewayClass's
+``controllerName``). This project provisions no cluster: any other source is
+reported, not acted on. ``runtime/crossplane/cluster_fn.py`` is its gRPC adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from modelplane.api import InferenceClass, InferenceCluster
+from modelplane.api.inferencecluster import (
+    Gateway,
+    GatewayImplementation,
+    InferenceClusterStatus,
+    ProviderConfigRef,
+    derived_gpu_pools,
+)
+from modelplane.api.meta import Condition, condition
+from modelplane.composition.routing import implementation_for_controller
+from modelplane.composition.types import ComposedObject, Json
+from modelplane.events import Event
+from modelplane.naming import (
+    GATEWAY_CLASS_KEY,
+    GATEWAY_KEY,
+    GATEWAY_NAME,
+    PROVIDER_CONFIG_KEY,
+    PROVIDER_CONFIG_KIND,
+    SYSTEM_NAMESPACE,
+    child_name,
+    provider_config_name,
+)
+
+PROVIDER_API = "kubernetes.m.crossplane.io/v1alpha1"
+GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"
+GATEWAY_CLASS_READY_QUERY = "has(object.spec.controllerName)"
+CLUSTER_READY = "ClusterReady"
+
+
+@dataclass(frozen=True)
+class ClassLookups:
+    """What Crossplane fetched for the ``class-*`` keys of one cluster."""
+
+    found: Mapping[str, InferenceClass]
+    missing: tuple[str, ...]  # fetched, no such class; sorted
+    pending: tuple[str, ...]  # not fetched yet; sorted
+
+
+@dataclass
+class ClusterComposition:
+    """What one InferenceCluster reconcile composes and publishes.
+
+    ``status`` holds only the fields this reconcile owns (``gpuPools``,
+    ``providerConfigRef``, ``gateway``); ``ready`` False marks the composite not ready,
+    None leaves readiness to Crossplane.
+    """
+
+    objects: list[ComposedObject]
+    status: InferenceClusterStatus
+    conditions: list[Condition]
+    events: list[Event] = field(default_factory=list)
+    ready: bool | None = None
+
+
+def _observed_status(raw: Mapping[str, object] | None) -> Mapping[str, object]:
+    status = raw.get("status") if isinstance(raw, Mapping) else None
+    return status if isinstance(status, Mapping) else {}
+
+
+def has_condition(raw: Mapping[str, object] | None, type_: str, status: str = "True") -> bool:
+    """Whether an observed object carries condition ``type_`` with ``status``."""
+    conditions = _observed_status(raw).get("conditions")
+    if not isinstance(conditions, list):
+        return False
+    return any(
+        isinstance(c, Mapping) and c.get("type") == type_ and c.get("status") == status
+        for c in conditions
+    )
+
+
+def _observed_manifest(observed_object: Mapping[str, object] | None) -> Mapping[str, object]:
+    """The remote object an observed provider-kubernetes Object reports, or {}."""
+    at_provider = _observed_status(observed_object).get("atProvider")
+    manifest = at_provider.get("manifest") if isinstance(at_provider, Mapping) else None
+    return manifest if isinstance(manifest, Mapping) else {}
+
+
+def _observed_spec_field(observed_object: Mapping[str, object] | None, field: str) -> str | None:
+    """A non-empty string field of the observed remote object's spec."""
+    spec = _observed_manifest(observed_object).get("spec")
+    value = spec.get(field) if isinstance(spec, Mapping) else None
+    return value if isinstance(value, str) and value else None
+
+
+def gateway_class_name(observed_gateway: Mapping[str, object] | None) -> str | None:
+    """The observed Gateway's ``spec.gatewayClassName``."""
+    return _observed_spec_field(observed_gateway, "gatewayClassName")
+
+
+def gateway_class_implementation(
+    observed_class: Mapping[str, object] | None,
+) -> GatewayImplementation | None:
+    """The implementation the observed GatewayClass's ``spec.controllerName`` names, if known."""
+    controller = _observed_spec_field(observed_class, "controllerName")
+    return implementation_for_controller(controller) if controller is not None else None
+
+
+def gateway_address(observed_object: Mapping[str, object] | None) -> str | None:
+    """The first non-empty ``value`` of the observed Gateway's ``status.addresses``."""
+    addresses = _observed_status(_observed_manifest(observed_object)).get("addresses")
+    if not isinstance(addresses, list):
+        return None
+    for address in addresses:
+        value = address.get("value") if isinstance(address, Mapping) else None
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def provider_config(cluster: InferenceCluster) -> Json:
+    """The ClusterProviderConfig reading the cluster's kubeconfig from its Secret."""
+    existing = cluster.spec.cluster.existing
+    assert existing is not None  # IC-02: validated for source Existing
+    spec: Json = {
+        "credentials": {
+            "source": "Secret",
+            "secretRef": {
+                "namespace": SYSTEM_NAMESPACE,
+                "name": existing.secret_ref.name,
+                "key": existing.secret_ref.key,
+            },
+        }
+    }
+    identity = existing.identity_secret_ref
+    if identity is not None:
+        spec["identity"] = {
+            "type": identity.type,
+            "source": "Secret",
+            "secretRef": {
+                "namespace": SYSTEM_NAMESPACE,
+                "name": identity.name,
+                "key": identity.key,
+            },
+        }
+    return {
+        "apiVersion": PROVIDER_API,
+        "kind": PROVIDER_CONFIG_KIND,
+        "metadata": {"name": provider_config_name(cluster.metadata.name or "")},
+        "spec": spec,
+    }
+
+
+def _observe_only(cluster: InferenceCluster, key: str, manifest: Json, ready_query: str) -> Json:
+    """An observe-only Object reading ``manifest`` from the workload cluster."""
+    name = cluster.metadata.name or ""
+    return {
+        "apiVersion": PROVIDER_API,
+        "kind": "Object",
+        "metadata": {"name": child_name(name, key), "namespace": SYSTEM_NAMESPACE},
+        "spec": {
+            "managementPolicies": ["Observe"],
+            "providerConfigRef": {
+                "kind": PROVIDER_CONFIG_KIND,
+                "name": provider_config_name(name),
+            },
+            "forProvider": {"manifest": manifest},
+            "readiness": {"policy": "DeriveFromCelQuery", "celQuery": ready_query},
+            # The cluster turns Ready when the Gateway gets an address, and routes follow the
+            # GatewayClass: watch both, as the replica's workloads are watched
+            # (composition/delivery.py ``watched``).
+            "watch": True,
+        },
+    }
+
+
+def gateway_object(cluster: InferenceCluster) -> Json:
+    """An observe-only Object reading the operator-installed inference Gateway."""
+    manifest = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": GATEWAY_NAME, "namespace": SYSTEM_NAMESPACE},
+    }
+    return _observe_only(cluster, GATEWAY_KEY, manifest, GATEWAY_READY_QUERY)
+
+
+def gateway_class_object(cluster: InferenceCluster, class_name: str) -> Json:
+    """An observe-only Object reading the (cluster-scoped) GatewayClass of the Gateway."""
+    manifest = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": class_name},
+    }
+    return _observe_only(cluster, GATEWAY_CLASS_KEY, manifest, GATEWAY_CLASS_READY_QUERY)
+
+
+def _gateway_class_parts(
+    cluster: InferenceCluster, observed: Mapping[str, Json]
+) -> tuple[list[ComposedObject], GatewayImplementation | None]:
+    """The GatewayClass Object, once the Gateway names its class, and what it implements.
+
+    While the class is not observed yet (or the Gateway is not), the implementation
+    published before is kept, as the address is: a blip must not re-route every replica.
+    """
+    previous = cluster.status.gateway if cluster.status is not None else None
+    kept = previous.implementation if previous is not None else None
+    class_name = gateway_class_name(observed.get(GATEWAY_KEY))
+    if class_name is None:
+        return [], kept
+    seen_class = observed.get(GATEWAY_CLASS_KEY)
+    resource = ComposedObject(
+        GATEWAY_CLASS_KEY,
+        gateway_class_object(cluster, class_name),
+        ready=True if has_condition(seen_class, "Ready") else None,
+    )
+    observed_name = _observed_manifest(seen_class).get("metadata")
+    same_class = isinstance(observed_name, Mapping) and observed_name.get("name") == class_name
+    if not same_class or _observed_spec_field(seen_class, "controllerName") is None:
+        return [resource], kept
+    return [resource], gateway_class_implementation(seen_class)
+
+
+def _existing_parts(
+    cluster: InferenceCluster, observed: Mapping[str, Json]
+) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None]:
+    """The composed objects of an Existing cluster and the status fields they publish."""
+    seen_gateway = observed.get(GATEWAY_KEY)
+    objects = [
+        ComposedObject(
+            PROVIDER_CONFIG_KEY,
+            provider_config(cluster),
+            ready=True if PROVIDER_CONFIG_KEY in observed else None,
+        ),
+        ComposedObject(
+            GATEWAY_KEY,
+            gateway_object(cluster),
+            ready=True if has_condition(seen_gateway, "Ready") else None,
+        ),
+    ]
+    reference = ProviderConfigRef(name=provider_config_name(cluster.metadata.name or ""))
+    address = gateway_address(seen_gateway)
+    if address is None:
+        # A blip in the gateway's status must not withdraw every endpoint on the cluster.
+        gateway = cluster.status.gateway if cluster.status else None
+        address = gateway.address if gateway is not None and gateway.address else None
+    class_objects, implementation = _gateway_class_parts(cluster, observed)
+    objects.extend(class_objects)
+    published = (
+        None
+        if address is None and implementation is None
+        else Gateway(address=address, implementation=implementation)
+    )
+    return objects, reference, published
+
+
+def _cluster_condition(cluster: InferenceCluster, missing: tuple[str, ...]) -> Condition:
+    if missing:
+        return condition(CLUSTER_READY, False, "WaitingForClasses", waiting_for_classes(missing))
+    source = cluster.spec.cluster.source
+    if source == "Existing":
+        return condition(CLUSTER_READY, True, "ClusterRunning")
+    return condition(
+        CLUSTER_READY,
+        False,
+        "SourceNotSupported",
+        f"spec.cluster.source {source} is not provisioned by this project; "
+        "bring the cluster as Existing",
+    )
+
+
+def waiting_for_classes(missing: tuple[str, ...]) -> str:
+    """The WaitingForClasses message and event text."""
+    return "Waiting for InferenceClasses: " + ", ".join(sorted(missing))
+
+
+def compose_cluster(
+    cluster: InferenceCluster, classes: ClassLookups, observed: Mapping[str, Json]
+) -> ClusterComposition:
+    """The cluster's composed objects, published status, condition, events and readiness."""
+    status = InferenceClusterStatus()
+    if classes.pending:
+        # Until every class is fetched the pools cannot be recomputed: keep what was published.
+        previous = cluster.status.gpu_pools if cluster.status else None
+        if previous is not None:
+            status.gpu_pools = list(previous)
+    else:
+        status.gpu_pools = derived_gpu_pools(cluster, classes.found)
+    objects: list[ComposedObject] = []
+    ready: bool | None = None
+    if cluster.spec.cluster.source == "Existing":
+        objects, status.provider_config_ref, status.gateway = _existing_parts(cluster, observed)
+    else:
+        ready = False
+    events = [Event("Normal", waiting_for_classes(classes.missing))] if classes.missing else []
+    return ClusterComposition(
+        objects, status, [_cluster_condition(cluster, classes.missing)], events, ready
+    )
