@@ -169,9 +169,9 @@ def gpu_device(
     return device
 
 
-def gpu_pool(name: str = "h100", nodes: int = 1, *devices: dict[str, Any]) -> dict[str, Any]:
-    """A published ``status.gpuPools`` entry; one node of 8 H100s by default."""
-    return {"name": name, "nodes": nodes, "devices": list(devices) or [gpu_device()]}
+def gpu_pool(name: str, nodes: int, *devices: dict[str, Any]) -> dict[str, Any]:
+    """A published ``status.gpuPools`` entry."""
+    return {"name": name, "nodes": nodes, "devices": list(devices)}
 
 
 def inference_cluster(

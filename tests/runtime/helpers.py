@@ -103,7 +103,7 @@ def ready_status(name: str, *, gateway: str = "203.0.113.10", nodes: int = 1) ->
             "kind": "ClusterProviderConfig",
             "name": f"{name}-cluster-kubeconfig-x",
         },
-        "gpuPools": [gpu_pool("h100", nodes)],
+        "gpuPools": [gpu_pool("h100", nodes, gpu_device())],
     }
 
 
