@@ -213,3 +213,25 @@ def replica(
     if ready:
         body["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
     return ModelReplica.model_validate(body)
+
+
+def seed_fleet() -> list[InferenceCluster]:
+    """The fleet of scheduling.md §12.1: eu-west-1 not Ready, us-east-1 (H100), us-west-2 (L4)."""
+    return [
+        cluster(
+            "eu-west-1",
+            pool("h100", 2, gpu()),
+            labels={"region": "eu"},
+            ready="False",
+            gateway=None,
+        ),
+        cluster(
+            "us-east-1", pool("h100", 1, gpu()), labels={"region": "us"}, gateway="203.0.113.10"
+        ),
+        cluster(
+            "us-west-2",
+            pool("l4", 2, gpu(1, L4_MEM)),
+            labels={"region": "us"},
+            gateway="203.0.113.20",
+        ),
+    ]
