@@ -174,6 +174,16 @@ def gpu_pool(name: str, nodes: int, *devices: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "nodes": nodes, "devices": list(devices)}
 
 
+def inference_class(name: str = "h100-8x", *devices: dict[str, Any]) -> dict[str, Any]:
+    """An InferenceClass manifest; one node of 8 H100s (claim left to its default) by default."""
+    return {
+        "apiVersion": GV,
+        "kind": "InferenceClass",
+        "metadata": {"name": name},
+        "spec": {"devices": list(devices) or [gpu_device(claim=None)]},
+    }
+
+
 def inference_cluster(
     name: str = "us-east-1",
     *,

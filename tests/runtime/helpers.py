@@ -26,6 +26,7 @@ from tests.builders import (
     seed_replica_engine,
     seed_template_spec,
 )
+from tests.builders import inference_class as shared_inference_class
 from tests.builders import model_cache as _model_cache
 
 SEL = SEED_SELECTOR
@@ -48,12 +49,9 @@ def server_metadata(name: str, namespace: str | None = None, **extra: Any) -> di
 
 def inference_class(name: str = "h100-8x", count: int = 8) -> dict[str, Any]:
     """An InferenceClass: 8 H100s per node."""
-    return {
-        "apiVersion": GV,
-        "kind": "InferenceClass",
-        "metadata": server_metadata(name),
-        "spec": {"devices": [gpu_device(count, claim=None)]},
-    }
+    out = shared_inference_class(name, gpu_device(count, claim=None))
+    out["metadata"] = server_metadata(name)
+    return out
 
 
 def existing_cluster(

@@ -23,6 +23,7 @@ from tests.builders import (
     selector_request,
     stamped_request,
 )
+from tests.builders import inference_class as shared_inference_class
 from tests.builders import model_cache as shared_model_cache
 
 GPU_SEL = GPU_SELECTOR
@@ -89,9 +90,7 @@ def cluster(
 
 def inference_class(name: str, *devices: dict[str, Any]) -> InferenceClass:
     """An InferenceClass with the given devices (class shape: claim and count optional)."""
-    return InferenceClass.model_validate(
-        {"metadata": {"name": name}, "spec": {"devices": list(devices)}}
-    )
+    return InferenceClass.model_validate(shared_inference_class(name, *devices))
 
 
 def request(name: str = "gpu", count: int = 1, *cels: str) -> dict[str, Any]:
