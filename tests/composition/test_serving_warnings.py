@@ -18,8 +18,8 @@ from modelplane.api import ModelDeployment
 from modelplane.cli.main import main
 from modelplane.composition.serving_warnings import ServingWarning, serving_warnings
 from tests.builders import memory_selector
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "deployments"
 SEL = [{"cel": memory_selector("75Gi")}]
 NIXL = '--kv-transfer-config={"kv_connector":"NixlConnector","kv_role":"kv_both"}'

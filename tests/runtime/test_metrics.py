@@ -9,7 +9,6 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import crossplane.function.proto.v1.run_function_pb2_grpc as grpcv1
 import grpc
@@ -24,11 +23,10 @@ from modelplane.runtime.crossplane.metrics import (
     start_metrics_server,
 )
 from modelplane.runtime.crossplane.server import ServeConfig, ServeError, serve
+from tests.paths import REPO
 
 from .conftest import Stubs
 from .helpers import inference_class, request
-
-REPO = Path(__file__).resolve().parents[2]
 
 # crossplane internal/controller/pkg/runtime/runtime.go (v2.0 to v2.3): every Function's
 # runtime container gets the port named "metrics", 8080, and the pod the annotation

@@ -22,11 +22,11 @@ from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.cli.main import main
 from modelplane.naming import child_name
+from tests.paths import EXAMPLES
 
 from .conftest import Stubs
 from .helpers import composite_status, conditions, desired, request, satisfy
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
 
 

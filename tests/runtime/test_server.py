@@ -21,11 +21,10 @@ import pytest
 from modelplane.cli.function import certs_dir
 from modelplane.cli.main import main
 from modelplane.runtime.crossplane.server import ServeConfig, ServeError, build_server
+from tests.paths import REPO
 
 from .conftest import Stubs
 from .helpers import composite_ready, inference_class, request, results
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_v1_and_v1beta1_both_answer(stubs: Stubs) -> None:
