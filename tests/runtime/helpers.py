@@ -9,6 +9,9 @@ what the previous response asked for (absent key: not fetched yet).
 from __future__ import annotations
 
 import copy
+import os
+import socket
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +31,7 @@ from tests.builders import (
 )
 from tests.builders import inference_class as shared_inference_class
 from tests.builders import model_cache as _model_cache
+from tests.paths import REPO
 
 SEL = SEED_SELECTOR
 
@@ -346,3 +350,32 @@ def observed_object(
         status["atProvider"] = {"manifest": obj["spec"]["forProvider"]["manifest"]}
     obj["status"] = status
     return obj
+
+
+def free_port() -> int:
+    """A loopback port free at the time of asking."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve_argv(address: str, *extra: str) -> list[str]:
+    """The command line of ``modelplane function serve --insecure`` on ``address``."""
+    return [
+        sys.executable,
+        "-m",
+        "modelplane",
+        "function",
+        "serve",
+        "--insecure",
+        "--address",
+        address,
+        *extra,
+    ]
+
+
+def serve_env() -> dict[str, str]:
+    """The environment of a served function process: this checkout's code, no TLS directory."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env.pop("TLS_SERVER_CERTS_DIR", None)
+    return env
