@@ -6,24 +6,14 @@ from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.inferencecluster import derived_gpu_pools
+from tests.builders import gpu_device, inference_class
 
 H100 = InferenceClass.model_validate(
-    {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "InferenceClass",
-        "metadata": {"name": "h100"},
-        "spec": {
-            "devices": [
-                {
-                    "name": "gpu",
-                    "driver": "gpu.nvidia.com",
-                    "deviceClassName": "gpu.nvidia.com",
-                    "count": 8,
-                },
-                {"name": "nic", "claim": "Synthetic", "driver": "nic.example.com"},
-            ]
-        },
-    }
+    inference_class(
+        "h100",
+        gpu_device(memory="", claim=None),
+        {"name": "nic", "claim": "Synthetic", "driver": "nic.example.com"},
+    )
 )
 
 

@@ -2,46 +2,33 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from modelplane.api import InferenceCluster, ModelReplica
+from tests.builders import (
+    GV,
+    PROVIDER_CONFIG,
+    SEED_IMAGE,
+    SEED_SELECTOR,
+    cluster_status,
+    inference_cluster,
+    replica_labels,
+    seed_replica_engine,
+    stamped_request,
+)
 
-SEL = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0\n'
-PC = "us-east-1-cluster-kubeconfig-3f87b"
-
-SEED_ENGINE_CONTAINER: dict[str, Any] = {
-    "name": "engine",
-    "image": "vllm/vllm-openai:v0.23.0",
-    "args": ["--model=Qwen/Qwen3-8B", "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)"],
-}
+SEL = SEED_SELECTOR
+PC = PROVIDER_CONFIG
 
 
 def gpu_request(count: int = 1, name: str = "gpu") -> dict[str, Any]:
     """A resolved device request as the scheduler writes it."""
-    return {
-        "name": name,
-        "deviceClassName": "gpu.nvidia.com",
-        "count": count,
-        "selectors": [{"cel": SEL}],
-    }
+    return stamped_request(count, name)
 
 
 def standalone_engine(name: str = "qwen3-8b", **extra: Any) -> dict[str, Any]:
     """The seed's engine: one Standalone member with one GPU."""
-    return {
-        "name": name,
-        "copies": 1,
-        "members": [
-            {
-                "role": "Standalone",
-                "nodePoolName": "h100",
-                "deviceRequests": [gpu_request()],
-                "template": {"spec": {"containers": [copy.deepcopy(SEED_ENGINE_CONTAINER)]}},
-            }
-        ],
-        **extra,
-    }
+    return {**seed_replica_engine(name), **extra}
 
 
 def gang_engine(
@@ -56,7 +43,7 @@ def gang_engine(
                 "containers": [
                     {
                         "name": "engine",
-                        "image": "vllm/vllm-openai:v0.23.0",
+                        "image": SEED_IMAGE,
                         "command": ["sh", "-c"],
                         "args": [
                             "vllm serve --rank $(MODELPLANE_RANK) --leader $(MODELPLANE_LEADER_ADDRESS)"
@@ -74,11 +61,7 @@ def gang_engine(
         "deviceRequests": [gpu_request(8)],
         "worker": {"nodes": nodes},
         "template": {
-            "spec": {
-                "containers": [
-                    {"name": "engine", "image": "vllm/vllm-openai:v0.23.0", "args": ["--worker"]}
-                ]
-            }
+            "spec": {"containers": [{"name": "engine", "image": SEED_IMAGE, "args": ["--worker"]}]}
         },
     }
     return {"name": name, "copies": copies, "members": [leader, worker]}
@@ -93,17 +76,12 @@ def replica_dict(
 ) -> dict[str, Any]:
     """A ModelReplica as the deployment function writes it."""
     return {
-        "apiVersion": "modelplane.ai/v1alpha1",
+        "apiVersion": GV,
         "kind": "ModelReplica",
         "metadata": {
             "name": name,
             "namespace": namespace,
-            "labels": {
-                "modelplane.ai/deployment": deployment,
-                "modelplane.ai/deployment-namespace": namespace,
-                "modelplane.ai/cluster": "us-east-1",
-                "modelplane.ai/replica-index": "0",
-            },
+            "labels": replica_labels(deployment, namespace, "us-east-1", 0),
         },
         "spec": {
             "clusterName": "us-east-1",
@@ -122,23 +100,9 @@ def cluster(
     stack: str = "Standard", provider_config: str | None = PC, name: str = "us-east-1"
 ) -> InferenceCluster:
     """The worked example's cluster, on the given stack."""
-    status: dict[str, Any] = {"gateway": {"address": "203.0.113.10"}}
-    if provider_config is not None:
-        status["providerConfigRef"] = {"name": provider_config}
+    status = cluster_status(ready=None, provider_config=provider_config)
     return InferenceCluster.model_validate(
-        {
-            "apiVersion": "modelplane.ai/v1alpha1",
-            "kind": "InferenceCluster",
-            "metadata": {"name": name},
-            "spec": {
-                "cluster": {
-                    "source": "Existing",
-                    "existing": {"secretRef": {"name": "kubeconfig"}},
-                },
-                "stack": stack,
-            },
-            "status": status,
-        }
+        inference_cluster(name, secret="kubeconfig", stack=stack, status=status)
     )
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from pathlib import Path
 from typing import Any
 
 import celpy
@@ -23,9 +22,9 @@ import yaml
 from kubernetes_validate.utils import all_versions, major_minor
 from packaging.version import Version
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED = REPO_ROOT.parent / "shared"
-SCHEMAS = SHARED / "schemas"
+from tests.paths import REPO, SCHEMAS
+
+REPO_ROOT = REPO
 
 MIN_KUBERNETES = "1.34"
 

@@ -17,10 +17,11 @@ import yaml
 from modelplane.api import ModelDeployment
 from modelplane.cli.main import main
 from modelplane.composition.serving_warnings import ServingWarning, serving_warnings
+from tests.builders import memory_selector
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "deployments"
-SEL = [{"cel": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("75Gi")) >= 0'}]
+SEL = [{"cel": memory_selector("75Gi")}]
 NIXL = '--kv-transfer-config={"kv_connector":"NixlConnector","kv_role":"kv_both"}'
 POD_IP = {
     "name": "VLLM_NIXL_SIDE_CHANNEL_HOST",

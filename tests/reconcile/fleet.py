@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 from modelplane.api import (
@@ -13,50 +14,21 @@ from modelplane.api import (
     ModelReplica,
 )
 from modelplane.reconcile.deployment import Fleet
-
-SELECTOR = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0\n'
+from tests.builders import (
+    cluster_status,
+    gpu_device,
+    gpu_pool,
+    inference_cluster,
+    model_cache,
+    seed_deployment,
+)
 
 
 def deployment(replicas: int = 2, **template_spec: Any) -> dict[str, Any]:
     """The seed's qwen3-8b, with ``template_spec`` keys laid over its template spec."""
-    spec: dict[str, Any] = {
-        "engines": [
-            {
-                "name": "qwen3-8b",
-                "members": [
-                    {
-                        "role": "Standalone",
-                        "nodeSelector": {
-                            "devices": [
-                                {"name": "gpu", "count": 1, "selectors": [{"cel": SELECTOR}]}
-                            ]
-                        },
-                        "template": {
-                            "spec": {
-                                "containers": [
-                                    {
-                                        "name": "engine",
-                                        "image": "vllm/vllm-openai:v0.23.0",
-                                        "args": [
-                                            "--model=Qwen/Qwen3-8B",
-                                            "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)",
-                                        ],
-                                    }
-                                ]
-                            }
-                        },
-                    }
-                ],
-            }
-        ]
-    }
-    spec.update(template_spec)
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "ModelDeployment",
-        "metadata": {"name": "qwen3-8b", "namespace": "ml-team"},
-        "spec": {"replicas": replicas, "template": {"spec": spec}},
-    }
+    out = seed_deployment(replicas)
+    out["spec"]["template"]["spec"].update(template_spec)
+    return out
 
 
 def cluster(
@@ -70,49 +42,18 @@ def cluster(
     taints: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """A cluster with one pool `h100` of ``nodes`` nodes x ``gpus`` GPUs."""
-    status: dict[str, Any] = {
-        "conditions": [
-            {"type": "Ready", "status": "True" if ready else "False", "reason": "Available"}
-        ],
-        "gpuPools": [
-            {
-                "name": "h100",
-                "nodes": nodes,
-                "devices": [
-                    {
-                        "name": "gpu",
-                        "claim": "DRA",
-                        "driver": "gpu.nvidia.com",
-                        "deviceClassName": "gpu.nvidia.com",
-                        "count": gpus,
-                        "capacity": {"memory": {"value": "81559Mi"}},
-                    }
-                ],
-            }
-        ],
-    }
-    if gateway is not None:
-        status["gateway"] = {"address": gateway}
-    spec: dict[str, Any] = {
-        "cluster": {"source": "Existing", "existing": {"secretRef": {"name": name}}}
-    }
-    if taints:
-        spec["taints"] = taints
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "InferenceCluster",
-        "metadata": {"name": name, "labels": labels or {}},
-        "spec": spec,
-        "status": status,
-    }
+    status = cluster_status(
+        ready=ready, gateway=gateway, pools=[gpu_pool("h100", nodes, gpu_device(gpus))]
+    )
+    return inference_cluster(name, secret=name, taints=taints, labels=labels or {}, status=status)
 
 
 def fleet(
     deployments: list[dict[str, Any]],
     clusters: list[dict[str, Any]],
-    replicas: list[dict[str, Any]] = (),  # type: ignore[assignment]
-    endpoints: list[dict[str, Any]] = (),  # type: ignore[assignment]
-    caches: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    replicas: Sequence[dict[str, Any]] = (),
+    endpoints: Sequence[dict[str, Any]] = (),
+    caches: Sequence[dict[str, Any]] = (),
 ) -> Fleet:
     """Typed objects of the given manifests."""
     return Fleet(
@@ -144,15 +85,4 @@ def observed_endpoint(endpoint: dict[str, Any], ready: bool = True) -> dict[str,
 
 def cache(name: str = "qwen", match_labels: dict[str, str] | None = None) -> dict[str, Any]:
     """A ModelCache in ml-team."""
-    spec: dict[str, Any] = {
-        "source": "HuggingFace",
-        "huggingFace": {"repo": "Qwen/Qwen3-8B", "sizeGiB": 16},
-    }
-    if match_labels is not None:
-        spec["clusterSelector"] = {"matchLabels": match_labels}
-    return {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "ModelCache",
-        "metadata": {"name": name, "namespace": "ml-team"},
-        "spec": spec,
-    }
+    return model_cache(name, size_gib=16, match_labels=match_labels)

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from modelplane.cli.main import main
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
 from modelplane.api.validation import validate_document
 from modelplane.cli.main import main
 from tests.composition.schemas import require_shared, validate_delivered
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from tests.paths import EXAMPLES
 
 
 def test_every_rendered_object_is_valid(capsys: pytest.CaptureFixture[str]) -> None:

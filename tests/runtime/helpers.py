@@ -9,14 +9,31 @@ what the previous response asked for (absent key: not fetched yet).
 from __future__ import annotations
 
 import copy
+import os
+import socket
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import crossplane.function.proto.v1.run_function_pb2 as fnv1
 from google.protobuf import json_format, struct_pb2
 
-GV = "modelplane.ai/v1alpha1"
-SEL = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0\n'
+from tests.builders import (
+    GV,
+    PROVIDER_CONFIG,
+    SEED_SELECTOR,
+    gpu_device,
+    gpu_pool,
+    inference_cluster,
+    replica_labels,
+    seed_replica_engine,
+    seed_template_spec,
+)
+from tests.builders import inference_class as shared_inference_class
+from tests.builders import model_cache as _model_cache
+from tests.paths import REPO
+
+SEL = SEED_SELECTOR
 
 
 def server_metadata(name: str, namespace: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -36,22 +53,9 @@ def server_metadata(name: str, namespace: str | None = None, **extra: Any) -> di
 
 def inference_class(name: str = "h100-8x", count: int = 8) -> dict[str, Any]:
     """An InferenceClass: 8 H100s per node."""
-    return {
-        "apiVersion": GV,
-        "kind": "InferenceClass",
-        "metadata": server_metadata(name),
-        "spec": {
-            "devices": [
-                {
-                    "name": "gpu",
-                    "driver": "gpu.nvidia.com",
-                    "deviceClassName": "gpu.nvidia.com",
-                    "count": count,
-                    "capacity": {"memory": {"value": "81559Mi"}},
-                }
-            ]
-        },
-    }
+    out = shared_inference_class(name, gpu_device(count, claim=None))
+    out["metadata"] = server_metadata(name)
+    return out
 
 
 def existing_cluster(
@@ -63,21 +67,17 @@ def existing_cluster(
     identity: bool = False,
 ) -> dict[str, Any]:
     """A bring-your-own InferenceCluster, its nodePools as (name, className, nodeCount)."""
-    existing: dict[str, Any] = {"secretRef": {"name": f"{name}-kubeconfig"}}
+    obj = inference_cluster(
+        name,
+        secret=f"{name}-kubeconfig",
+        node_pools=[{"name": p, "className": c, "nodeCount": n} for p, c, n in pools],
+    )
+    obj["metadata"] = server_metadata(name, labels=dict(labels or {"tier": "production"}))
     if identity:
-        existing["identitySecretRef"] = {
+        obj["spec"]["cluster"]["existing"]["identitySecretRef"] = {
             "name": f"{name}-identity",
             "type": "AzureWorkloadIdentityCredentials",
         }
-    obj: dict[str, Any] = {
-        "apiVersion": GV,
-        "kind": "InferenceCluster",
-        "metadata": server_metadata(name, labels=dict(labels or {"tier": "production"})),
-        "spec": {
-            "cluster": {"source": "Existing", "existing": existing},
-            "nodePools": [{"name": p, "className": c, "nodeCount": n} for p, c, n in pools],
-        },
-    }
     if status is not None:
         obj["status"] = copy.deepcopy(dict(status))
     return obj
@@ -105,22 +105,7 @@ def ready_status(name: str, *, gateway: str = "203.0.113.10", nodes: int = 1) ->
             "kind": "ClusterProviderConfig",
             "name": f"{name}-cluster-kubeconfig-x",
         },
-        "gpuPools": [
-            {
-                "name": "h100",
-                "nodes": nodes,
-                "devices": [
-                    {
-                        "name": "gpu",
-                        "claim": "DRA",
-                        "driver": "gpu.nvidia.com",
-                        "deviceClassName": "gpu.nvidia.com",
-                        "count": 8,
-                        "capacity": {"memory": {"value": "81559Mi"}},
-                    }
-                ],
-            }
-        ],
+        "gpuPools": [gpu_pool("h100", nodes, gpu_device())],
     }
 
 
@@ -138,37 +123,7 @@ def deployment(
     selector: str = SEL,
 ) -> dict[str, Any]:
     """The seed's ModelDeployment, as observed (with a stale status Crossplane keeps)."""
-    spec: dict[str, Any] = {
-        "engines": [
-            {
-                "name": "qwen3-8b",
-                "members": [
-                    {
-                        "role": "Standalone",
-                        "nodeSelector": {
-                            "devices": [
-                                {"name": "gpu", "count": 1, "selectors": [{"cel": selector}]}
-                            ]
-                        },
-                        "template": {
-                            "spec": {
-                                "containers": [
-                                    {
-                                        "name": "engine",
-                                        "image": "vllm/vllm-openai:v0.23.0",
-                                        "args": [
-                                            "--model=Qwen/Qwen3-8B",
-                                            "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)",
-                                        ],
-                                    }
-                                ]
-                            }
-                        },
-                    }
-                ],
-            }
-        ]
-    }
+    spec = seed_template_spec(selector)
     if cache is not None:
         spec["modelCacheRef"] = {"name": cache}
     return {
@@ -195,12 +150,9 @@ def deployment(
 
 def model_cache(name: str = "qwen", namespace: str = "ml-team") -> dict[str, Any]:
     """A ModelCache for the seed's model."""
-    return {
-        "apiVersion": GV,
-        "kind": "ModelCache",
-        "metadata": server_metadata(name, namespace),
-        "spec": {"source": "HuggingFace", "huggingFace": {"repo": "Qwen/Qwen3-8B", "sizeGiB": 20}},
-    }
+    out = _model_cache(name, namespace)
+    out["metadata"] = server_metadata(name, namespace)
+    return out
 
 
 def as_struct(data: Mapping[str, Any]) -> struct_pb2.Struct:
@@ -330,7 +282,7 @@ def composite_ready(rsp: fnv1.RunFunctionResponse) -> str:
     return fnv1.Ready.Name(rsp.desired.composite.ready)
 
 
-PC = "us-east-1-cluster-kubeconfig-3f87b"
+PC = PROVIDER_CONFIG
 
 
 def replica(
@@ -348,50 +300,12 @@ def replica(
         "metadata": server_metadata(
             name,
             namespace,
-            labels={
-                "modelplane.ai/deployment": deployment_name,
-                "modelplane.ai/deployment-namespace": namespace,
-                "modelplane.ai/cluster": cluster,
-                "modelplane.ai/replica-index": str(index),
-            },
+            labels=replica_labels(deployment_name, namespace, cluster, index),
             annotations={"crossplane.io/composition-resource-name": f"replica-{cluster}-{index}"},
         ),
         "spec": {
             "clusterName": cluster,
-            "engines": [
-                {
-                    "name": "qwen3-8b",
-                    "copies": 1,
-                    "members": [
-                        {
-                            "role": "Standalone",
-                            "nodePoolName": "h100",
-                            "deviceRequests": [
-                                {
-                                    "name": "gpu",
-                                    "deviceClassName": "gpu.nvidia.com",
-                                    "count": 1,
-                                    "selectors": [{"cel": SEL}],
-                                }
-                            ],
-                            "template": {
-                                "spec": {
-                                    "containers": [
-                                        {
-                                            "name": "engine",
-                                            "image": "vllm/vllm-openai:v0.23.0",
-                                            "args": [
-                                                "--model=Qwen/Qwen3-8B",
-                                                "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)",
-                                            ],
-                                        }
-                                    ]
-                                }
-                            },
-                        }
-                    ],
-                }
-            ],
+            "engines": [seed_replica_engine()],
             "crossplane": {"compositionRef": {"name": "modelreplicas.modelplane.ai"}},
         },
     }
@@ -436,3 +350,32 @@ def observed_object(
         status["atProvider"] = {"manifest": obj["spec"]["forProvider"]["manifest"]}
     obj["status"] = status
     return obj
+
+
+def free_port() -> int:
+    """A loopback port free at the time of asking."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve_argv(address: str, *extra: str) -> list[str]:
+    """The command line of ``modelplane function serve --insecure`` on ``address``."""
+    return [
+        sys.executable,
+        "-m",
+        "modelplane",
+        "function",
+        "serve",
+        "--insecure",
+        "--address",
+        address,
+        *extra,
+    ]
+
+
+def serve_env() -> dict[str, str]:
+    """The environment of a served function process: this checkout's code, no TLS directory."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env.pop("TLS_SERVER_CERTS_DIR", None)
+    return env

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
-import sys
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import crossplane.function.proto.v1.run_function_pb2_grpc as grpcv1
 import grpc
@@ -26,11 +23,10 @@ from modelplane.runtime.crossplane.metrics import (
     start_metrics_server,
 )
 from modelplane.runtime.crossplane.server import ServeConfig, ServeError, serve
+from tests.paths import REPO
 
 from .conftest import Stubs
-from .helpers import inference_class, request
-
-REPO = Path(__file__).resolve().parents[2]
+from .helpers import free_port, inference_class, request, serve_argv, serve_env
 
 # crossplane internal/controller/pkg/runtime/runtime.go (v2.0 to v2.3): every Function's
 # runtime container gets the port named "metrics", 8080, and the pod the annotation
@@ -133,29 +129,15 @@ def test_busy_metrics_port_is_an_error() -> None:
             start_metrics_server(f"127.0.0.1:{sock.getsockname()[1]}")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_serve_process_serves_metrics_beside_grpc() -> None:
-    grpc_port, metrics_port = _free_port(), _free_port()
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    env.pop("TLS_SERVER_CERTS_DIR", None)
+    grpc_port, metrics_port = free_port(), free_port()
+    env = serve_env()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "modelplane",
-            "function",
-            "serve",
-            "--insecure",
-            "--address",
+        serve_argv(
             f"127.0.0.1:{grpc_port}",
             "--metrics-address",
             f"127.0.0.1:{metrics_port}",
-        ],
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,

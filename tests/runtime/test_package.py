@@ -16,12 +16,11 @@ from modelplane.api.crds import render_xrds, xrds
 from modelplane.cli.main import main
 from modelplane.composition.cluster import gateway_object
 from modelplane.packaging import package_files
+from tests.paths import REPO, SCHEMAS
 
 from .helpers import existing_cluster
 
-REPO = Path(__file__).resolve().parents[2]
 CHECKED_IN = REPO / "package"
-SCHEMAS = REPO.parent / "shared" / "schemas"
 needs_schemas = pytest.mark.skipif(
     not SCHEMAS.is_dir(), reason=f"upstream CRD schemas not found at {SCHEMAS} (../shared/schemas)"
 )

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from modelplane.packaging import CROSSPLANE_FLOOR, KUBERNETES_FLOOR
+from tests.paths import REPO, SHARED
 
-REPO = Path(__file__).resolve().parents[2]
-TOOL = REPO.parent / "shared" / "tools" / "crd-cel-cost" / "crd_cel_cost.py"
+TOOL = SHARED / "tools" / "crd-cel-cost" / "crd_cel_cost.py"
 APIS = REPO / "package" / "configuration" / "apis"
 needs_tool = pytest.mark.skipif(
     not TOOL.is_file(), reason=f"the shared CEL cost checker is absent at {TOOL}"

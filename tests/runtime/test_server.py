@@ -8,7 +8,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,11 +20,18 @@ import pytest
 from modelplane.cli.function import certs_dir
 from modelplane.cli.main import main
 from modelplane.runtime.crossplane.server import ServeConfig, ServeError, build_server
+from tests.paths import REPO
 
 from .conftest import Stubs
-from .helpers import composite_ready, inference_class, request, results
-
-REPO = Path(__file__).resolve().parents[2]
+from .helpers import (
+    composite_ready,
+    free_port,
+    inference_class,
+    request,
+    results,
+    serve_argv,
+    serve_env,
+)
 
 
 def test_v1_and_v1beta1_both_answer(stubs: Stubs) -> None:
@@ -188,31 +194,17 @@ def test_bad_flags_are_usage_errors() -> None:
     assert main(["function"]) == 2
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_serve_process_answers_and_exits_zero_on_sigterm() -> None:
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    env.pop("TLS_SERVER_CERTS_DIR", None)
+    port = free_port()
+    env = serve_env()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "modelplane",
-            "function",
-            "serve",
-            "--insecure",
-            "--address",
+        serve_argv(
             f"127.0.0.1:{port}",
             # No metrics listener: :8080 may be taken on a shared machine (test_metrics.py).
             "--metrics-address",
             "",
             "--debug",
-        ],
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -248,18 +240,11 @@ def test_serve_process_refuses_a_busy_address() -> None:
         port = sock.getsockname()[1]
         started = time.monotonic()
         result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "modelplane",
-                "function",
-                "serve",
-                "--insecure",
-                "--address",
+            serve_argv(
                 f"127.0.0.1:{port}",
                 "--metrics-address",
                 "",
-            ],
+            ),
             capture_output=True,
             env=dict(os.environ, PYTHONPATH=str(REPO / "src")),
             timeout=60,

@@ -11,10 +11,24 @@ from modelplane.api import (
     ModelDeployment,
     ModelReplica,
 )
+from tests.builders import (
+    GPU_SELECTOR,
+    H100_MEMORY,
+    L4_MEMORY,
+    cluster_status,
+    gpu_device,
+    gpu_pool,
+    inference_cluster,
+    replica_labels,
+    selector_request,
+    stamped_request,
+)
+from tests.builders import inference_class as shared_inference_class
+from tests.builders import model_cache as shared_model_cache
 
-GPU_SEL = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0'
-H100_MEM = "81559Mi"
-L4_MEM = "23034Mi"
+GPU_SEL = GPU_SELECTOR
+H100_MEM = H100_MEMORY
+L4_MEM = L4_MEMORY
 
 
 def gpu(
@@ -28,14 +42,15 @@ def gpu(
     attributes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A pool device (status.gpuPools shape)."""
-    device: dict[str, Any] = {"name": name, "claim": claim, "driver": driver, "count": count}
-    if cls is not None and claim == "DRA":
-        device["deviceClassName"] = cls
-    if memory:
-        device["capacity"] = {"memory": {"value": memory}}
-    if attributes:
-        device["attributes"] = attributes
-    return device
+    return gpu_device(
+        count,
+        memory,
+        name=name,
+        claim=claim,
+        device_class=cls,
+        driver=driver,
+        attributes=attributes,
+    )
 
 
 def host(name: str = "host", driver: str = "cpu.example.com", count: int = 1) -> dict[str, Any]:
@@ -45,7 +60,7 @@ def host(name: str = "host", driver: str = "cpu.example.com", count: int = 1) ->
 
 def pool(name: str, nodes: int, *devices: dict[str, Any]) -> dict[str, Any]:
     """A published pool."""
-    return {"name": name, "nodes": nodes, "devices": list(devices)}
+    return gpu_pool(name, nodes, *devices)
 
 
 def cluster(
@@ -59,37 +74,28 @@ def cluster(
     node_pools: list[dict[str, Any]] | None = None,
 ) -> InferenceCluster:
     """An InferenceCluster; Ready with a gateway unless told otherwise."""
-    status: dict[str, Any] = {}
-    if ready is not None:
-        status["conditions"] = [{"type": "Ready", "status": ready, "reason": "Available"}]
-    if gateway is not None:
-        status["gateway"] = {"address": gateway}
-    if pools:
-        status["gpuPools"] = list(pools)
-    spec: dict[str, Any] = {
-        "cluster": {"source": "Existing", "existing": {"secretRef": {"name": "kc"}}},
-        "stack": stack,
-    }
-    if taints:
-        spec["taints"] = taints
-    if node_pools:
-        spec["nodePools"] = node_pools
-    meta: dict[str, Any] = {"name": name}
-    if labels:
-        meta["labels"] = labels
-    return InferenceCluster.model_validate({"metadata": meta, "spec": spec, "status": status})
+    status = cluster_status(ready=ready, gateway=gateway, pools=list(pools))
+    return InferenceCluster.model_validate(
+        inference_cluster(
+            name,
+            secret="kc",
+            stack=stack,
+            taints=taints,
+            node_pools=node_pools,
+            labels=labels or None,
+            status=status,
+        )
+    )
 
 
 def inference_class(name: str, *devices: dict[str, Any]) -> InferenceClass:
     """An InferenceClass with the given devices (class shape: claim and count optional)."""
-    return InferenceClass.model_validate(
-        {"metadata": {"name": name}, "spec": {"devices": list(devices)}}
-    )
+    return InferenceClass.model_validate(shared_inference_class(name, *devices))
 
 
 def request(name: str = "gpu", count: int = 1, *cels: str) -> dict[str, Any]:
     """A nodeSelector device request."""
-    return {"name": name, "count": count, "selectors": [{"cel": c} for c in (cels or (GPU_SEL,))]}
+    return selector_request(name, count, *(cels or (GPU_SEL,)))
 
 
 def member(
@@ -152,15 +158,7 @@ def model_cache(
     name: str, namespace: str = "ml-team", selector: dict[str, str] | None = None
 ) -> ModelCache:
     """A ModelCache."""
-    spec: dict[str, Any] = {
-        "source": "HuggingFace",
-        "huggingFace": {"repo": "Qwen/Qwen3-8B", "sizeGiB": 20},
-    }
-    if selector is not None:
-        spec["clusterSelector"] = {"matchLabels": selector}
-    return ModelCache.model_validate(
-        {"metadata": {"name": name, "namespace": namespace}, "spec": spec}
-    )
+    return ModelCache.model_validate(shared_model_cache(name, namespace, match_labels=selector))
 
 
 def stamped_member(
@@ -176,10 +174,7 @@ def stamped_member(
         "template": {"spec": {"containers": [{"name": "engine", "image": "img"}]}},
     }
     if requests:
-        out["deviceRequests"] = [
-            {"name": n, "deviceClassName": c, "count": k, "selectors": [{"cel": GPU_SEL}]}
-            for n, c, k in requests
-        ]
+        out["deviceRequests"] = [stamped_request(k, n, c, GPU_SEL) for n, c, k in requests]
     if worker_nodes is not None:
         out["worker"] = {"nodes": worker_nodes}
     return out
@@ -197,13 +192,7 @@ def replica(
     ready: bool = False,
 ) -> ModelReplica:
     """An observed ModelReplica of ``deployment_name``; one Standalone engine on ``pool_name`` by default."""
-    labels = {
-        "modelplane.ai/deployment": deployment_name,
-        "modelplane.ai/deployment-namespace": namespace,
-        "modelplane.ai/cluster": cluster_name,
-    }
-    if index is not None:
-        labels["modelplane.ai/replica-index"] = str(index)
+    labels = replica_labels(deployment_name, namespace, cluster_name, index)
     if not engines:
         engines = (
             {
@@ -223,3 +212,25 @@ def replica(
     if ready:
         body["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
     return ModelReplica.model_validate(body)
+
+
+def seed_fleet() -> list[InferenceCluster]:
+    """The fleet of scheduling.md §12.1: eu-west-1 not Ready, us-east-1 (H100), us-west-2 (L4)."""
+    return [
+        cluster(
+            "eu-west-1",
+            pool("h100", 2, gpu()),
+            labels={"region": "eu"},
+            ready="False",
+            gateway=None,
+        ),
+        cluster(
+            "us-east-1", pool("h100", 1, gpu()), labels={"region": "us"}, gateway="203.0.113.10"
+        ),
+        cluster(
+            "us-west-2",
+            pool("l4", 2, gpu(1, L4_MEM)),
+            labels={"region": "us"},
+            gateway="203.0.113.20",
+        ),
+    ]

@@ -12,7 +12,17 @@ import yaml
 from modelplane.api import KubeModel
 from modelplane.cli.main import main
 
-from .builders import L4_MEM, cluster, deployment, engine, gpu, member, pool, replica, request
+from .builders import (
+    cluster,
+    deployment,
+    engine,
+    gpu,
+    member,
+    pool,
+    replica,
+    request,
+    seed_fleet,
+)
 
 
 def write(path: Path, *objects: KubeModel | dict[str, Any]) -> None:
@@ -22,25 +32,7 @@ def write(path: Path, *objects: KubeModel | dict[str, Any]) -> None:
 
 @pytest.fixture
 def fleet_dir(tmp_path: Path) -> Path:
-    write(
-        tmp_path / "fleet.yaml",
-        cluster(
-            "eu-west-1",
-            pool("h100", 2, gpu()),
-            labels={"region": "eu"},
-            ready="False",
-            gateway=None,
-        ),
-        cluster(
-            "us-east-1", pool("h100", 1, gpu()), labels={"region": "us"}, gateway="203.0.113.10"
-        ),
-        cluster(
-            "us-west-2",
-            pool("l4", 2, gpu(1, L4_MEM)),
-            labels={"region": "us"},
-            gateway="203.0.113.20",
-        ),
-    )
+    write(tmp_path / "fleet.yaml", *seed_fleet())
     write(tmp_path / "deploy.yaml", deployment("qwen3-8b", 2))
     return tmp_path
 

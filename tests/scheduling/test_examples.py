@@ -16,9 +16,9 @@ from modelplane.scheduling import (
     cache_state,
     schedule,
 )
+from tests.builders import memory_selector
 
 from .builders import (
-    L4_MEM,
     cluster,
     deployment,
     engine,
@@ -29,6 +29,7 @@ from .builders import (
     pool,
     replica,
     request,
+    seed_fleet,
     stamped_member,
 )
 
@@ -74,27 +75,6 @@ def test_replica_names(dep: str, cl: str, index: int, name: str) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # 12.1 The seed deployment on a small fleet
-
-
-def seed_fleet() -> list[InferenceCluster]:
-    return [
-        cluster(
-            "eu-west-1",
-            pool("h100", 2, gpu()),
-            labels={"region": "eu"},
-            ready="False",
-            gateway=None,
-        ),
-        cluster(
-            "us-east-1", pool("h100", 1, gpu()), labels={"region": "us"}, gateway="203.0.113.10"
-        ),
-        cluster(
-            "us-west-2",
-            pool("l4", 2, gpu(1, L4_MEM)),
-            labels={"region": "us"},
-            gateway="203.0.113.20",
-        ),
-    ]
 
 
 def test_12_1_seed_fleet() -> None:
@@ -219,7 +199,7 @@ def test_12_2_gang_packs_three_pods_on_one_node() -> None:
 LEADER_HOST = member("Leader", request("host", 1, 'device.driver == "cpu.example.com"'))
 WORKER_GPUS = member(
     "Worker",
-    request("gpu", 8, 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("70Gi")) >= 0'),
+    request("gpu", 8, memory_selector("70Gi")),
     worker_nodes=2,
 )
 

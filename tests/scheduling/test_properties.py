@@ -23,13 +23,14 @@ from modelplane.scheduling import (
 )
 from modelplane.scheduling.fleet import cluster_view
 from modelplane.scheduling.scheduler import held_placement
+from tests.builders import GPU_SELECTOR, memory_selector
 
 from .builders import cluster, deployment, engine, member, pool, request
 
 MANY = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-SEL_20 = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0'
-SEL_70 = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("70Gi")) >= 0'
+SEL_20 = GPU_SELECTOR
+SEL_70 = memory_selector("70Gi")
 SEL_HOST = 'device.driver == "cpu.example.com"'
 SEL_NIC = 'device.driver == "nic.nvidia.com"'
 

@@ -30,6 +30,7 @@ from modelplane.scheduling import (
     schedule,
 )
 from modelplane.scheduling.fleet import tolerates
+from tests.builders import memory_selector
 
 from .builders import (
     GPU_SEL,
@@ -376,9 +377,7 @@ def test_no_backtracking_between_requests() -> None:
     big = gpu(1, "81559Mi", name="big")
     small = gpu(1, "23034Mi", name="small")
     req_a = request("a", 1)
-    req_b = request(
-        "b", 1, 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("70Gi")) >= 0'
-    )
+    req_b = request("b", 1, memory_selector("70Gi"))
     d = deployment("m", 1, engine("m", member("Standalone", req_a, req_b)))
     s = run(d, [cluster("c1", pool("p", 1, big, small))])
     assert explain(s)["c1"] == (

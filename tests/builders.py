@@ -1,0 +1,263 @@
+"""Builders every test package shares: the seed's deployment, the standard cluster, devices, selectors.
+
+One home for the inputs the tests agree on: the seed's ``qwen3-8b`` ModelDeployment
+(../shared/seed/modeldeployment-reference.txt, its Example), the replica the deployment
+function writes for it (composition.md §13), the standard H100 device and pool, the DRA
+selector strings and the labels of a replica. Every builder returns fresh plain dicts in
+camelCase, as a user writes them; the package modules (``composition/builders.py``,
+``scheduling/builders.py``, ``reconcile/fleet.py``, ``runtime/helpers.py``) put them in the
+form their layer takes (a validated model, an object as the API server returns it) and keep
+only what is specific to that layer.
+
+Wire strings (label keys, API group) are spelled here, not imported from ``modelplane``:
+a test that read them from the code under test could not notice when they change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+GV = "modelplane.ai/v1alpha1"
+# The NVIDIA DRA driver's name; its DeviceClass carries the same name (k8s-dra-driver-gpu).
+GPU_DRIVER = "gpu.nvidia.com"
+H100_MEMORY = "81559Mi"  # what the driver publishes for an 80 GB H100
+L4_MEMORY = "23034Mi"  # ... and for a 24 GB L4
+# The provider config of us-east-1 in the worked example (composition.md §13).
+PROVIDER_CONFIG = "us-east-1-cluster-kubeconfig-3f87b"
+
+SEED_IMAGE = "vllm/vllm-openai:v0.23.0"
+SEED_ARGS = ("--model=Qwen/Qwen3-8B", "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)")
+
+
+def memory_selector(at_least: str, driver: str = GPU_DRIVER) -> str:
+    """A DRA CEL selector: the device's memory capacity is at least ``at_least``."""
+    return f'device.capacity["{driver}"].memory.compareTo(quantity("{at_least}")) >= 0'
+
+
+GPU_SELECTOR = memory_selector("20Gi")
+# The seed writes the selector as a YAML block scalar (`cel: |`), which keeps a newline.
+SEED_SELECTOR = GPU_SELECTOR + "\n"
+
+
+def seed_container() -> dict[str, Any]:
+    """The seed's engine container."""
+    return {"name": "engine", "image": SEED_IMAGE, "args": list(SEED_ARGS)}
+
+
+def selector_request(name: str = "gpu", count: int = 1, *cels: str) -> dict[str, Any]:
+    """A ``nodeSelector.devices`` request, the seed's selector unless ``cels`` are given."""
+    return {
+        "name": name,
+        "count": count,
+        "selectors": [{"cel": c} for c in cels or (SEED_SELECTOR,)],
+    }
+
+
+def stamped_request(
+    count: int = 1,
+    name: str = "gpu",
+    device_class: str = GPU_DRIVER,
+    selector: str = SEED_SELECTOR,
+) -> dict[str, Any]:
+    """A resolved ``deviceRequests`` entry, as the scheduler stamps it on a replica member."""
+    return {
+        "name": name,
+        "deviceClassName": device_class,
+        "count": count,
+        "selectors": [{"cel": selector}],
+    }
+
+
+def seed_template_spec(selector: str = SEED_SELECTOR) -> dict[str, Any]:
+    """The seed deployment's ``spec.template.spec``: one Standalone engine with one GPU."""
+    return {
+        "engines": [
+            {
+                "name": "qwen3-8b",
+                "members": [
+                    {
+                        "role": "Standalone",
+                        "nodeSelector": {"devices": [selector_request("gpu", 1, selector)]},
+                        "template": {"spec": {"containers": [seed_container()]}},
+                    }
+                ],
+            }
+        ]
+    }
+
+
+def seed_deployment(
+    replicas: int = 2,
+    name: str = "qwen3-8b",
+    namespace: str = "ml-team",
+    selector: str = SEED_SELECTOR,
+) -> dict[str, Any]:
+    """The seed's ModelDeployment manifest."""
+    return {
+        "apiVersion": GV,
+        "kind": "ModelDeployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"replicas": replicas, "template": {"spec": seed_template_spec(selector)}},
+    }
+
+
+def seed_replica_engine(name: str = "qwen3-8b") -> dict[str, Any]:
+    """The seed's engine as a replica carries it: pinned to pool ``h100``, its GPU stamped."""
+    return {
+        "name": name,
+        "copies": 1,
+        "members": [
+            {
+                "role": "Standalone",
+                "nodePoolName": "h100",
+                "deviceRequests": [stamped_request()],
+                "template": {"spec": {"containers": [seed_container()]}},
+            }
+        ],
+    }
+
+
+def replica_labels(
+    deployment: str = "qwen3-8b",
+    namespace: str = "ml-team",
+    cluster: str = "us-east-1",
+    index: int | str | None = 0,
+) -> dict[str, str]:
+    """The labels the deployment function puts on a replica (no index label when ``None``)."""
+    labels = {
+        "modelplane.ai/deployment": deployment,
+        "modelplane.ai/deployment-namespace": namespace,
+        "modelplane.ai/cluster": cluster,
+    }
+    if index is not None:
+        labels["modelplane.ai/replica-index"] = str(index)
+    return labels
+
+
+def ready_condition(ready: bool | str = True, reason: str = "Available") -> dict[str, str]:
+    """A Ready condition; ``ready`` as a bool or as the status string itself."""
+    status = ready if isinstance(ready, str) else ("True" if ready else "False")
+    return {"type": "Ready", "status": status, "reason": reason}
+
+
+def gpu_device(
+    count: int = 8,
+    memory: str = H100_MEMORY,
+    *,
+    name: str = "gpu",
+    claim: str | None = "DRA",
+    device_class: str | None = GPU_DRIVER,
+    driver: str = GPU_DRIVER,
+    attributes: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A device of a pool or class, 8 H100s by default.
+
+    ``claim=None`` leaves the claim out (a class's device, where it is optional); a
+    DeviceClass is named only for a DRA device; no memory, no capacity.
+    """
+    device: dict[str, Any] = {"name": name}
+    if claim is not None:
+        device["claim"] = claim
+    device["driver"] = driver
+    if device_class is not None and claim in ("DRA", None):
+        device["deviceClassName"] = device_class
+    device["count"] = count
+    if memory:
+        device["capacity"] = {"memory": {"value": memory}}
+    if attributes:
+        device["attributes"] = attributes
+    return device
+
+
+def gpu_pool(name: str, nodes: int, *devices: dict[str, Any]) -> dict[str, Any]:
+    """A published ``status.gpuPools`` entry."""
+    return {"name": name, "nodes": nodes, "devices": list(devices)}
+
+
+def inference_class(name: str = "h100-8x", *devices: dict[str, Any]) -> dict[str, Any]:
+    """An InferenceClass manifest; one node of 8 H100s (claim left to its default) by default."""
+    return {
+        "apiVersion": GV,
+        "kind": "InferenceClass",
+        "metadata": {"name": name},
+        "spec": {"devices": list(devices) or [gpu_device(claim=None)]},
+    }
+
+
+def inference_cluster(
+    name: str = "us-east-1",
+    *,
+    secret: str = "kubeconfig",
+    stack: str | None = None,
+    taints: list[dict[str, Any]] | None = None,
+    node_pools: list[dict[str, Any]] | None = None,
+    labels: dict[str, str] | None = None,
+    status: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A bring-your-own (``source: Existing``) InferenceCluster manifest.
+
+    Only the keys given are written (``labels={}`` writes an empty map), so each package
+    keeps the exact manifest it tested before.
+    """
+    spec: dict[str, Any] = {
+        "cluster": {"source": "Existing", "existing": {"secretRef": {"name": secret}}}
+    }
+    if stack is not None:
+        spec["stack"] = stack
+    if taints:
+        spec["taints"] = taints
+    if node_pools:
+        spec["nodePools"] = node_pools
+    metadata: dict[str, Any] = {"name": name}
+    if labels is not None:
+        metadata["labels"] = labels
+    out: dict[str, Any] = {
+        "apiVersion": GV,
+        "kind": "InferenceCluster",
+        "metadata": metadata,
+        "spec": spec,
+    }
+    if status is not None:
+        out["status"] = status
+    return out
+
+
+def cluster_status(
+    *,
+    ready: bool | str | None = True,
+    gateway: str | None = "203.0.113.10",
+    pools: list[dict[str, Any]] | None = None,
+    provider_config: str | None = None,
+) -> dict[str, Any]:
+    """An InferenceCluster status: Ready, a gateway, pools and provider config as given."""
+    status: dict[str, Any] = {}
+    if ready is not None:
+        status["conditions"] = [ready_condition(ready)]
+    if gateway is not None:
+        status["gateway"] = {"address": gateway}
+    if pools:
+        status["gpuPools"] = pools
+    if provider_config is not None:
+        status["providerConfigRef"] = {"name": provider_config}
+    return status
+
+
+def model_cache(
+    name: str = "qwen",
+    namespace: str = "ml-team",
+    size_gib: int = 20,
+    match_labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A ModelCache of the seed's model from Hugging Face."""
+    spec: dict[str, Any] = {
+        "source": "HuggingFace",
+        "huggingFace": {"repo": "Qwen/Qwen3-8B", "sizeGiB": size_gib},
+    }
+    if match_labels is not None:
+        spec["clusterSelector"] = {"matchLabels": match_labels}
+    return {
+        "apiVersion": GV,
+        "kind": "ModelCache",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
