@@ -22,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from modelplane import memo
+from modelplane.api.kinds import KINDS
 
 # Crossplane's MetricsPortNumber (internal/controller/pkg/runtime/runtime.go).
 DEFAULT_METRICS_ADDRESS = "0.0.0.0:8080"
@@ -29,16 +30,7 @@ METRICS_PATH = "/metrics"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # The kinds a composite can be; anything else is counted as "other", so a caller cannot
 # grow the label set without bound.
-KNOWN_KINDS = frozenset(
-    {
-        "ModelDeployment",
-        "ModelReplica",
-        "InferenceClass",
-        "InferenceCluster",
-        "ModelCache",
-        "ModelEndpoint",
-    }
-)
+KNOWN_KINDS = frozenset(info.kind for info in KINDS)
 
 REQUESTS = "modelplane_function_requests_total"
 DURATION = "modelplane_function_request_duration_seconds"
