@@ -18,7 +18,9 @@ from modelplane.scheduling.model import (
     CacheKind,
     CacheState,
     HoldCause,
+    LossCause,
     Mode,
+    ReplicaNotice,
     Schedule,
     Shortfall,
 )
@@ -107,7 +109,7 @@ def deployment_status(
             events.append(cache_condition[1])
     reported = reported_message(deployment, REPLICAS_SCHEDULED)
     conditions.append(_scheduled(schedule, total, any_observed, events, reported))
-    conditions.append(_ready(total, ready))
+    conditions.append(_ready(schedule, ready))
     if schedule.mode is Mode.NORMAL and total > 0 and not any_observed:
         names = sorted({p.cluster for p in schedule.replicas})
         events.append(
@@ -212,10 +214,59 @@ def _shortfall(schedule: Schedule) -> Shortfall:
     return schedule.shortfall
 
 
-def _ready(total: int, ready: int) -> Condition:
-    """ReplicasReady (§2.8)."""
-    if total == 0:
+def _ready(schedule: Schedule, ready: int) -> Condition:
+    """ReplicasReady (§2.8, issue 15): counted against ``spec.replicas``, every loss said.
+
+    The first matching row wins: nothing scheduled and nothing lost; a replica whose cluster
+    is gone, drains, lost its pools, is NotReady or has no gateway (the first notice's cause
+    is the reason, every notice is a clause); replicas not scheduled; all ready; starting.
+    """
+    desired, total = schedule.desired, schedule.total
+    notices = schedule.notices
+    if total == 0 and not notices:
         return condition(REPLICAS_READY, False, "NoReplicasScheduled")
-    if ready == total:
-        return condition(REPLICAS_READY, True, "AllReplicasReady", f"{ready} of {total} ready")
-    return condition(REPLICAS_READY, False, "ModelStarting", f"{ready} of {total} ready")
+    counted = f"{ready} of {desired} ready"
+    if notices:
+        clauses = [notice_message(n, total >= desired) for n in notices]
+        return condition(
+            REPLICAS_READY, False, notices[0].cause.value, "; ".join([counted, *clauses])
+        )
+    if total < desired:
+        why = schedule.shortfall.message() if schedule.shortfall else "ReplicasScheduled says why"
+        return condition(
+            REPLICAS_READY,
+            False,
+            "ReplicasNotScheduled",
+            f"{counted}; {desired - total} not scheduled: {why}",
+        )
+    if ready == desired:
+        return condition(REPLICAS_READY, True, "AllReplicasReady", counted)
+    return condition(REPLICAS_READY, False, "ModelStarting", counted)
+
+
+_LOSS_TEXT = {
+    LossCause.CLUSTER_GONE: "is gone",
+    LossCause.DRAINING: "is draining ({detail})",
+    LossCause.POOLS_LOST: "no longer publishes pool {detail}",
+    LossCause.NOT_READY: "is NotReady",
+    LossCause.NO_GATEWAY: "has no gateway address",
+}
+
+
+def notice_message(notice: ReplicaNotice, replaced: bool) -> str:
+    """``cluster <c> <state>: replica(s) <names> <what happens next>`` (docs/reconcile.md).
+
+    ``replaced``: the schedule reached ``spec.replicas``, so removed replicas have their
+    replacements; otherwise they wait for room, as ReplicasScheduled says.
+    """
+    state = _LOSS_TEXT[notice.cause].format(detail=notice.detail)
+    who = ("replica " if len(notice.replicas) == 1 else "replicas ") + ", ".join(notice.replicas)
+    if notice.cause is LossCause.NOT_READY:
+        fate = "kept"
+    elif notice.cause is LossCause.NO_GATEWAY:
+        fate = "kept, withdrawn from routing"
+    elif replaced:
+        fate = "removed, re-placed"
+    else:
+        fate = "removed, not re-placed (ReplicasScheduled says why)"
+    return f"cluster {notice.cluster} {state}: {who} {fate}"
