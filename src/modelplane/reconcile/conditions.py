@@ -196,6 +196,38 @@ def _scheduled(
     )
 
 
+INVALID_INPUT = "InvalidInput"
+
+
+def invalid_input_status(deployment: ModelDeployment, problem: str, kept: int) -> DeploymentStatus:
+    """The status of a reconcile that could not read one of its inputs (issue 15).
+
+    The deployment itself is valid, so something can be said: every observed replica is
+    kept, ``ReplicasScheduled`` names the problem, and what the previous reconcile wrote
+    (``ModelCacheResolved``, ``ReplicasReady``, ``status.replicas``) is carried over instead
+    of being lost to a Fatal result, which Crossplane turns into Unknown conditions.
+    """
+    status = deployment.status
+    previous = {c.type: c for c in ((status.conditions if status else None) or ())}
+    message = f"{problem}; keeping {kept} existing replicas"
+    conditions: list[Condition] = []
+    if MODEL_CACHE_RESOLVED in previous:
+        conditions.append(_carried(previous[MODEL_CACHE_RESOLVED]))
+    conditions.append(condition(REPLICAS_SCHEDULED, False, INVALID_INPUT, message))
+    if REPLICAS_READY in previous:
+        conditions.append(_carried(previous[REPLICAS_READY]))
+    else:
+        conditions.append(condition(REPLICAS_READY, "Unknown", INVALID_INPUT, message))
+    counts = status.replicas if status is not None else None
+    total = counts.total if counts is not None and counts.total is not None else kept
+    ready = counts.ready if counts is not None and counts.ready is not None else 0
+    return DeploymentStatus(total, ready, tuple(conditions), (Event("Warning", message),))
+
+
+def _carried(previous: Condition) -> Condition:
+    return condition(previous.type, previous.status, previous.reason or "", previous.message or "")
+
+
 def reported_message(deployment: ModelDeployment, type_: str) -> str | None:
     """The message of the observed composite's condition ``type_``, if it has one.
 
