@@ -111,6 +111,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
         cache=cache_lookup(deployment, caches),
         observed_replicas=[*ours, *others],
         observed_endpoints=endpoints,
+        replicas_pending=clusters is not None and everyone is None,
     )
 
 
