@@ -92,7 +92,13 @@ def test_offline_pinned_cluster_keeps_its_replica() -> None:
     clusters = [cluster("us-east-1", ready=False), TWO[1]]
     r = only(render(fleet([deployment()], clusters, fed)))
     assert names(r.replicas) == names(first.replicas)
-    assert conditions(r)[1] == ("ReplicasReady", "True", "AllReplicasReady", "2 of 2 ready")
+    # Kept, but said (issue 15): a NotReady cluster no longer reads AllReplicasReady.
+    assert conditions(r)[1] == (
+        "ReplicasReady",
+        "False",
+        "ClusterNotReady",
+        "2 of 2 ready; cluster us-east-1 is NotReady: replica qwen3-8b-e7f0a kept",
+    )
 
 
 def test_deleted_cluster_replica_is_replaced_elsewhere() -> None:
@@ -102,7 +108,12 @@ def test_deleted_cluster_replica_is_replaced_elsewhere() -> None:
     r = only(render(fleet([deployment()], clusters, fed)))
     placed = {(p.cluster, p.index, p.retained) for p in r.result.schedule.replicas}
     assert placed == {("us-central-1", 0, False), ("us-west-2", 0, True)}
-    assert conditions(r)[1] == ("ReplicasReady", "False", "ModelStarting", "1 of 2 ready")
+    assert conditions(r)[1] == (
+        "ReplicasReady",
+        "False",
+        "ClusterGone",
+        "1 of 2 ready; cluster us-east-1 is gone: replica qwen3-8b-e7f0a removed, re-placed",
+    )
     assert names(r.endpoints) == ["qwen3-8b-13bc2"]
 
 

@@ -305,6 +305,19 @@ def test_all_replicas_not_fetched_reads_as_an_incomplete_fleet() -> None:
         FunctionRequest(composite=xr, required={"clusters": [ready_cluster()], "classes": []}),
     )
     assert inputs.clusters is UNRESOLVED
+    assert inputs.replicas_pending
+
+
+def test_clusters_fetched_replicas_not_waits_for_the_replicas(stubs: Stubs) -> None:
+    # Issue 15: this read "Waiting for InferenceClusters" though the clusters were fetched.
+    required = {"clusters": [ready_cluster()], "classes": [inference_class()]}
+    rsp = stubs.v1.RunFunction(request(deployment(), required=required))
+    assert conditions(rsp)[0] == (
+        "ReplicasScheduled",
+        "False",
+        "ClustersUnresolved",
+        "Waiting for the ModelReplicas of every namespace",
+    )
 
 
 def test_same_request_same_answer_with_remembered_inputs(stubs: Stubs) -> None:

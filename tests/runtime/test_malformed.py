@@ -19,6 +19,8 @@ from modelplane.runtime.crossplane.messages import FunctionRequest
 
 from .conftest import Stubs
 from .helpers import (
+    composite_status,
+    conditions,
     deployment,
     desired,
     existing_cluster,
@@ -40,6 +42,25 @@ def _fatal(stubs: Stubs, req: fnv1.RunFunctionRequest) -> str:
     # The desired state handed in comes back untouched: nothing is deleted.
     assert rsp.desired == req.desired
     return messages[0]
+
+
+def _held(stubs: Stubs, req: fnv1.RunFunctionRequest) -> str:
+    """A valid deployment with a malformed input: no Fatal, the held state, one Warning.
+
+    Returns the problem, the Warning's text before ``; keeping <n> existing replicas``.
+    """
+    rsp = stubs.v1.RunFunction(req)
+    assert fatal_messages(rsp) == []
+    [(severity, message)] = results(rsp)
+    assert severity == "WARNING"
+    problem, _, kept = message.rpartition("; keeping ")
+    observed = {k for k in req.observed.resources}
+    assert kept == f"{len(observed)} existing replicas"
+    # Every observed replica comes back, the malformed one included: nothing is deleted.
+    assert observed <= set(desired(rsp))
+    scheduled = [c for c in conditions(rsp) if c[0] == "ReplicasScheduled"]
+    assert scheduled == [("ReplicasScheduled", "False", "InvalidInput", message)]
+    return problem
 
 
 def test_no_composite(stubs: Stubs) -> None:
@@ -86,7 +107,7 @@ def test_wrong_kind_in_required_resources(stubs: Stubs) -> None:
         required={"clusters": [model_cache()], "classes": [], "all-replicas": []},
         desired=EARLIER,
     )
-    assert _fatal(stubs, req) == (
+    assert _held(stubs, req) == (
         "invalid required resource clusters: ModelCache ml-team/qwen: kind: Unsupported value: "
         '"ModelCache": supported values: "InferenceCluster"'
     )
@@ -110,20 +131,37 @@ def test_invalid_required_cluster(stubs: Stubs) -> None:
         required={"clusters": [cluster], "classes": [inference_class()], "all-replicas": []},
         desired=EARLIER,
     )
-    assert _fatal(stubs, req) == (
+    assert _held(stubs, req) == (
         "invalid required resource clusters: InferenceCluster us-east-1: spec.nodePools[0].nodeCount: "
         "Invalid value: 1.5: must be of type integer"
     )
 
 
-def test_invalid_observed_replica_is_fatal_not_dropped(stubs: Stubs) -> None:
+def test_invalid_observed_replica_is_kept_not_dropped(stubs: Stubs) -> None:
     broken = replica()
     broken["spec"]["engines"] = "garbage"
     req = request(deployment(), observed={"replica-us-east-1-0": broken}, desired=EARLIER)
-    message = _fatal(stubs, req)
-    assert message.startswith(
+    assert _held(stubs, req).startswith(
         "invalid observed resource replica-us-east-1-0: ModelReplica ml-team/qwen3-8b-e7f0a: spec.engines"
     )
+    rsp = stubs.v1.RunFunction(req)
+    assert desired(rsp)["replica-us-east-1-0"]["spec"]["engines"] == "garbage"  # as observed
+
+
+def test_the_previous_status_survives_a_bad_input(stubs: Stubs) -> None:
+    xr = deployment()
+    xr["status"]["replicas"] = {"ready": 1, "total": 1}
+    xr["status"]["conditions"].append(
+        {"type": "ReplicasReady", "status": "True", "reason": "AllReplicasReady",
+         "message": "1 of 1 ready", "lastTransitionTime": "2025-01-15T09:00:00Z"}
+    )  # fmt: skip
+    cluster = existing_cluster()
+    cluster["spec"]["nodePools"][0]["nodeCount"] = 1.5
+    required = {"clusters": [cluster], "classes": [], "all-replicas": []}
+    rsp = stubs.v1.RunFunction(request(xr, observed=EARLIER, required=required))
+    assert composite_status(rsp) == {"replicas": {"ready": 1, "total": 1}}
+    assert conditions(rsp)[-1] == ("ReplicasReady", "True", "AllReplicasReady", "1 of 1 ready")
+    assert conditions(rsp)[0][2] == "InvalidInput"
 
 
 @pytest.mark.parametrize(
@@ -160,9 +198,7 @@ def test_huge_required_list_of_garbage(stubs: Stubs) -> None:
         for i in range(20000)
     ]
     req = request(deployment(), required={"clusters": garbage, "classes": [], "all-replicas": []})
-    assert _fatal(stubs, req).startswith(
-        'invalid required resource clusters: InferenceCluster "": '
-    )
+    assert _held(stubs, req).startswith('invalid required resource clusters: InferenceCluster "": ')
 
 
 def test_deeply_nested_struct(stubs: Stubs) -> None:

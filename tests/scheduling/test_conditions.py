@@ -80,7 +80,13 @@ def test_partial_shortfall_still_reads_created() -> None:
     )
     assert conds(s) == [
         ("ReplicasScheduled", "True", "ReplicasCreated", text),
-        ("ReplicasReady", "False", "ModelStarting", "1 of 2 ready"),
+        # Counted against spec.replicas, with the shortfall's reason (issue 15).
+        (
+            "ReplicasReady",
+            "False",
+            "ReplicasNotScheduled",
+            "1 of 3 ready; 1 not scheduled: 0/2 clusters available: 2 InsufficientCapacity",
+        ),
     ]
     assert s.events == (Event("Warning", text),)
 

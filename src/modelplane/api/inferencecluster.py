@@ -201,6 +201,12 @@ class Fabric(KubeModel):
     infiniband: InfiniBand | None = None
 
 
+# The most nodes one pool may say it has (issue 15, docs/api.md "Bounds"): past the largest
+# cluster any managed Kubernetes offers, so no real pool is refused, yet a typo of extra
+# digits is refused at validate instead of being scheduled.
+MAX_POOL_NODES = 100_000
+
+
 class NodePool(KubeModel):
     """A node pool of the cluster, of one InferenceClass."""
 
@@ -208,9 +214,9 @@ class NodePool(KubeModel):
 
     name: str = Field(max_length=40, description="The modelplane.ai/pool node label value.")
     class_name: str = Field(min_length=1, max_length=253, description="An InferenceClass name.")
-    node_count: int = Field(default=1, ge=0)
-    max_node_count: int | None = Field(default=None, ge=1)
-    min_node_count: int | None = Field(default=None, ge=0)
+    node_count: int = Field(default=1, ge=0, le=MAX_POOL_NODES)
+    max_node_count: int | None = Field(default=None, ge=1, le=MAX_POOL_NODES)
+    min_node_count: int | None = Field(default=None, ge=0, le=MAX_POOL_NODES)
     zones: list[str] | None = None
     capacity_block: CapacityBlock | None = None
     fabric: Fabric | None = None
@@ -266,7 +272,7 @@ class GpuPool(KubeModel):
     """A pool the cluster publishes: node count and the devices of each node."""
 
     name: str
-    nodes: int = Field(ge=0)
+    nodes: int = Field(ge=0, le=MAX_POOL_NODES)
     devices: (
         Annotated[list[PoolDevice], Field(max_length=16, json_schema_extra=list_map("name"))] | None
     ) = None

@@ -385,7 +385,7 @@ def compile_expression(text: str, kind: str) -> Program:
 
     ``kind`` is ``"selector"`` or ``"rule"``. Raises CompileFailure.
     """
-    from .cost import COST_LIMIT, estimate_cost
+    from .cost import COST_LIMIT, ENGINE_MAX_ITERATIONS, estimate_cost, estimate_iterations
 
     env = _env(kind)
     try:
@@ -404,10 +404,20 @@ def compile_expression(text: str, kind: str) -> Program:
     # The estimate of scheduling.md §5.1 (every range 32 long) gates user-written selectors.
     # CRD rules are ours and are gated where the cluster gates them: by the API server's
     # estimate over the schema's real bounds (issue 11), which the package's cost test runs.
-    cost = estimate_cost(_unpack(parsed.serialize(), _proto.ParsedExpr).expr)
+    ast = _unpack(parsed.serialize(), _proto.ParsedExpr).expr
+    cost = estimate_cost(ast)
     if kind == "selector" and cost > COST_LIMIT:
         raise CompileFailure(
             "cost", f"expression cost estimate {cost} exceeds the limit of {COST_LIMIT}"
+        )
+    # The engine stops an evaluation past its iteration budget with an error, which a
+    # selector would read as "no match": refuse what could reach it (issue 15).
+    iterations = estimate_iterations(ast)
+    if kind == "selector" and iterations > ENGINE_MAX_ITERATIONS:
+        raise CompileFailure(
+            "cost",
+            f"expression may take {iterations} comprehension steps, more than the "
+            f"engine's limit of {ENGINE_MAX_ITERATIONS}",
         )
     serialized = checked.serialize()
     if env.rewrite_domains:

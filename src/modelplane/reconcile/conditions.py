@@ -18,7 +18,9 @@ from modelplane.scheduling.model import (
     CacheKind,
     CacheState,
     HoldCause,
+    LossCause,
     Mode,
+    ReplicaNotice,
     Schedule,
     Shortfall,
 )
@@ -30,6 +32,7 @@ REPLICAS_READY = "ReplicasReady"
 
 NO_CLUSTERS_FOUND = "No InferenceClusters found"
 WAITING_FOR_CLUSTERS = "Waiting for InferenceClusters"
+WAITING_FOR_REPLICAS = "Waiting for the ModelReplicas of every namespace"
 SCALED_TO_ZERO = "Scaled to zero: removing all replicas"
 ZERO_DESIRED = "0 replicas desired"
 
@@ -75,8 +78,13 @@ def deployment_status(
     schedule: Schedule,
     cache: CacheState,
     observed_replicas: Iterable[ModelReplica],
+    *,
+    replicas_pending: bool = False,
 ) -> DeploymentStatus:
-    """Replica counts, conditions (§2.1 order) and events (§2.10 order) of one reconcile."""
+    """Replica counts, conditions (§2.1 order) and events (§2.10 order) of one reconcile.
+
+    ``replicas_pending``: the clusters were fetched, the fleet's replicas not yet.
+    """
     observed = observed_by_identity(deployment, observed_replicas)
     if schedule.mode is Mode.PARKED:
         return DeploymentStatus(
@@ -106,8 +114,8 @@ def deployment_status(
         if cache_condition[1] is not None:
             events.append(cache_condition[1])
     reported = reported_message(deployment, REPLICAS_SCHEDULED)
-    conditions.append(_scheduled(schedule, total, any_observed, events, reported))
-    conditions.append(_ready(total, ready))
+    conditions.append(_scheduled(schedule, total, any_observed, events, reported, replicas_pending))
+    conditions.append(_ready(schedule, ready))
     if schedule.mode is Mode.NORMAL and total > 0 and not any_observed:
         names = sorted({p.cluster for p in schedule.replicas})
         events.append(
@@ -149,6 +157,7 @@ def _scheduled(
     any_observed: bool,
     events: list[Event],
     reported: str | None,
+    replicas_pending: bool = False,
 ) -> Condition:
     """ReplicasScheduled (§2.7), appending the events its case raises (§2.10).
 
@@ -157,7 +166,10 @@ def _scheduled(
     """
     desired = schedule.desired
     if schedule.cause is HoldCause.CLUSTERS_UNRESOLVED:
-        message = NO_CLUSTERS_FOUND if schedule.clusters_fetched else WAITING_FOR_CLUSTERS
+        if schedule.clusters_fetched:
+            message = NO_CLUSTERS_FOUND
+        else:
+            message = WAITING_FOR_REPLICAS if replicas_pending else WAITING_FOR_CLUSTERS
         if schedule.clusters_fetched:
             events.append(Event("Warning", NO_CLUSTERS_FOUND))
         if total:
@@ -194,6 +206,38 @@ def _scheduled(
     )
 
 
+INVALID_INPUT = "InvalidInput"
+
+
+def invalid_input_status(deployment: ModelDeployment, problem: str, kept: int) -> DeploymentStatus:
+    """The status of a reconcile that could not read one of its inputs (issue 15).
+
+    The deployment itself is valid, so something can be said: every observed replica is
+    kept, ``ReplicasScheduled`` names the problem, and what the previous reconcile wrote
+    (``ModelCacheResolved``, ``ReplicasReady``, ``status.replicas``) is carried over instead
+    of being lost to a Fatal result, which Crossplane turns into Unknown conditions.
+    """
+    status = deployment.status
+    previous = {c.type: c for c in ((status.conditions if status else None) or ())}
+    message = f"{problem}; keeping {kept} existing replicas"
+    conditions: list[Condition] = []
+    if MODEL_CACHE_RESOLVED in previous:
+        conditions.append(_carried(previous[MODEL_CACHE_RESOLVED]))
+    conditions.append(condition(REPLICAS_SCHEDULED, False, INVALID_INPUT, message))
+    if REPLICAS_READY in previous:
+        conditions.append(_carried(previous[REPLICAS_READY]))
+    else:
+        conditions.append(condition(REPLICAS_READY, "Unknown", INVALID_INPUT, message))
+    counts = status.replicas if status is not None else None
+    total = counts.total if counts is not None and counts.total is not None else kept
+    ready = counts.ready if counts is not None and counts.ready is not None else 0
+    return DeploymentStatus(total, ready, tuple(conditions), (Event("Warning", message),))
+
+
+def _carried(previous: Condition) -> Condition:
+    return condition(previous.type, previous.status, previous.reason or "", previous.message or "")
+
+
 def reported_message(deployment: ModelDeployment, type_: str) -> str | None:
     """The message of the observed composite's condition ``type_``, if it has one.
 
@@ -212,10 +256,59 @@ def _shortfall(schedule: Schedule) -> Shortfall:
     return schedule.shortfall
 
 
-def _ready(total: int, ready: int) -> Condition:
-    """ReplicasReady (§2.8)."""
-    if total == 0:
+def _ready(schedule: Schedule, ready: int) -> Condition:
+    """ReplicasReady (§2.8, issue 15): counted against ``spec.replicas``, every loss said.
+
+    The first matching row wins: nothing scheduled and nothing lost; a replica whose cluster
+    is gone, drains, lost its pools, is NotReady or has no gateway (the first notice's cause
+    is the reason, every notice is a clause); replicas not scheduled; all ready; starting.
+    """
+    desired, total = schedule.desired, schedule.total
+    notices = schedule.notices
+    if total == 0 and not notices:
         return condition(REPLICAS_READY, False, "NoReplicasScheduled")
-    if ready == total:
-        return condition(REPLICAS_READY, True, "AllReplicasReady", f"{ready} of {total} ready")
-    return condition(REPLICAS_READY, False, "ModelStarting", f"{ready} of {total} ready")
+    counted = f"{ready} of {desired} ready"
+    if notices:
+        clauses = [notice_message(n, total >= desired) for n in notices]
+        return condition(
+            REPLICAS_READY, False, notices[0].cause.value, "; ".join([counted, *clauses])
+        )
+    if total < desired:
+        why = schedule.shortfall.message() if schedule.shortfall else "ReplicasScheduled says why"
+        return condition(
+            REPLICAS_READY,
+            False,
+            "ReplicasNotScheduled",
+            f"{counted}; {desired - total} not scheduled: {why}",
+        )
+    if ready == desired:
+        return condition(REPLICAS_READY, True, "AllReplicasReady", counted)
+    return condition(REPLICAS_READY, False, "ModelStarting", counted)
+
+
+_LOSS_TEXT = {
+    LossCause.CLUSTER_GONE: "is gone",
+    LossCause.DRAINING: "is draining ({detail})",
+    LossCause.POOLS_LOST: "no longer publishes pool {detail}",
+    LossCause.NOT_READY: "is NotReady",
+    LossCause.NO_GATEWAY: "has no gateway address",
+}
+
+
+def notice_message(notice: ReplicaNotice, replaced: bool) -> str:
+    """``cluster <c> <state>: replica(s) <names> <what happens next>`` (docs/reconcile.md).
+
+    ``replaced``: the schedule reached ``spec.replicas``, so removed replicas have their
+    replacements; otherwise they wait for room, as ReplicasScheduled says.
+    """
+    state = _LOSS_TEXT[notice.cause].format(detail=notice.detail)
+    who = ("replica " if len(notice.replicas) == 1 else "replicas ") + ", ".join(notice.replicas)
+    if notice.cause is LossCause.NOT_READY:
+        fate = "kept"
+    elif notice.cause is LossCause.NO_GATEWAY:
+        fate = "kept, withdrawn from routing"
+    elif replaced:
+        fate = "removed, re-placed"
+    else:
+        fate = "removed, not re-placed (ReplicasScheduled says why)"
+    return f"cluster {notice.cluster} {state}: {who} {fate}"

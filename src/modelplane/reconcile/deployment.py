@@ -82,6 +82,9 @@ class DeploymentInputs:
     cache: CacheState
     observed_replicas: Sequence[ModelReplica]
     observed_endpoints: Sequence[ModelEndpoint] = ()
+    # The clusters were fetched but not every namespace's replicas (function runtime):
+    # ``clusters`` is then UNRESOLVED, and the status waits for the replicas (issue 15).
+    replicas_pending: bool = False
 
 
 @dataclass
@@ -105,7 +108,12 @@ def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
         inputs.deployment, inputs.clusters, inputs.classes, inputs.cache, inputs.observed_replicas
     )
     return finish_deployment(
-        inputs.deployment, result, inputs.cache, inputs.observed_replicas, inputs.observed_endpoints
+        inputs.deployment,
+        result,
+        inputs.cache,
+        inputs.observed_replicas,
+        inputs.observed_endpoints,
+        replicas_pending=inputs.replicas_pending,
     )
 
 
@@ -133,11 +141,15 @@ def finish_deployment(
     cache: CacheState,
     observed_replicas: Sequence[ModelReplica],
     observed_endpoints: Sequence[ModelEndpoint],
+    *,
+    replicas_pending: bool = False,
 ) -> DeploymentResult:
     """Everything after the schedule: replica objects, endpoints, status and readiness."""
     ours = observed_by_identity(deployment, observed_replicas)
     endpoints_seen = _endpoints_by_identity(deployment, observed_endpoints)
-    status = deployment_status(deployment, result, cache, observed_replicas)
+    status = deployment_status(
+        deployment, result, cache, observed_replicas, replicas_pending=replicas_pending
+    )
     models = [replica_object(deployment, p) for p in result.replicas]
     replicas = [
         ComposedObject(

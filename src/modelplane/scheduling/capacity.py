@@ -11,27 +11,50 @@ from modelplane.scheduling.fleet import ClusterView, Pool, PoolShape
 Demand = tuple[tuple[int, int], ...]  # (device index in the pool, count) pairs, non-zero
 
 
+Run = tuple[tuple[int, ...], int]  # (free vector, how many consecutive nodes share it)
+
+
 class PoolState:
     """The free vectors of a pool's nodes (indexed like the pool's devices) and its closed flag.
+
+    Nodes are held as runs of consecutive identical nodes, in node order: first-fit packing
+    fills nodes in order and identical nodes absorb identical pods, so a run is charged with
+    arithmetic instead of node by node. Memory and time follow the number of distinct node
+    states (each pack splits at most one run into three), never the node count: a pool of
+    100,000 fresh nodes is one run, like a pool of 8 (issue 15).
 
     Synthetic devices keep a 0 slot that no demand ever touches (§8.1).
     """
 
-    __slots__ = ("free", "closed")
+    __slots__ = ("runs", "closed")
 
-    def __init__(self, free: list[list[int]], closed: bool = False) -> None:
-        self.free = free
+    def __init__(self, runs: list[Run], closed: bool = False) -> None:
+        self.runs = runs
         self.closed = closed
 
     @staticmethod
     def fresh(pool: Pool) -> PoolState:
-        """Every node at its full device counts."""
-        start = [d.count if d.dra else 0 for d in pool.shape.devices]
-        return PoolState([list(start) for _ in range(pool.nodes)])
+        """Every node at its full device counts: one run (none for a pool of no nodes)."""
+        start = tuple(d.count if d.dra else 0 for d in pool.shape.devices)
+        return PoolState([(start, pool.nodes)] if pool.nodes > 0 else [])
 
     def copy(self) -> PoolState:
-        """An independent copy (a trial works on copies, §8.3)."""
-        return PoolState([list(node) for node in self.free], self.closed)
+        """An independent copy (a trial works on copies, §8.3); runs are immutable tuples."""
+        return PoolState(list(self.runs), self.closed)
+
+    @property
+    def node_count(self) -> int:
+        """How many nodes the pool has."""
+        return sum(count for _, count in self.runs)
+
+    def nodes(self, limit: int) -> list[tuple[int, ...]]:
+        """The free vectors of the first ``limit`` nodes, in node order."""
+        head: list[tuple[int, ...]] = []
+        for free, count in self.runs:
+            if len(head) >= limit:
+                break
+            head.extend([free] * min(count, limit - len(head)))
+        return head
 
     def pack(self, demand: Demand, pods: int) -> bool:
         """Pack ``pods`` pods of ``demand`` first-fit onto the nodes, in place (§8.2).
@@ -43,29 +66,54 @@ class PoolState:
             return True
         if self.closed:
             return False
-        node = 0
-        nodes = self.free
-        if len(demand) == 1:
-            # The common single-device demand, without the generic per-device loop.
-            ((j, n),) = demand
-            for _ in range(pods):
-                while node < len(nodes) and nodes[node][j] < n:
-                    node += 1
-                if node == len(nodes):
-                    return False
-                nodes[node][j] -= n
-            return True
-        for _ in range(pods):
-            # First fit restarts at the lowest node each pod, but nodes before the last one
-            # used were already too full for this same demand, so the scan can resume there.
-            while node < len(nodes) and not all(nodes[node][j] >= n for j, n in demand):
-                node += 1
-            if node == len(nodes):
-                return False
-            free = nodes[node]
-            for j, n in demand:
-                free[j] -= n
-        return True
+        runs = self.runs
+        out: list[Run] = []
+        i = 0
+        while i < len(runs) and pods > 0:
+            free, count = runs[i]
+            i += 1
+            # First fit puts pods on the lowest node with room until it is full for this
+            # demand, then moves on: each node of a run takes ``per_node`` pods.
+            per_node = min(free[j] // n for j, n in demand)
+            if per_node <= 0:
+                out.append((free, count))
+                continue
+            full, rest = divmod(pods, per_node)
+            if full >= count:
+                out.append((_less(free, demand, per_node), count))
+                pods -= per_node * count
+                continue
+            if full:
+                out.append((_less(free, demand, per_node), full))
+            left = count - full
+            if rest:
+                out.append((_less(free, demand, rest), 1))
+                left -= 1
+            if left:
+                out.append((free, left))
+            pods = 0
+        out.extend(runs[i:])
+        self.runs = _merged(out)
+        return pods == 0
+
+
+def _less(free: tuple[int, ...], demand: Demand, pods: int) -> tuple[int, ...]:
+    """``free`` after ``pods`` pods of ``demand``."""
+    vector = list(free)
+    for j, n in demand:
+        vector[j] -= n * pods
+    return tuple(vector)
+
+
+def _merged(runs: list[Run]) -> list[Run]:
+    """Adjacent runs with equal vectors joined, so the run count stays at the distinct states."""
+    merged: list[Run] = []
+    for free, count in runs:
+        if merged and merged[-1][0] == free:
+            merged[-1] = (free, merged[-1][1] + count)
+        else:
+            merged.append((free, count))
+    return merged
 
 
 class ClusterState:

@@ -232,6 +232,32 @@ class Shortfall:
         return head + ": " + ", ".join(f"{n} {reason.value}" for reason, n in self.counts)
 
 
+class LossCause(StrEnum):
+    """Why an observed replica's cluster no longer serves it fully (issue 15), in check order."""
+
+    CLUSTER_GONE = "ClusterGone"  # not in the fetched list: removed, re-placed
+    DRAINING = "ClusterDraining"  # an untolerated NoExecute taint: removed, re-placed
+    POOLS_LOST = "PoolsLost"  # a pinned pool is no longer published: removed, re-placed
+    NOT_READY = "ClusterNotReady"  # kept where it is
+    NO_GATEWAY = "NoGateway"  # kept, its endpoint withdrawn from routing
+
+    @property
+    def removed(self) -> bool:
+        """Whether the replicas are removed (and re-placed) rather than kept."""
+        return self in (LossCause.CLUSTER_GONE, LossCause.DRAINING, LossCause.POOLS_LOST)
+
+
+@dataclass(frozen=True)
+class ReplicaNotice:
+    """Observed replicas of one cluster affected by one cause; ``detail`` names the taint or
+    the pools (empty otherwise)."""
+
+    cluster: str
+    cause: LossCause
+    replicas: tuple[str, ...]
+    detail: str = ""
+
+
 @dataclass(frozen=True)
 class Schedule:
     """The result of scheduling one deployment (§1.1).
@@ -252,6 +278,7 @@ class Schedule:
     cluster_count: int = 0
     selector_error: str | None = None
     shortfall: Shortfall | None = None  # Normal mode with fewer replicas than desired
+    notices: tuple[ReplicaNotice, ...] = ()  # by cluster name: replicas kept or lost (issue 15)
 
     @property
     def total(self) -> int:

@@ -251,14 +251,15 @@ def _room_clause(pool: Pool, state: PoolState, needs: Sequence[tuple[str, int, D
         f"{role} {pods}x{{{','.join(f'{devices[j].name}={n}' for j, n in demand)}}}"
         for role, pods, demand in claiming
     )
-    if not state.free:
+    total = state.node_count
+    if not total:
         free = "(no nodes)"
     else:
         nodes = [
             "[" + ",".join(f"{devices[j].name}={node[j]}" for j in shown) + "]"
-            for node in state.free[:_MAX_NODES_SHOWN]
+            for node in state.nodes(_MAX_NODES_SHOWN)
         ]
         free = ", ".join(nodes)
-        if len(state.free) > _MAX_NODES_SHOWN:
-            free += f", ... ({len(state.free)} nodes)"
+        if total > _MAX_NODES_SHOWN:
+            free += f", ... ({total} nodes)"
     return f"pool {pool.name} needs {need}, free per node {free}"

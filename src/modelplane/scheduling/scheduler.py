@@ -40,6 +40,7 @@ from modelplane.scheduling.model import (
     cache_state,
     namespace_of,
 )
+from modelplane.scheduling.notices import replica_notices
 from modelplane.scheduling.placement import (
     EngineSpec,
     Failure,
@@ -170,6 +171,17 @@ def _held(
         clusters_fetched=fetched,
         cluster_count=len(views),
         selector_error=error,
+        # Held replicas are kept whatever their cluster's state; NotReady or gatewayless
+        # clusters are still said (issue 15). Nothing is removed while held.
+        notices=tuple(
+            n
+            for n in replica_notices(
+                ours, views, deployment.spec.template.spec.tolerations or [], kept
+            )
+            if not n.cause.removed
+        )
+        if views
+        else (),
     )
 
 
@@ -291,6 +303,9 @@ class _Run:
             unfit=unfit,
             cluster_count=len(self.views),
             shortfall=self._shortfall(unfit) if total < desired else None,
+            notices=replica_notices(
+                self.ours, {v.name: v for v in self.views}, self.gates.tolerations, kept
+            ),
         )
 
     def _shortfall(self, unfit: Sequence[Unfit]) -> Shortfall:

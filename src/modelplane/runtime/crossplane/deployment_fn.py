@@ -19,10 +19,13 @@ from modelplane.api import (
     ModelReplica,
 )
 from modelplane.api.meta import UNRESOLVED
+from modelplane.composition import ComposedObject
 from modelplane.naming import ENDPOINT_KEY_PREFIX, REPLICA_KEY_PREFIX
+from modelplane.reconcile.conditions import invalid_input_status
 from modelplane.reconcile.deployment import (
     DeploymentInputs,
     DeploymentResult,
+    desired_object,
     reconcile_deployment,
 )
 from modelplane.runtime.crossplane import documents
@@ -31,7 +34,6 @@ from modelplane.runtime.crossplane.messages import (
     FunctionResponse,
     Requirement,
     Result,
-    fatal,
 )
 from modelplane.runtime.crossplane.requirements import (
     ALL_REPLICAS,
@@ -109,6 +111,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
         cache=cache_lookup(deployment, caches),
         observed_replicas=[*ours, *others],
         observed_endpoints=endpoints,
+        replicas_pending=clusters is not None and everyone is None,
     )
 
 
@@ -131,11 +134,54 @@ def to_response(result: DeploymentResult, requirements: list[Requirement]) -> Fu
 
 
 def run_deployment(request: FunctionRequest) -> FunctionResponse:
-    """The deployment function."""
+    """The deployment function.
+
+    A malformed composite is Fatal (dispatch): nothing about it can be said. A malformed
+    observed or fetched input is not: the held state comes back with a Warning and
+    conditions, so the status survives a bad input (issue 15).
+    """
     deployment = documents.composite(request.composite, ModelDeployment)
     requirements = deployment_requirements(deployment)
     try:
         inputs = gather_inputs(deployment, request)
     except documents.Refused as refused:
-        return fatal(str(refused), requirements)
+        return held_response(deployment, request, str(refused), requirements)
     return to_response(reconcile_deployment(inputs), requirements)
+
+
+def held_response(
+    deployment: ModelDeployment,
+    request: FunctionRequest,
+    problem: str,
+    requirements: list[Requirement],
+) -> FunctionResponse:
+    """Every observed replica and endpoint re-emitted as it is, a Warning and the held status.
+
+    The observed objects are re-emitted raw (integers restored), since one of them may be
+    the malformed input: dropping it from the desired state would delete it.
+    """
+    kept = [
+        ComposedObject(key, desired_object(documents.restore(raw)), True if _ready(raw) else None)
+        for key, raw in sorted(request.observed.items())
+        if key.startswith((REPLICA_KEY_PREFIX, ENDPOINT_KEY_PREFIX))
+    ]
+    replicas = sum(1 for obj in kept if obj.key.startswith(REPLICA_KEY_PREFIX))
+    status = invalid_input_status(deployment, problem, replicas)
+    return FunctionResponse(
+        resources=kept,
+        composite_status={"replicas": status.replicas_wire()},
+        composite_ready=None,
+        conditions=list(status.conditions),
+        results=[Result(e.severity, e.message) for e in status.events],
+        requirements=requirements,
+    )
+
+
+def _ready(raw: Mapping[str, Any]) -> bool:
+    """Whether an observed object, read raw, has a Ready condition with status "True"."""
+    status = raw.get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    return isinstance(conditions, Sequence) and any(
+        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+        for c in conditions
+    )

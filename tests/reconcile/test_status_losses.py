@@ -1,0 +1,112 @@
+"""ReplicasReady says every loss (issue 15): which replicas, which cluster, what happens next.
+
+One status table through a full local reconcile (render): two Ready replicas, one per
+cluster, then us-east-1 changes. Before issue 15 the kept cases read ``AllReplicasReady``
+and a drain without room read ``1 of 1 ready``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from modelplane.reconcile.render import render
+from tests.reconcile.fleet import cluster, deployment, fleet, observed
+
+WEST = cluster("us-west-2", gateway="203.0.113.20")
+WEST_FULL = cluster("us-west-2", gateway="203.0.113.20", gpus=1)  # room for its own replica only
+DRAIN = [{"key": "maintenance", "value": "kernel", "effect": "NoExecute"}]
+EAST = "qwen3-8b-e7f0a"  # the replica on us-east-1
+NEXT = "removed, not re-placed (ReplicasScheduled says why)"
+
+
+def _renamed_pool() -> dict[str, Any]:
+    east = cluster("us-east-1")
+    east["status"]["gpuPools"][0]["name"] = "h200"
+    return east
+
+
+CASES: list[tuple[str, list[dict[str, Any]], str, str, list[str]]] = [
+    # case, clusters, reason, message after "<ready> of 2 ready; ", endpoints
+    (
+        "NotReady: kept, still routed",
+        [cluster("us-east-1", ready=False), WEST],
+        "ClusterNotReady",
+        f"2 of 2 ready; cluster us-east-1 is NotReady: replica {EAST} kept",
+        [EAST, "qwen3-8b-13bc2"],
+    ),
+    (
+        "no gateway: kept, withdrawn from routing",
+        [cluster("us-east-1", gateway=None), WEST],
+        "NoGateway",
+        f"2 of 2 ready; cluster us-east-1 has no gateway address: replica {EAST} kept, "
+        "withdrawn from routing",
+        ["qwen3-8b-13bc2"],
+    ),
+    (
+        "draining: re-placed",
+        [cluster("us-east-1", taints=DRAIN), WEST],
+        "ClusterDraining",
+        f"1 of 2 ready; cluster us-east-1 is draining (maintenance=kernel:NoExecute): "
+        f"replica {EAST} removed, re-placed",
+        ["qwen3-8b-13bc2"],
+    ),
+    (
+        "draining, no room elsewhere: counted against desired",
+        [cluster("us-east-1", taints=DRAIN), WEST_FULL],
+        "ClusterDraining",
+        f"1 of 2 ready; cluster us-east-1 is draining (maintenance=kernel:NoExecute): "
+        f"replica {EAST} {NEXT}",
+        ["qwen3-8b-13bc2"],
+    ),
+    (
+        "pools lost: re-placed",
+        [_renamed_pool(), WEST],
+        "PoolsLost",
+        f"1 of 2 ready; cluster us-east-1 no longer publishes pool h100: replica {EAST} "
+        "removed, re-placed",
+        ["qwen3-8b-13bc2"],
+    ),
+    (
+        "gone: re-placed",
+        [WEST, cluster("us-central-1", gateway="203.0.113.30")],
+        "ClusterGone",
+        f"1 of 2 ready; cluster us-east-1 is gone: replica {EAST} removed, re-placed",
+        ["qwen3-8b-13bc2"],
+    ),
+    (
+        "gone, no room elsewhere",
+        [WEST_FULL],
+        "ClusterGone",
+        f"1 of 2 ready; cluster us-east-1 is gone: replica {EAST} {NEXT}",
+        ["qwen3-8b-13bc2"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("clusters", "reason", "message", "endpoints"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_replicas_ready_says_the_loss(
+    clusters: list[dict[str, Any]], reason: str, message: str, endpoints: list[str]
+) -> None:
+    first = render(fleet([deployment()], [cluster("us-east-1"), WEST]))[0]
+    fed = [observed(x, True) for x in first.replicas]
+    (r,) = render(fleet([deployment()], clusters, fed))
+    ready = next(c for c in r.result.status.to_wire()["conditions"] if c["type"] == "ReplicasReady")
+    assert (ready["status"], ready["reason"], ready["message"]) == ("False", reason, message)
+    assert [e["metadata"]["name"] for e in r.endpoints] == endpoints
+
+
+def test_a_shortfall_in_replicas_ready_has_its_reason() -> None:
+    # Nothing lost, but only one of three fits: counted against spec.replicas, with the reason.
+    (r,) = render(fleet([deployment(3)], [cluster("us-east-1", gpus=1)]))
+    ready = r.result.status.to_wire()["conditions"][-1]
+    assert (ready["status"], ready["reason"], ready["message"]) == (
+        "False",
+        "ReplicasNotScheduled",
+        "0 of 3 ready; 2 not scheduled: 0/1 clusters available: 1 InsufficientCapacity",
+    )
