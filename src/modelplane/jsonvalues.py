@@ -111,8 +111,16 @@ class JsonValues:
         try:
             # The SafeLoader's own scalar constructors (YAML 1.1 ints, floats, booleans).
             value = loader.yaml_constructors[node.tag](loader, node)
-        except (yaml.YAMLError, ValueError) as err:
-            self.problems.append((path, f"Invalid value: {node.value!r}: {err}"))
+        except (yaml.YAMLError, ValueError, KeyError, TypeError, OverflowError):
+            # `!!int abc`, `!!bool maybe`, or more digits than Python converts (sys.get_int_max_str_digits).
+            shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+            digits = node.value.lstrip("+-").replace("_", "")
+            reason = (
+                "an integer must be within int64"
+                if node.tag == _TAG + "int" and digits.isdigit()
+                else f"not a valid {_short_tag(node.tag)}"
+            )
+            self.problems.append((path, f"Invalid value: {shown}: {reason}"))
             return None
         return self._checked(value, path, node.value)
 

@@ -399,3 +399,37 @@ def test_a_file_name_with_controls_is_escaped(
         1,
         [f"{tmp_path}/evil\\n\\x1b[2Jname.yaml:1: document is not an object"],
     )
+
+
+SCALAR_CASES = [
+    ("!!int abc", "Invalid value: abc: not a valid !!int"),
+    ("!!bool maybe", "Invalid value: maybe: not a valid !!bool"),
+    ("!!float x", "Invalid value: x: not a valid !!float"),
+    ("9" * 5000, "Invalid value: " + "9" * 40 + "...: an integer must be within int64"),
+    (
+        "-9223372036854775809",
+        "Invalid value: -9223372036854775809: an integer must be within int64",
+    ),
+    (
+        "!!omap [a: 1]",
+        "Invalid value: !!omap: not a JSON value (null, boolean, number, string, array or object)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("value", "message"), SCALAR_CASES, ids=lambda v: str(v)[:20])
+def test_a_scalar_its_tag_cannot_construct_is_one_line(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text(f"kind: InferenceClass\nmetadata: {{name: c}}\nspec:\n  x: {value}\n")
+    assert load([str(path)]).problems == [f"{path}:1: InferenceClass c: spec.x: {message}"]
+
+
+def test_int64_bounds_themselves_pass_the_json_check(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text(
+        "kind: InferenceClass\nmetadata: {name: c}\nspec:\n"
+        "  a: 9223372036854775807\n  b: -9223372036854775808\n"
+    )
+    assert not any("must be within int64" in p for p in load([str(path)]).problems)
