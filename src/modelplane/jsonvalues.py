@@ -28,6 +28,7 @@ INT64 = (-(2**63), 2**63 - 1)
 _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null")}
 _MERGE = _TAG + "merge"
+_STR = _TAG + "str"
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 
 
@@ -48,6 +49,22 @@ def child(path: str, key: str | int) -> str:
     return f"{path}[{key}]"
 
 
+Where = tuple["Where", str | int] | None
+"""A field path built lazily (parent, key): formatted only when a problem names it."""
+
+
+def where_path(where: Where) -> str:
+    """The field path of a lazily built location."""
+    keys: list[str | int] = []
+    while where is not None:
+        where, key = where
+        keys.append(key)
+    path = ""
+    for key in reversed(keys):
+        path = child(path, key)
+    return path
+
+
 def _short_tag(tag: str) -> str:
     return "!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else tag
 
@@ -61,13 +78,13 @@ class JsonValues:
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
-        self.problems: list[tuple[str, str]] = []
+        self.problems: list[tuple[Where, str]] = []
 
     def document(self, loader: Any, node: yaml.Node) -> tuple[Any, list[tuple[str, str]]]:
         """The document's value (bad values as None) and its (path, message) problems."""
         self.problems = []
-        value = self._value(loader, node, "", 0)
-        return value, self.problems
+        value = self._value(loader, node, None, 0)
+        return value, [(where_path(where), message) for where, message in self.problems]
 
     def _spend(self, node: yaml.Node) -> None:
         self.budget -= 1
@@ -77,9 +94,11 @@ class JsonValues:
                 node.start_mark.line + 1,
             )
 
-    def _value(self, loader: Any, node: yaml.Node, path: str, depth: int) -> Any:
+    def _value(self, loader: Any, node: yaml.Node, path: Where, depth: int) -> Any:
         self._spend(node)
         if isinstance(node, yaml.ScalarNode):
+            if node.tag == _STR:
+                return node.value  # most values: no constructor, nothing to check
             return self._scalar(loader, node, path)
         if depth >= MAX_DEPTH:
             raise TooLarge(
@@ -87,15 +106,14 @@ class JsonValues:
             )
         if isinstance(node, yaml.SequenceNode) and node.tag == _TAG + "seq":
             return [
-                self._value(loader, item, child(path, i), depth + 1)
-                for i, item in enumerate(node.value)
+                self._value(loader, item, (path, i), depth + 1) for i, item in enumerate(node.value)
             ]
         if isinstance(node, yaml.MappingNode) and node.tag == _TAG + "map":
             return self._mapping(loader, node, path, depth)
         self._refuse_tag(path, node.tag)
         return None
 
-    def _refuse_tag(self, path: str, tag: str) -> None:
+    def _refuse_tag(self, path: Where, tag: str) -> None:
         self.problems.append(
             (
                 path,
@@ -104,7 +122,7 @@ class JsonValues:
             )
         )
 
-    def _scalar(self, loader: Any, node: yaml.ScalarNode, path: str) -> Any:
+    def _scalar(self, loader: Any, node: yaml.ScalarNode, path: Where) -> Any:
         if node.tag not in _SCALAR_TAGS:
             self._refuse_tag(path, node.tag)
             return None
@@ -124,16 +142,16 @@ class JsonValues:
             return None
         return self._checked(value, path, node.value)
 
-    def _checked(self, value: Any, path: str, text: str) -> Any:
+    def _checked(self, value: Any, path: Where, text: str) -> Any:
         problem = number_problem(value, text)
         if problem is None:
             return value
         self.problems.append((path, problem))
         return None
 
-    def _mapping(self, loader: Any, node: yaml.MappingNode, path: str, depth: int) -> Any:
+    def _mapping(self, loader: Any, node: yaml.MappingNode, path: Where, depth: int) -> Any:
         own: dict[str, Any] = {}
-        lines: dict[str, int] = {}
+        key_nodes: dict[str, yaml.Node] = {}
         merged: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE:
@@ -142,26 +160,25 @@ class JsonValues:
             key = self._key(loader, key_node, path)
             if key is None:
                 continue
-            line = key_node.start_mark.line + 1
             if key in own:
                 self.problems.append(
                     (
-                        child(path, key),
+                        (path, key),
                         f"Duplicate value: {json.dumps(key)}: "
-                        f"the key is already set on line {lines[key]}",
+                        f"the key is already set on line {key_nodes[key].start_mark.line + 1}",
                     )
                 )
-                self._value(loader, value_node, child(path, key), depth + 1)
+                self._value(loader, value_node, (path, key), depth + 1)
                 continue
-            lines[key] = line
-            own[key] = self._value(loader, value_node, child(path, key), depth + 1)
+            key_nodes[key] = key_node
+            own[key] = self._value(loader, value_node, (path, key), depth + 1)
         if not merged:
             return own
         # YAML merge keys (as sigs.k8s.io/yaml reads them): the mapping's own keys win.
         return {**merged, **own}
 
     def _merge(
-        self, loader: Any, node: yaml.Node, path: str, depth: int, merged: dict[str, Any]
+        self, loader: Any, node: yaml.Node, path: Where, depth: int, merged: dict[str, Any]
     ) -> None:
         sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
         for source in sources:
@@ -172,13 +189,13 @@ class JsonValues:
             for key, item in value.items():
                 merged.setdefault(key, item)  # the earlier of several merged objects wins
 
-    def _key(self, loader: Any, node: yaml.Node, path: str) -> str | None:
+    def _key(self, loader: Any, node: yaml.Node, path: Where) -> str | None:
         self._spend(node)
         if isinstance(node, yaml.ScalarNode) and node.tag == _TAG + "str":
             return str(node.value)
         shown = node.value if isinstance(node, yaml.ScalarNode) else _short_tag(node.tag)
         self.problems.append(
-            (child(path, str(shown)), f"Invalid value: key {shown}: an object key must be a string")
+            ((path, str(shown)), f"Invalid value: key {shown}: an object key must be a string")
         )
         return None
 
