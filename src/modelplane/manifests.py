@@ -8,8 +8,10 @@ it starts on; every problem comes out as the one line ``validate`` prints.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -17,10 +19,21 @@ from typing import Any, TypeVar
 import yaml
 
 from modelplane.api.base import KubeModel
-from modelplane.api.kinds import KindInfo
+from modelplane.api.kinds import KIND_BY_NAME, KindInfo
 from modelplane.api.validation import Problem, ValidationResult, validate_document
+from modelplane.jsonvalues import (
+    ALIAS_SLACK,
+    JsonValues,
+    TooLarge,
+    json_object,
+    json_problems,
+)
+from modelplane.printable import printable
 
 EXTENSIONS = (".yaml", ".yml", ".json")
+MIB = 1024 * 1024
+MAX_FILE_BYTES = 64 * MIB
+"""The largest file read (a whole-fleet snapshot of the benchmarks is 14 MB)."""
 
 M = TypeVar("M", bound=KubeModel)
 
@@ -36,6 +49,8 @@ class Document:
     file: str
     line: int
     content: Any
+    problems: tuple[tuple[str, str], ...] = ()
+    """(field path, message) of every value that is not JSON (jsonvalues)."""
 
 
 @dataclass(frozen=True)
@@ -81,13 +96,16 @@ class Loaded:
 
 def load(paths: Sequence[str]) -> Loaded:
     """Read and validate every document under ``paths``; raises PathError for a missing PATH."""
-    files = [f for path in paths for f in expand(path)]
+    entries = [entry for path in paths for entry in walk(path)]
     loaded = Loaded()
     seen: set[tuple[str, str, str]] = set()
-    for file in files:
+    for file, refusal in entries:
+        if refusal is not None:
+            loaded.problems.append(printable(refusal))
+            continue
         for doc_or_problem in read_file(file):
             if isinstance(doc_or_problem, str):
-                loaded.problems.append(doc_or_problem)
+                loaded.problems.append(printable(doc_or_problem))
                 continue
             _add_document(doc_or_problem, loaded, seen)
     return loaded
@@ -95,29 +113,114 @@ def load(paths: Sequence[str]) -> Loaded:
 
 def expand(path: str) -> list[str]:
     """The files a PATH names: itself, or a directory's matching files in byte-wise order."""
-    if os.path.isfile(path):
-        return [path]
-    if not os.path.isdir(path):
-        raise PathError(f"no such file or directory: {path}")
-    found: list[str] = []
-    for root, dirs, names in os.walk(path):
-        dirs.sort()
-        found.extend(os.path.join(root, n) for n in names if n.endswith(EXTENSIONS))
-    return sorted(found, key=lambda f: os.fsencode(os.path.relpath(f, path)))
+    return [file for file, refusal in walk(path) if refusal is None]
+
+
+def walk(path: str) -> list[tuple[str, str | None]]:
+    """What a PATH names, in byte-wise path order: (file, None) to read, or (path, refusal line).
+
+    Only regular files are read; a FIFO, device or socket is refused without opening it,
+    and an unreadable directory or a directory symlink loop is a located problem, never a
+    silent skip. Directory symlinks are followed (each real directory once).
+    """
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        if os.path.lexists(path):  # a dangling symlink, a symlink loop, no permission
+            return [(path, f"{path}:1: cannot read file: {_reason(err)}")]
+        raise PathError(f"no such file or directory: {printable(path)}") from err
+    if stat.S_ISDIR(info.st_mode):
+        found: list[tuple[str, str | None]] = []
+        _walk_directory(path, {(info.st_dev, info.st_ino)}, found)
+        return sorted(found, key=lambda entry: os.fsencode(os.path.relpath(entry[0], path)))
+    refusal = _special(path, info.st_mode)
+    return [(path, refusal)]
+
+
+def _walk_directory(
+    directory: str, ancestors: set[tuple[int, int]], found: list[tuple[str, str | None]]
+) -> None:
+    try:
+        with os.scandir(directory) as listing:
+            entries = list(listing)
+    except OSError as err:
+        found.append((directory, f"{directory}: cannot read directory: {_reason(err)}"))
+        return
+    for entry in entries:
+        try:
+            info = entry.stat()  # follows symlinks
+        except OSError as err:
+            if entry.name.endswith(EXTENSIONS):
+                found.append((entry.path, f"{entry.path}:1: cannot read file: {_reason(err)}"))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            identity = (info.st_dev, info.st_ino)
+            if identity in ancestors:
+                found.append((entry.path, f"{entry.path}: cannot read directory: symlink loop"))
+                continue
+            _walk_directory(entry.path, ancestors | {identity}, found)
+        elif entry.name.endswith(EXTENSIONS):
+            found.append((entry.path, _special(entry.path, info.st_mode)))
+
+
+def _special(path: str, mode: int) -> str | None:
+    """The refusal of a file that is not a regular file (reading it could block or never end)."""
+    if stat.S_ISREG(mode):
+        return None
+    what = (
+        "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
+    return f"{path}:1: cannot read file: {what}, not a regular file"
+
+
+def _reason(err: OSError) -> str:
+    if err.errno == errno.ELOOP:
+        return "symlink loop"
+    return err.strerror or str(err)
 
 
 def read_file(file: str) -> Iterator[Document | str]:
     """The documents of one file, or a problem line where reading stops."""
     try:
-        with open(file, "rb") as handle:
-            data = handle.read()
+        data = _read_bounded(file)
+    except _Refused as refused:
+        yield f"{file}:1: cannot read file: {refused}"
+        return
     except OSError as err:
-        yield f"{file}:1: cannot read file: {err.strerror or err}"
+        yield f"{file}:1: cannot read file: {_reason(err)}"
         return
     if file.endswith(".json"):
         yield from _read_json(file, data)
     else:
         yield from _read_yaml(file, data)
+
+
+class _Refused(Exception):
+    """A file that is read no further (not regular, or too large)."""
+
+
+def _read_bounded(file: str) -> bytes:
+    """The bytes of a regular file of at most MAX_FILE_BYTES; never blocks on a FIFO."""
+    # O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        refusal = _special(file, info.st_mode)
+        if refusal is not None:
+            raise _Refused(refusal.split(": cannot read file: ", 1)[1])
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if info.st_size > MAX_FILE_BYTES or len(data) > MAX_FILE_BYTES:
+        raise _Refused(
+            f"larger than the limit of {MAX_FILE_BYTES // MIB} MiB per file "
+            "(split it into several files)"
+        )
+    return data
 
 
 # libyaml's parser when PyYAML was built with it: parsing dominates loading a large fleet.
@@ -136,22 +239,27 @@ _Loader.yaml_implicit_resolvers = {
 
 def _read_yaml(file: str, data: bytes) -> Iterator[Document | str]:
     loader = _Loader(data)
+    # One value per input byte plus a fixed slack: aliases can never expand a file's
+    # documents past a small multiple of its size (a billion laughs stops at once).
+    values = JsonValues(budget=len(data) + ALIAS_SLACK)
     try:
         while loader.check_node():
             node = loader.get_node()
             if node is None:
                 continue
             line = node.start_mark.line + 1
-            content = loader.construct_document(node)
-            if content is None:
+            content, problems = values.document(loader, node)
+            if content is None and not problems:
                 continue  # an empty document
-            yield Document(file, line, content)
+            yield Document(file, line, content, tuple(problems))
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else 1
         yield f"{file}:{line}: invalid YAML: {_first_line(err.problem or str(err))}"
     except yaml.YAMLError as err:
         yield f"{file}:{_reader_line(data, err)}: invalid YAML: {_first_line(str(err))}"
+    except TooLarge as err:
+        yield f"{file}:{err.line}: {err}"
     except RecursionError:
         yield f"{file}:1: invalid YAML: document nests too deeply"
     finally:
@@ -179,27 +287,40 @@ def _read_json(file: str, data: bytes) -> Iterator[Document | str]:
     if not text.strip():
         return
     try:
-        whole = json.loads(text)
+        whole = json.loads(text, object_pairs_hook=json_object, parse_constant=_json_constant)
+        # An array holds documents: each item is checked as a document of its own.
+        items = whole if isinstance(whole, list) else [whole]
+        checked = [json_problems(item, "", 1 if items is whole else 0) for item in items]
     except json.JSONDecodeError as err:
         yield f"{file}:{err.lineno}: invalid JSON: {err.msg}"
+        return
+    except ValueError as err:  # an integer of more digits than Python converts
+        yield f"{file}:1: invalid JSON: {_first_line(str(err))}"
+        return
+    except TooLarge as err:
+        yield f"{file}:1: {err}"
         return
     except RecursionError:
         yield f"{file}:1: invalid JSON: document nests too deeply"
         return
     start = len(text) - len(text.lstrip())
     if not isinstance(whole, list):
-        yield Document(file, _line_at(text, start), whole)
+        yield Document(file, _line_at(text, start), whole, tuple(checked[0]))
         return
     # An array holds one document per item; find where each item starts.
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=json_object, parse_constant=_json_constant)
     index = start + 1
-    for item in whole:
+    for item, problems in zip(whole, checked, strict=True):
         index = _skip(text, index)
         _, end = decoder.raw_decode(text, index)
-        yield Document(file, _line_at(text, index), item)
+        yield Document(file, _line_at(text, index), item, tuple(problems))
         index = _skip(text, end)
         if index < len(text) and text[index] == ",":
             index += 1
+
+
+def _json_constant(name: str) -> float:
+    return float(name)  # NaN and infinities: kept, then refused by json_problems
 
 
 def _skip(text: str, index: int) -> int:
@@ -213,8 +334,17 @@ def _line_at(text: str, index: int) -> int:
 
 
 def _add_document(doc: Document, loaded: Loaded, seen: set[tuple[str, str, str]]) -> None:
+    where = f"{doc.file}:{doc.line}: "
+    if doc.problems:
+        # Refused before validation: no rule runs on a value the API server never decodes.
+        ref = _object_ref(doc.content)
+        loaded.problems.extend(
+            printable(where + (f"{ref}: " if ref else "") + f"{path or '(document)'}: {message}")
+            for path, message in doc.problems
+        )
+        return
     if not isinstance(doc.content, dict):
-        loaded.problems.append(f"{doc.file}:{doc.line}: document is not an object")
+        loaded.problems.append(printable(f"{doc.file}:{doc.line}: document is not an object"))
         return
     result = validate_document(doc.content)
     problems = list(result.problems)
@@ -224,10 +354,11 @@ def _add_document(doc: Document, loaded: Loaded, seen: set[tuple[str, str, str]]
             duplicate = Problem("metadata.name", f"Duplicate value: {json.dumps(result.name)}")
             problems.insert(_duplicate_position(problems), duplicate)
         seen.add(identity)
-    where = f"{doc.file}:{doc.line}: "
     loaded.problems.extend(
         # A problem with no path is about the whole document, like `document is not an object`.
-        where + (f"{result.object_ref()}: {p.path}: {p.message}" if p.path else p.message)
+        printable(
+            where + (f"{result.object_ref()}: {p.path}: {p.message}" if p.path else p.message)
+        )
         for p in problems
     )
     if not problems and result.model is not None and result.info is not None:
@@ -242,6 +373,22 @@ def _add_document(doc: Document, loaded: Loaded, seen: set[tuple[str, str, str]]
                 model=result.model,
             )
         )
+
+
+def _object_ref(content: Any) -> str:
+    """``<Kind> <namespace>/<name>`` of a document refused before validation, if it has one."""
+    if not isinstance(content, dict):
+        return ""
+    kind = content.get("kind")
+    info = KIND_BY_NAME.get(kind) if isinstance(kind, str) else None
+    meta = content.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    namespace = None
+    if info is not None and info.namespaced:
+        namespace = (meta.get("namespace") if isinstance(meta, dict) else None) or "default"
+    if kind is None and name is None:
+        return ""
+    return ValidationResult(kind, info, name, namespace, {}).object_ref()
 
 
 def _identity(result: ValidationResult) -> tuple[str, str, str] | None:

@@ -419,4 +419,4 @@ def test_loaded_objects_carry_source_and_defaults() -> None:
 def test_a_self_referencing_alias_is_a_document_level_problem(tmp_path: Path) -> None:
     path = tmp_path / "alias.yaml"
     path.write_text("a: &a [*a]\n")
-    assert load([str(path)]).problems == [f"{path}:1: document nests too deeply"]
+    assert load([str(path)]).problems == [f"{path}:1: document nests deeper than 100 levels"]

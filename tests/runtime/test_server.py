@@ -17,7 +17,7 @@ import crossplane.function.proto.v1beta1.run_function_pb2 as fnv1beta1
 import grpc
 import pytest
 
-from modelplane.cli.function import certs_dir
+from modelplane.cli.function import certs_dir, listen_address, optional_listen_address
 from modelplane.cli.main import main
 from modelplane.runtime.crossplane.server import ServeConfig, ServeError, build_server
 from tests.paths import REPO
@@ -192,6 +192,38 @@ def test_bad_flags_are_usage_errors() -> None:
         main(["function", "serve", "--bogus"])
     assert exit_info.value.code == 2
     assert main(["function"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "reason"),
+    [
+        ("--address", "127.0.0.1:99999", "the port must be a number from 0 to 65535"),
+        ("--address", "127.0.0.1:-1", "the port must be a number from 0 to 65535"),
+        ("--address", "127.0.0.1:", "the port must be a number from 0 to 65535"),
+        ("--address", "127.0.0.1", "want HOST:PORT"),
+        ("--address", ":9443", "the host must be an IP address or a host name"),
+        ("--address", "bad host:9443", "the host must be an IP address or a host name"),
+        ("--address", "[not-v6]:9443", "the host must be an IP address or a host name"),
+        ("--metrics-address", "0.0.0.0:70000", "the port must be a number from 0 to 65535"),
+    ],
+)
+def test_an_invalid_listen_address_is_a_usage_error(
+    flag: str, value: str, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # gRPC itself takes 127.0.0.1:99999 and listens on some other port (issue 15).
+    with pytest.raises(SystemExit) as exit_info:
+        main(["function", "serve", "--insecure", flag, value])
+    assert exit_info.value.code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == (
+        f"modelplane function serve: error: argument {flag}: invalid address {value!r}: {reason}"
+    )
+
+
+@pytest.mark.parametrize("value", ["127.0.0.1:0", "0.0.0.0:9443", "[::]:9443", "localhost:65535"])
+def test_a_valid_listen_address_is_kept(value: str) -> None:
+    assert listen_address(value) == value
+    assert optional_listen_address("") == ""
 
 
 def test_serve_process_answers_and_exits_zero_on_sigterm() -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,7 @@ def register(subparsers: Any) -> None:
     serve.add_argument(
         "--address",
         default=DEFAULT_ADDRESS,
+        type=listen_address,
         metavar="HOST:PORT",
         help=f"where to listen (default: {DEFAULT_ADDRESS})",
     )
@@ -57,6 +60,7 @@ def register(subparsers: Any) -> None:
     serve.add_argument(
         "--metrics-address",
         default=DEFAULT_METRICS_ADDRESS,
+        type=optional_listen_address,
         metavar="HOST:PORT",
         help=f"where to serve Prometheus metrics at /metrics over plain HTTP, '' for nowhere "
         f"(default: {DEFAULT_METRICS_ADDRESS}, the port Crossplane declares)",
@@ -64,6 +68,44 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--debug", action="store_true", help="log at debug level")
     serve.set_defaults(func=run_serve)
     parser.set_defaults(func=lambda args: _usage(parser))
+
+
+_HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?\Z")
+
+
+def listen_address(value: str) -> str:
+    """``HOST:PORT`` to listen on, checked like every other flag (a bad one is exit 2).
+
+    HOST is an IPv4 address, a bracketed IPv6 address or a host name (``0.0.0.0`` for
+    every interface; gRPC refuses an empty host); PORT is 0 to 65535 (0: any free port). gRPC would otherwise accept
+    ``127.0.0.1:99999`` and listen on some other port.
+    """
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"invalid address {value!r}: want HOST:PORT")
+    if not port.isascii() or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(
+            f"invalid address {value!r}: the port must be a number from 0 to 65535"
+        )
+    if not _valid_host(host):
+        raise argparse.ArgumentTypeError(
+            f"invalid address {value!r}: the host must be an IP address or a host name"
+        )
+    return value
+
+
+def optional_listen_address(value: str) -> str:
+    """A listen address, or '' for nowhere (--metrics-address)."""
+    return listen_address(value) if value else value
+
+
+def _valid_host(host: str) -> bool:
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            return ipaddress.ip_address(host[1:-1]).version == 6
+        except ValueError:
+            return False
+    return host.isascii() and bool(_HOST_NAME.match(host)) and len(host) <= 253
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:

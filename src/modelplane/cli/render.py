@@ -13,6 +13,7 @@ import yaml
 
 from modelplane.cli.inputs import fleet_of, load_valid
 from modelplane.cli.validate import print_warnings
+from modelplane.printable import printable
 from modelplane.reconcile.render import RenderedCache, RenderedDeployment, render, render_caches
 from modelplane.scheduling.model import namespace_of
 
@@ -121,7 +122,7 @@ def _caches_summary(caches: Sequence[RenderedCache]) -> str:
         ready = c.result.status.summary.ready if c.result.status.summary else ""
         lines.append(
             f"\n{namespace_of(meta.namespace)}/{meta.name} (ModelCache): {len(c.remote)} objects, {ready} clusters staged, "
-            f"{artifact.reason}: {artifact.message}"
+            f"{artifact.reason}: {printable(artifact.message or '')}"
         )
     return "".join(lines)
 
@@ -137,7 +138,10 @@ def _deployment_summary(r: RenderedDeployment) -> list[str]:
     ident = f"{namespace_of(deployment.metadata.namespace)}/{deployment.metadata.name}"
     desired = deployment.spec.replicas
     lines = [f"{ident}: {status.total} of {desired} replicas on {where}"]
-    rows = [(c.type, c.status, c.reason or "", c.message or "") for c in status.conditions]
+    # A condition message can quote observed input: escaped, so a row stays one line.
+    rows = [
+        (c.type, c.status, c.reason or "", printable(c.message or "")) for c in status.conditions
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         cells = [row[i].ljust(widths[i]) for i in range(3)] + [row[3]]

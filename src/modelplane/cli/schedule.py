@@ -10,6 +10,7 @@ from typing import Any
 
 from modelplane.api.meta import condition_wire
 from modelplane.cli.inputs import fleet_of, load_valid
+from modelplane.printable import printable
 from modelplane.reconcile.deployment import DeploymentResult, reconcile_fleet
 from modelplane.scheduling import Placement
 from modelplane.scheduling.model import namespace_of
@@ -122,7 +123,9 @@ def to_json(results: Sequence[DeploymentResult], *, explain: bool) -> dict[str, 
 # Table
 
 
-def _columns(rows: Sequence[Sequence[str]]) -> str:
+def _columns(cells: Sequence[Sequence[str]]) -> str:
+    # A condition message can quote observed input: escaped, so a row stays one line.
+    rows = [[printable(cell) for cell in row] for row in cells]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()

@@ -10,6 +10,7 @@ from modelplane.api import ModelDeployment
 from modelplane.cli.inputs import load_valid
 from modelplane.composition.serving_warnings import serving_warnings
 from modelplane.manifests import Loaded
+from modelplane.printable import printable
 
 EXAMPLE = """\
 example:
@@ -50,8 +51,10 @@ def run(args: argparse.Namespace) -> int:
 def warning_lines(loaded: Loaded) -> list[str]:
     """One located line per serving warning of every loaded ModelDeployment, input order."""
     return [
-        f"{obj.file}:{obj.line}: {obj.kind} {obj.namespace}/{obj.name}: {w.path}: "
-        f"warning: {w.message}"
+        printable(
+            f"{obj.file}:{obj.line}: {obj.kind} {obj.namespace}/{obj.name}: {w.path}: "
+            f"warning: {w.message}"
+        )
         for obj in loaded.loaded_of_kind(ModelDeployment)
         if isinstance(obj.model, ModelDeployment)
         for w in serving_warnings(obj.model)
