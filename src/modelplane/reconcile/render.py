@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from modelplane.api import InferenceCluster, ModelCache
+from modelplane.api import InferenceCluster, ModelCache, ModelEndpoint
 from modelplane.api.meta import condition_wire
 from modelplane.composition import compose_replica
 from modelplane.composition.types import Json
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
+from modelplane.reconcile.endpoint import EndpointResult, converged, reconcile_endpoint
 
 
 @dataclass
@@ -100,3 +101,47 @@ def _rendered(
         composition = compose_replica(replica, cluster, derive_provider_config=True)
         rendered.remote.extend((replica.spec.cluster_name, o.object) for o in composition.objects)
     return rendered
+
+
+@dataclass
+class RenderedEndpoint:
+    """One ModelEndpoint's routable backend: its Service and EndpointSlice (issue 17)."""
+
+    endpoint: ModelEndpoint
+    result: EndpointResult
+
+    @property
+    def remote(self) -> list[tuple[str, Json]]:
+        """Nothing: the backend lives on the control plane."""
+        return []
+
+    def control_plane(self) -> list[Json]:
+        """The Service and the EndpointSlice, in that order (none for an invalid URL)."""
+        return [o.object for o in self.result.objects]
+
+    def in_order(self) -> list[Json]:
+        """What ``render`` prints for this endpoint, after every deployment and cache."""
+        return self.control_plane()
+
+
+def render_endpoints(fleet: Fleet, rendered: list[RenderedDeployment]) -> list[RenderedEndpoint]:
+    """The backend of every ModelEndpoint, composed ones and the input's, in (namespace, name) order.
+
+    A composed endpoint replaces an input one of the same name (its earlier render, fed
+    back). ``render`` shows the converged state: a composed backend counts as observed.
+    """
+    by_name: dict[tuple[str, str], ModelEndpoint] = {}
+    for given in fleet.endpoints:
+        by_name[(given.metadata.namespace or "default", given.metadata.name or "")] = given
+    for r in rendered:
+        for wire in r.endpoints:
+            composed = ModelEndpoint.model_validate(wire)
+            by_name[(composed.metadata.namespace or "default", composed.metadata.name or "")] = (
+                composed
+            )
+    out: list[RenderedEndpoint] = []
+    for key in sorted(by_name):
+        endpoint = by_name[key]
+        first = reconcile_endpoint(endpoint, ())
+        out.append(RenderedEndpoint(endpoint, reconcile_endpoint(endpoint, converged(first))))
+    return out

@@ -16,6 +16,7 @@ from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.cache_fn import run_cache
 from modelplane.runtime.crossplane.cluster_fn import run_cluster
 from modelplane.runtime.crossplane.deployment_fn import run_deployment
+from modelplane.runtime.crossplane.endpoint_fn import run_endpoint
 from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse, fatal
 from modelplane.runtime.crossplane.records_fn import RECORD_MODELS, run_record
 from modelplane.runtime.crossplane.replica_fn import run_replica
@@ -34,6 +35,7 @@ HANDLERS: dict[str, Handler] = {
     "ModelReplica": run_replica,
     "InferenceCluster": run_cluster,
     "ModelCache": run_cache,
+    "ModelEndpoint": run_endpoint,
     **{kind: _record(kind) for kind in RECORD_MODELS},
 }
 
