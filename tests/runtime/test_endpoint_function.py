@@ -44,7 +44,8 @@ def test_backend_over_grpc_is_what_render_composes(stubs: Stubs, tmp_path: Path,
     first = stubs.v1.RunFunction(request(xr))
     assert requirements(first) == {}
     composed = desired(first)
-    assert list(composed.values()) == rendered
+    # The response's resources are a map: compare in render's order (Service, then slice).
+    assert [composed["backend-service"], composed["backend-endpointslice"]] == rendered
     assert composite_ready(first) != "READY_TRUE"
     assert [c[:3] for c in conditions(first)] == [("RoutingReady", "False", "Configuring")]
     # Once both exist, the backend's name is published and the endpoint is ready.
