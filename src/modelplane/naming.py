@@ -115,3 +115,24 @@ BACKEND_SLICE_KEY: Final = "backend-endpointslice"
 def backend_service_name(endpoint_name: str) -> str:
     """The Service (and EndpointSlice) routing to a ModelEndpoint's URL, in its namespace."""
     return dns_name(endpoint_name, "backend")
+
+
+# ModelService and InferenceGateway (issue 17): the control-plane route and Gateway.
+SERVICE_ROUTE_KEY: Final = "http-route"
+FRONT_GATEWAY_KEY: Final = "gateway"
+SERVICE_LABEL: Final = "modelplane.ai/service"
+
+
+def service_route_name(service: str) -> str:
+    """The HTTPRoute of a ModelService, in its namespace."""
+    return dns_name(service, "route")
+
+
+def front_gateway_name(inference_gateway: str) -> str:
+    """The Gateway an InferenceGateway composes, in ``SYSTEM_NAMESPACE`` on the control plane."""
+    return dns_name("modelplane", inference_gateway)
+
+
+def service_prefix(namespace: str, service: str) -> str:
+    """The path every request to a ModelService starts with: ``/<ns>/<name>/``."""
+    return f"/{namespace}/{service}/"

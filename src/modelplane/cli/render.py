@@ -11,15 +11,18 @@ from typing import Any
 
 import yaml
 
+from modelplane.api import InferenceGateway, ModelService
 from modelplane.cli.inputs import fleet_of, load_valid
 from modelplane.cli.validate import print_warnings
 from modelplane.reconcile.render import (
     RenderedCache,
     RenderedDeployment,
     RenderedEndpoint,
+    RenderedFront,
     render,
     render_caches,
     render_endpoints,
+    render_fronts,
 )
 from modelplane.scheduling.model import namespace_of
 
@@ -66,14 +69,19 @@ def run(args: argparse.Namespace) -> int:
     rendered = render(fleet)
     caches = render_caches(fleet)
     backends = render_endpoints(fleet, rendered)
+    fronts = render_fronts(loaded.of_kind(InferenceGateway), loaded.of_kind(ModelService), backends)
     if args.out:
-        write_files(rendered, args.out, args.output, caches, backends)
+        write_files(rendered, args.out, args.output, caches, [*backends, *fronts])
     else:
         objects = [o for r in rendered for o in r.in_order()]
         objects.extend(o for c in caches for o in c.in_order())
         objects.extend(o for b in backends for o in b.in_order())
+        objects.extend(o for f in fronts for o in f.in_order())
         sys.stdout.write(serialise(objects, args.output))
-    print(summary(rendered, caches) + _endpoints_summary(backends), file=sys.stderr)
+    print(
+        summary(rendered, caches) + _endpoints_summary(backends) + _fronts_summary(fronts),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -91,12 +99,12 @@ def write_files(
     directory: str,
     output: str,
     caches: Sequence[RenderedCache] = (),
-    backends: Sequence[RenderedEndpoint] = (),
+    backends: Sequence[RenderedEndpoint | RenderedFront] = (),
 ) -> None:
     """control-plane.<ext> and one cluster-<name>.<ext> per cluster with Objects (cli.md)."""
     os.makedirs(directory, exist_ok=True)
     per_cluster: dict[str, list[dict[str, Any]]] = {}
-    parts: list[RenderedDeployment | RenderedCache | RenderedEndpoint] = [
+    parts: list[RenderedDeployment | RenderedCache | RenderedEndpoint | RenderedFront] = [
         *rendered,
         *caches,
         *backends,
@@ -139,6 +147,22 @@ def _endpoints_summary(backends: Sequence[RenderedEndpoint]) -> str:
                 f"\n{namespace_of(meta.namespace)}/{meta.name} (ModelEndpoint): "
                 f"{routing.reason}: {routing.message}"
             )
+    return "".join(lines)
+
+
+def _fronts_summary(fronts: Sequence[RenderedFront]) -> str:
+    """One line per InferenceGateway and ModelService: its address and its conditions."""
+    lines = []
+    for f in fronts:
+        meta = f.model.metadata
+        ident = (
+            meta.name
+            if f.model.kind == "InferenceGateway"
+            else (f"{namespace_of(meta.namespace)}/{meta.name}")
+        )
+        where = f.result.status.address or "no address yet"
+        states = "; ".join(f"{c.type} {c.reason}: {c.message}" for c in f.result.conditions)
+        lines.append(f"\n{ident} ({f.model.kind}): {where}; {states}")
     return "".join(lines)
 
 

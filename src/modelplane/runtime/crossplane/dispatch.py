@@ -20,6 +20,7 @@ from modelplane.runtime.crossplane.endpoint_fn import run_endpoint
 from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse, fatal
 from modelplane.runtime.crossplane.records_fn import RECORD_MODELS, run_record
 from modelplane.runtime.crossplane.replica_fn import run_replica
+from modelplane.runtime.crossplane.service_fn import run_gateway, run_service
 
 Handler = Callable[[FunctionRequest], FunctionResponse]
 
@@ -36,6 +37,8 @@ HANDLERS: dict[str, Handler] = {
     "InferenceCluster": run_cluster,
     "ModelCache": run_cache,
     "ModelEndpoint": run_endpoint,
+    "ModelService": run_service,
+    "InferenceGateway": run_gateway,
     **{kind: _record(kind) for kind in RECORD_MODELS},
 }
 
