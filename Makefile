@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 demo: $(STAMP)
-	@$(BIN)/modelplane render examples/
+	@$(BIN)/modelplane render examples/ demo/
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest

@@ -98,3 +98,41 @@ def replica_key(cluster: str, index: int) -> str:
 def endpoint_key(cluster: str, index: int) -> str:
     """The Crossplane resource key of an endpoint in the deployment function's desired state."""
     return f"{ENDPOINT_KEY_PREFIX}{cluster}-{index}"
+
+
+# The routable backend of a ModelEndpoint on the control plane (issue 17): a selectorless
+# Service and its EndpointSlice. The slice names its Service by this well-known label
+# (kubernetes/api discovery/v1 types.go, LabelServiceName); the managed-by label tells
+# the EndpointSlice mirroring and slice controllers the slice is not theirs.
+SERVICE_NAME_LABEL: Final = "kubernetes.io/service-name"
+SLICE_MANAGED_BY_LABEL: Final = "endpointslice.kubernetes.io/managed-by"
+SLICE_MANAGER: Final = "modelplane.ai"
+ENDPOINT_LABEL: Final = "modelplane.ai/endpoint"
+BACKEND_SERVICE_KEY: Final = "backend-service"
+BACKEND_SLICE_KEY: Final = "backend-endpointslice"
+
+
+def backend_service_name(endpoint_name: str) -> str:
+    """The Service (and EndpointSlice) routing to a ModelEndpoint's URL, in its namespace."""
+    return dns_name(endpoint_name, "backend")
+
+
+# ModelService and InferenceGateway (issue 17): the control-plane route and Gateway.
+SERVICE_ROUTE_KEY: Final = "http-route"
+FRONT_GATEWAY_KEY: Final = "gateway"
+SERVICE_LABEL: Final = "modelplane.ai/service"
+
+
+def service_route_name(service: str) -> str:
+    """The HTTPRoute of a ModelService, in its namespace."""
+    return dns_name(service, "route")
+
+
+def front_gateway_name(inference_gateway: str) -> str:
+    """The Gateway an InferenceGateway composes, in ``SYSTEM_NAMESPACE`` on the control plane."""
+    return dns_name("modelplane", inference_gateway)
+
+
+def service_prefix(namespace: str, service: str) -> str:
+    """The path every request to a ModelService starts with: ``/<ns>/<name>/``."""
+    return f"/{namespace}/{service}/"

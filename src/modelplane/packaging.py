@@ -122,6 +122,33 @@ def function_install(version: str = __version__) -> dict[str, Any]:
     }
 
 
+# Crossplane composes these kinds directly on the control plane (issue 17). Its chart's
+# ClusterRole aggregates every ClusterRole labelled so, and already grants core Services
+# (crossplane/crossplane cluster/charts/crossplane/templates/clusterrole.yaml @ v2.3.4),
+# but not EndpointSlices, HTTPRoutes or Gateways.
+AGGREGATE_TO_CROSSPLANE = "rbac.crossplane.io/aggregate-to-crossplane"
+COMPOSED_ON_CONTROL_PLANE: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("discovery.k8s.io", ("endpointslices",)),
+    ("gateway.networking.k8s.io", ("gateways", "httproutes")),
+)
+
+
+def crossplane_rbac() -> dict[str, Any]:
+    """``install/rbac.yaml``: what Crossplane needs to compose the control-plane routing kinds."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {
+            "name": "modelplane:aggregate-to-crossplane",
+            "labels": {AGGREGATE_TO_CROSSPLANE: "true"},
+        },
+        "rules": [
+            {"apiGroups": [group], "resources": list(resources), "verbs": ["*"]}
+            for group, resources in COMPOSED_ON_CONTROL_PLANE
+        ],
+    }
+
+
 def package_files(version: str = __version__) -> dict[str, str]:
     """Every file of the package by relative path, in a stable order."""
     files: dict[str, str] = {"configuration/crossplane.yaml": to_yaml(configuration(version))}
@@ -132,4 +159,5 @@ def package_files(version: str = __version__) -> dict[str, str]:
         files[f"{base}/composition.yaml"] = to_yaml(composition(info))
     files["function/crossplane.yaml"] = to_yaml(function_meta())
     files["install/function.yaml"] = to_yaml(function_install(version))
+    files["install/rbac.yaml"] = to_yaml(crossplane_rbac())
     return files

@@ -135,6 +135,8 @@ CORE_KINDS = {
     "PersistentVolumeClaim",
     "Secret",
     "Job",
+    # The routable backend of a ModelEndpoint (issue 17)
+    "EndpointSlice",
 }
 
 _EMBEDDED_FIELDS = {
@@ -284,7 +286,15 @@ def validate_manifest(obj: dict[str, Any]) -> None:
     """Validate one remote object or provider Object; raise on the first error."""
     api_version, kind = obj["apiVersion"], obj["kind"]
     if kind in CORE_KINDS and (
-        _group(api_version) in {"", "apps", "batch", "resource.k8s.io", "rbac.authorization.k8s.io"}
+        _group(api_version)
+        in {
+            "",
+            "apps",
+            "batch",
+            "discovery.k8s.io",
+            "resource.k8s.io",
+            "rbac.authorization.k8s.io",
+        }
     ):
         for version in kubernetes_versions():
             kubernetes_validate.validate(obj, version, strict=True)

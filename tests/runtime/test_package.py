@@ -56,6 +56,7 @@ def test_package_files_are_exactly_the_specified_set() -> None:
         "configuration/crossplane.yaml",
         "function/crossplane.yaml",
         "install/function.yaml",
+        "install/rbac.yaml",
     }
     for info in KINDS:
         expected |= {
@@ -201,3 +202,47 @@ def test_dockerfile_runs_the_function() -> None:
     assert "FROM python:3.11-slim" in dockerfile
     assert "EXPOSE 9443" in dockerfile
     assert '"function", "serve"' in dockerfile
+
+
+def test_crossplane_may_compose_every_control_plane_routing_kind() -> None:
+    """issue 17: what the endpoint, service and gateway functions compose, Crossplane may write.
+
+    Services are already in the chart's own ClusterRole (crossplane/crossplane
+    cluster/charts/crossplane/templates/clusterrole.yaml @ v2.3.4); the rest aggregate in.
+    """
+    from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
+    from modelplane.reconcile.endpoint import reconcile_endpoint
+    from modelplane.reconcile.gateway import reconcile_gateway
+    from modelplane.reconcile.service import reconcile_service
+
+    rbac = _load("install/rbac.yaml")
+    assert rbac["metadata"]["labels"] == {"rbac.crossplane.io/aggregate-to-crossplane": "true"}
+    granted = {
+        (g, r) for rule in rbac["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+    }
+    endpoint = ModelEndpoint.model_validate(
+        {
+            "metadata": {"name": "e", "namespace": "n", "labels": {"a": "b"}},
+            "spec": {"url": "http://10.0.0.1/v1"},
+            "status": {"routing": {"backendName": "e-backend"}},
+        }
+    )
+    gateway = InferenceGateway.model_validate(
+        {"metadata": {"name": "default"}, "status": {"address": "1.2.3.4"}}
+    )
+    service = ModelService.model_validate(
+        {
+            "metadata": {"name": "s", "namespace": "n"},
+            "spec": {"endpoints": [{"selector": {"matchLabels": {"a": "b"}}}]},
+        }
+    )
+    composed = [
+        *reconcile_endpoint(endpoint, ()).objects,
+        *reconcile_gateway(gateway, None).objects,
+        *reconcile_service(service, [endpoint], gateway, None).objects,
+    ]
+    kinds = {
+        (o.object["apiVersion"].rpartition("/")[0], o.object["kind"].lower() + "s")
+        for o in composed
+    }
+    assert kinds - granted == {("", "services")}

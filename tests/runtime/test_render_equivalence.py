@@ -185,12 +185,36 @@ def test_ready_replicas_match_render(stubs: Stubs, tmp_path: Path) -> None:
     staged = sum(len(objects) for _, objects in _cache_sections(rendered))
     # Every Object render printed, bar the cache's staging, came back over gRPC.
     assert _compare(stubs, docs, rendered, observed) == len(_by_kind(rendered, "Object")) - staged
+    # Each composed endpoint's backend over gRPC is the Service and EndpointSlice render printed.
+    services = {o["metadata"]["name"]: o for o in _by_kind(rendered, "Service")}
+    slices = {o["metadata"]["name"]: o for o in _by_kind(rendered, "EndpointSlice")}
+    endpoints = _by_kind(rendered, "ModelEndpoint")
+    for endpoint in endpoints:
+        composed = desired(stubs.v1.RunFunction(request(endpoint)))
+        name = composed["backend-service"]["metadata"]["name"]
+        assert composed == {
+            "backend-service": services[name],
+            "backend-endpointslice": slices[name],
+        }
+    assert len(services) == len(endpoints)
+
+
+AFTER_CACHES = {
+    "Service",
+    "EndpointSlice",
+    "InferenceGateway",
+    "Gateway",
+    "ModelService",
+    "HTTPRoute",
+}
 
 
 def _cache_sections(rendered: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[Any]]]:
     """Each rendered ModelCache with the Objects printed right after it."""
     sections: list[tuple[dict[str, Any], list[Any]]] = []
     for obj in rendered:
+        if obj["kind"] in AFTER_CACHES:
+            break  # issue 17: the endpoints' backends and the services follow the caches
         if obj["kind"] == "ModelCache":
             sections.append((obj, []))
         elif sections and obj["kind"] == "Object":

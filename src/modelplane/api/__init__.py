@@ -3,6 +3,7 @@
 from modelplane.api.base import GROUP_VERSION, RULES, KubeModel, Rule
 from modelplane.api.inferenceclass import Device, InferenceClass, TypedValue
 from modelplane.api.inferencecluster import GpuPool, InferenceCluster, PoolDevice, Taint
+from modelplane.api.inferencegateway import InferenceGateway
 from modelplane.api.kinds import KIND_BY_NAME, KINDS, KindInfo
 from modelplane.api.meta import Condition, ObjectMeta
 from modelplane.api.modelcache import ModelCache
@@ -20,6 +21,7 @@ from modelplane.api.modelreplica import (
     ReplicaMember,
     ResolvedDeviceRequest,
 )
+from modelplane.api.modelservice import ModelService
 
 __all__ = [
     "GROUP_VERSION",
@@ -34,12 +36,14 @@ __all__ = [
     "GpuPool",
     "InferenceClass",
     "InferenceCluster",
+    "InferenceGateway",
     "KindInfo",
     "KubeModel",
     "ModelCache",
     "ModelDeployment",
     "ModelEndpoint",
     "ModelReplica",
+    "ModelService",
     "ObjectMeta",
     "PoolDevice",
     "ReplicaEngine",

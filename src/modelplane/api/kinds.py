@@ -1,4 +1,4 @@
-"""The six kinds: identity, scope, names and printer columns (api.md §0.1)."""
+"""The eight kinds: identity, scope, names and printer columns (api.md §0.1)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from typing import Literal
 from modelplane.api.base import KubeModel
 from modelplane.api.inferenceclass import InferenceClass
 from modelplane.api.inferencecluster import InferenceCluster
+from modelplane.api.inferencegateway import InferenceGateway
 from modelplane.api.modelcache import ModelCache
 from modelplane.api.modeldeployment import ModelDeployment
 from modelplane.api.modelendpoint import ModelEndpoint
 from modelplane.api.modelreplica import ModelReplica
+from modelplane.api.modelservice import ModelService
 
 Scope = Literal["Namespaced", "Cluster"]
 
@@ -112,6 +114,25 @@ KINDS: tuple[KindInfo, ...] = (
         "modelendpoints",
         "One reachable OpenAI-compatible backend.",
         (PrinterColumn("URL", ".spec.url"),),
+    ),
+    # issue 17: one address per model.
+    KindInfo(
+        "ModelService",
+        ModelService,
+        "Namespaced",
+        "ms",
+        "modelservices",
+        "One stable address that balances over the ModelEndpoints it selects.",
+        (PrinterColumn("ADDRESS", ".status.address"),),
+    ),
+    KindInfo(
+        "InferenceGateway",
+        InferenceGateway,
+        "Cluster",
+        "ig",
+        "inferencegateways",
+        "The control plane's front door; the one named default serves every ModelService.",
+        (PrinterColumn("ADDRESS", ".status.address"),),
     ),
 )
 

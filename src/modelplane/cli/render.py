@@ -11,10 +11,20 @@ from typing import Any
 
 import yaml
 
+from modelplane.api import InferenceGateway, ModelService
 from modelplane.cli.inputs import fleet_of, load_valid
 from modelplane.cli.validate import print_warnings
 from modelplane.printable import printable
-from modelplane.reconcile.render import RenderedCache, RenderedDeployment, render, render_caches
+from modelplane.reconcile.render import (
+    RenderedCache,
+    RenderedDeployment,
+    RenderedEndpoint,
+    RenderedFront,
+    render,
+    render_caches,
+    render_endpoints,
+    render_fronts,
+)
 from modelplane.scheduling.model import namespace_of
 
 EXAMPLE = """\
@@ -25,7 +35,9 @@ example:
 Prints, per ModelDeployment in (namespace, name) order: the deployment with its computed
 status, its ModelReplicas, the Objects composed for each replica's cluster, and its
 ModelEndpoints; then, per ModelCache in (namespace, name) order, the cache with its
-computed status and the Objects staging it on each cluster. A short summary goes to stderr,
+computed status and the Objects staging it on each cluster; then, per ModelEndpoint (composed
+or given) in (namespace, name) order, the Service and EndpointSlice a Gateway routes it by.
+A short summary goes to stderr,
 after any warning about a deployment that would compose but cannot serve (as validate
 prints them; the exit code stays 0). Feed the output back (without the
 Objects, and with ModelReplica status.conditions Ready=True) to model later reconciles.
@@ -57,13 +69,20 @@ def run(args: argparse.Namespace) -> int:
     fleet = fleet_of(loaded)
     rendered = render(fleet)
     caches = render_caches(fleet)
+    backends = render_endpoints(fleet, rendered)
+    fronts = render_fronts(loaded.of_kind(InferenceGateway), loaded.of_kind(ModelService), backends)
     if args.out:
-        write_files(rendered, args.out, args.output, caches)
+        write_files(rendered, args.out, args.output, caches, [*backends, *fronts])
     else:
         objects = [o for r in rendered for o in r.in_order()]
         objects.extend(o for c in caches for o in c.in_order())
+        objects.extend(o for b in backends for o in b.in_order())
+        objects.extend(o for f in fronts for o in f.in_order())
         sys.stdout.write(serialise(objects, args.output))
-    print(summary(rendered, caches), file=sys.stderr)
+    print(
+        summary(rendered, caches) + _endpoints_summary(backends) + _fronts_summary(fronts),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -81,11 +100,16 @@ def write_files(
     directory: str,
     output: str,
     caches: Sequence[RenderedCache] = (),
+    backends: Sequence[RenderedEndpoint | RenderedFront] = (),
 ) -> None:
     """control-plane.<ext> and one cluster-<name>.<ext> per cluster with Objects (cli.md)."""
     os.makedirs(directory, exist_ok=True)
     per_cluster: dict[str, list[dict[str, Any]]] = {}
-    parts: list[RenderedDeployment | RenderedCache] = [*rendered, *caches]
+    parts: list[RenderedDeployment | RenderedCache | RenderedEndpoint | RenderedFront] = [
+        *rendered,
+        *caches,
+        *backends,
+    ]
     for r in parts:
         for cluster, obj in r.remote:
             per_cluster.setdefault(cluster, []).append(obj)
@@ -111,6 +135,36 @@ def summary(rendered: Sequence[RenderedDeployment], caches: Sequence[RenderedCac
     for r in rendered:
         lines.extend(_deployment_summary(r))
     return "\n".join(lines) + _caches_summary(caches)
+
+
+def _endpoints_summary(backends: Sequence[RenderedEndpoint]) -> str:
+    """One line per ModelEndpoint whose backend is not routable (an invalid URL)."""
+    lines = []
+    for b in backends:
+        routing = b.result.conditions[0]
+        if routing.status != "True":
+            meta = b.endpoint.metadata
+            lines.append(
+                f"\n{namespace_of(meta.namespace)}/{meta.name} (ModelEndpoint): "
+                f"{routing.reason}: {routing.message}"
+            )
+    return "".join(lines)
+
+
+def _fronts_summary(fronts: Sequence[RenderedFront]) -> str:
+    """One line per InferenceGateway and ModelService: its address and its conditions."""
+    lines = []
+    for f in fronts:
+        meta = f.model.metadata
+        ident = (
+            meta.name
+            if f.model.kind == "InferenceGateway"
+            else (f"{namespace_of(meta.namespace)}/{meta.name}")
+        )
+        where = f.result.status.address or "no address yet"
+        states = "; ".join(f"{c.type} {c.reason}: {c.message}" for c in f.result.conditions)
+        lines.append(f"\n{ident} ({f.model.kind}): {where}; {states}")
+    return "".join(lines)
 
 
 def _caches_summary(caches: Sequence[RenderedCache]) -> str:

@@ -9,12 +9,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from modelplane.api import InferenceCluster, ModelCache
+from modelplane.api import (
+    InferenceCluster,
+    InferenceGateway,
+    ModelCache,
+    ModelEndpoint,
+    ModelService,
+)
 from modelplane.api.meta import condition_wire
 from modelplane.composition import compose_replica
 from modelplane.composition.types import Json
+from modelplane.naming import front_gateway_name
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
+from modelplane.reconcile.endpoint import EndpointResult, converged, reconcile_endpoint
+from modelplane.reconcile.gateway import GatewayResult, reconcile_gateway
+from modelplane.reconcile.service import ServiceResult, reconcile_service
 
 
 @dataclass
@@ -100,3 +110,143 @@ def _rendered(
         composition = compose_replica(replica, cluster, derive_provider_config=True)
         rendered.remote.extend((replica.spec.cluster_name, o.object) for o in composition.objects)
     return rendered
+
+
+@dataclass
+class RenderedEndpoint:
+    """One ModelEndpoint's routable backend: its Service and EndpointSlice (issue 17)."""
+
+    endpoint: ModelEndpoint
+    result: EndpointResult
+
+    @property
+    def remote(self) -> list[tuple[str, Json]]:
+        """Nothing: the backend lives on the control plane."""
+        return []
+
+    def control_plane(self) -> list[Json]:
+        """The Service and the EndpointSlice, in that order (none for an invalid URL)."""
+        return [o.object for o in self.result.objects]
+
+    def in_order(self) -> list[Json]:
+        """What ``render`` prints for this endpoint, after every deployment and cache."""
+        return self.control_plane()
+
+
+def render_endpoints(fleet: Fleet, rendered: list[RenderedDeployment]) -> list[RenderedEndpoint]:
+    """The backend of every ModelEndpoint, composed ones and the input's, in (namespace, name) order.
+
+    A composed endpoint replaces an input one of the same name (its earlier render, fed
+    back). ``render`` shows the converged state: a composed backend counts as observed.
+    """
+    by_name: dict[tuple[str, str], ModelEndpoint] = {}
+    for given in fleet.endpoints:
+        by_name[(given.metadata.namespace or "default", given.metadata.name or "")] = given
+    for r in rendered:
+        for wire in r.endpoints:
+            composed = ModelEndpoint.model_validate(wire)
+            by_name[(composed.metadata.namespace or "default", composed.metadata.name or "")] = (
+                composed
+            )
+    out: list[RenderedEndpoint] = []
+    for key in sorted(by_name):
+        endpoint = by_name[key]
+        first = reconcile_endpoint(endpoint, ())
+        out.append(RenderedEndpoint(endpoint, reconcile_endpoint(endpoint, converged(first))))
+    return out
+
+
+@dataclass
+class RenderedFront:
+    """An InferenceGateway with its status and its Gateway, or a ModelService and its route."""
+
+    model: InferenceGateway | ModelService
+    wire: Json
+    result: GatewayResult | ServiceResult
+
+    @property
+    def remote(self) -> list[tuple[str, Json]]:
+        """Nothing: the front door and the routes live on the control plane."""
+        return []
+
+    def control_plane(self) -> list[Json]:
+        """The object with its computed status, then what it composes."""
+        return [self.wire, *(o.object for o in self.result.objects)]
+
+    def in_order(self) -> list[Json]:
+        """What ``render`` prints for it."""
+        return self.control_plane()
+
+
+def _with_status(
+    model: InferenceGateway | ModelService, result: GatewayResult | ServiceResult
+) -> Json:
+    wire = model.to_wire()
+    wire["metadata"]["namespace"] = model.metadata.namespace or "default"
+    if isinstance(model, InferenceGateway):
+        del wire["metadata"]["namespace"]  # cluster-scoped
+    wire["status"] = {
+        **result.status.to_wire(),
+        "conditions": [condition_wire(c) for c in result.conditions],
+    }
+    return wire
+
+
+def render_fronts(
+    gateways: list[InferenceGateway],
+    services: list[ModelService],
+    backends: list[RenderedEndpoint],
+) -> list[RenderedFront]:
+    """Every InferenceGateway (by name), then every ModelService (by namespace, name).
+
+    ``render`` shows the converged state: a gateway whose input carries
+    ``status.address`` counts as programmed there, and a route to it as accepted.
+    Only the gateway named ``default`` serves ModelServices.
+    """
+    out: list[RenderedFront] = []
+    default: InferenceGateway | None = None
+    for gateway in sorted(gateways, key=lambda g: g.metadata.name or ""):
+        given = gateway.status.address if gateway.status else None
+        observed = (
+            {
+                "status": {
+                    "addresses": [{"value": given}],
+                    "conditions": [{"type": "Programmed", "status": "True"}],
+                }
+            }
+            if given
+            else None
+        )
+        result = reconcile_gateway(gateway, observed)
+        if given:  # the input's address is already host[:port]
+            result.status.address = given
+        served = gateway.model_copy(update={"status": result.status})
+        if gateway.metadata.name == "default":
+            default = served
+        out.append(RenderedFront(gateway, _with_status(gateway, result), result))
+    endpoints = [b.endpoint.model_copy(update={"status": b.result.status}) for b in backends]
+    for service in sorted(
+        services, key=lambda s: (s.metadata.namespace or "default", s.metadata.name or "")
+    ):
+        accepted = _accepted_route(default) if default and gateway_has_address(default) else None
+        result_s = reconcile_service(service, endpoints, default, accepted)
+        out.append(RenderedFront(service, _with_status(service, result_s), result_s))
+    return out
+
+
+def gateway_has_address(gateway: InferenceGateway) -> bool:
+    """The gateway publishes an address."""
+    return bool(gateway.status and gateway.status.address)
+
+
+def _accepted_route(gateway: InferenceGateway) -> Json:
+    return {
+        "status": {
+            "parents": [
+                {
+                    "parentRef": {"name": front_gateway_name(gateway.metadata.name or "")},
+                    "conditions": [{"type": "Accepted", "status": "True"}],
+                }
+            ]
+        }
+    }

@@ -16,9 +16,11 @@ from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.cache_fn import run_cache
 from modelplane.runtime.crossplane.cluster_fn import run_cluster
 from modelplane.runtime.crossplane.deployment_fn import run_deployment
+from modelplane.runtime.crossplane.endpoint_fn import run_endpoint
 from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse, fatal
 from modelplane.runtime.crossplane.records_fn import RECORD_MODELS, run_record
 from modelplane.runtime.crossplane.replica_fn import run_replica
+from modelplane.runtime.crossplane.service_fn import run_gateway, run_service
 
 Handler = Callable[[FunctionRequest], FunctionResponse]
 
@@ -34,6 +36,9 @@ HANDLERS: dict[str, Handler] = {
     "ModelReplica": run_replica,
     "InferenceCluster": run_cluster,
     "ModelCache": run_cache,
+    "ModelEndpoint": run_endpoint,
+    "ModelService": run_service,
+    "InferenceGateway": run_gateway,
     **{kind: _record(kind) for kind in RECORD_MODELS},
 }
 

@@ -1,19 +1,19 @@
-"""InferenceClass and ModelEndpoint: records, marked ready (composition.md §14.1).
+"""InferenceClass: a record, marked ready (composition.md §14.1).
 
 The function composes nothing and sets no condition for them; it validates the
 composite (a malformed one is a Fatal result like any other) and marks it ready.
-ModelCache has its own function (``cache_fn``, issue 13).
+ModelCache has its own function (``cache_fn``, issue 13), ModelEndpoint too
+(``endpoint_fn``, issue 17).
 """
 
 from __future__ import annotations
 
-from modelplane.api import InferenceClass, KubeModel, ModelEndpoint
+from modelplane.api import InferenceClass, KubeModel
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse
 
 RECORD_MODELS: dict[str, type[KubeModel]] = {
     "InferenceClass": InferenceClass,
-    "ModelEndpoint": ModelEndpoint,
 }
 
 

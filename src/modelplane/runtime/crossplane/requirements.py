@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from modelplane.api import InferenceCluster, ModelCache, ModelDeployment, ModelReplica
+from modelplane.api.inferencegateway import DEFAULT_GATEWAY
 from modelplane.runtime.crossplane.messages import Requirement
 
 CLUSTERS = "clusters"
@@ -21,6 +22,8 @@ CACHE = "cache"
 CLUSTER = "cluster"
 CLASS_PREFIX = "class-"
 AUTH_SECRET = "auth-secret"
+INFERENCE_GATEWAY = "inference-gateway"
+SERVICE_ENDPOINTS = "endpoints"
 
 
 def deployment_requirements(deployment: ModelDeployment) -> list[Requirement]:
@@ -93,3 +96,15 @@ def fetched(
     if key not in required:
         return None
     return required[key]
+
+
+def service_requirements(namespace: str) -> list[Requirement]:
+    """A ModelService's lookups: the InferenceGateway ``default`` and its namespace's endpoints.
+
+    Every ModelEndpoint of the namespace, not one selector per entry: an endpoint matched
+    by several entries belongs to the first, which only the whole list can tell.
+    """
+    return [
+        Requirement(INFERENCE_GATEWAY, "InferenceGateway", match_name=DEFAULT_GATEWAY),
+        Requirement(SERVICE_ENDPOINTS, "ModelEndpoint", namespace=namespace),
+    ]

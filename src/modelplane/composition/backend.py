@@ -1,0 +1,113 @@
+"""The routable backend of a ModelEndpoint: a selectorless Service and its EndpointSlice.
+
+A Gateway routes to a Service, so each ModelEndpoint (composed for a replica or written
+by hand for a hosted provider) gets one on the control plane whose EndpointSlice points
+at the URL's host and port (issue 17; docs/composition.md, routable endpoints).
+Pure: the URL is parsed here, nothing is resolved.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import urlsplit
+
+from modelplane.composition.types import Json
+from modelplane.naming import (
+    ENDPOINT_LABEL,
+    SERVICE_NAME_LABEL,
+    SLICE_MANAGED_BY_LABEL,
+    SLICE_MANAGER,
+    backend_service_name,
+)
+
+AddressType = Literal["IPv4", "IPv6", "FQDN"]
+
+# RFC 1123 host names, as EndpointSlice validates FQDN addresses (a dot-separated name of
+# lowercase labels, at most 253 characters; kubernetes pkg/apis/discovery/validation).
+_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+_FQDN = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+@dataclass(frozen=True)
+class BackendTarget:
+    """Where a URL points: scheme, host, port and the EndpointSlice address type."""
+
+    scheme: Literal["http", "https"]
+    host: str
+    port: int
+    address_type: AddressType
+
+
+class InvalidURL(ValueError):
+    """A ModelEndpoint URL a Gateway cannot route to; the message says why."""
+
+
+def parse_target(url: str) -> BackendTarget:
+    """The target of ``url``; raises InvalidURL naming the first problem."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:  # a bad port or a malformed IPv6 literal
+        raise InvalidURL(f"{url!r} is not a valid URL: {error}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise InvalidURL(f"{url!r}: the scheme must be http or https, not {parts.scheme!r}")
+    if parts.username is not None or parts.password is not None:
+        raise InvalidURL(f"{url!r}: credentials in the URL are not routable; use a Secret")
+    host = (parts.hostname or "").lower()
+    if not host:
+        raise InvalidURL(f"{url!r}: the URL has no host")
+    if port == 0:
+        raise InvalidURL(f"{url!r}: port 0 is not a valid port")
+    return BackendTarget(
+        "https" if scheme == "https" else "http",
+        host,
+        port if port is not None else _DEFAULT_PORTS[scheme],
+        _address_type(url, host),
+    )
+
+
+def _address_type(url: str, host: str) -> AddressType:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        if len(host) > 253 or not _FQDN.match(host.rstrip(".")):
+            raise InvalidURL(f"{url!r}: {host!r} is not a valid host name") from None
+        return "FQDN"
+    return "IPv4" if address.version == 4 else "IPv6"
+
+
+def backend_objects(namespace: str, endpoint: str, target: BackendTarget) -> tuple[Json, Json]:
+    """The selectorless Service and the EndpointSlice that routes it to ``target``."""
+    name = backend_service_name(endpoint)
+    labels = {ENDPOINT_LABEL: endpoint}
+    port = {"name": target.scheme, "port": target.port, "protocol": "TCP"}
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        # No selector: the EndpointSlice below is the Service's only source of endpoints.
+        "spec": {"ports": [{**port, "targetPort": target.port}]},
+    }
+    address = target.host.rstrip(".")
+    endpoint_slice = {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {
+                **labels,
+                SERVICE_NAME_LABEL: name,
+                SLICE_MANAGED_BY_LABEL: SLICE_MANAGER,
+            },
+        },
+        "addressType": target.address_type,
+        "ports": [port],
+        "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+    }
+    return service, endpoint_slice

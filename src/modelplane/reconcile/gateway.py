@@ -1,0 +1,95 @@
+"""The InferenceGateway reconcile: one Gateway of an installed implementation (issue 17).
+
+Pure: the InferenceGateway and its observed Gateway in; the desired Gateway, the
+address and the Ready condition out. The implementation is brought by GatewayClass:
+it must support per-backendRef URLRewrite filters (docs/crossplane.md, the inference
+gateway, for the conformance evidence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelplane.api import InferenceGateway
+from modelplane.api.inferencegateway import InferenceGatewayStatus
+from modelplane.api.meta import Condition, condition
+from modelplane.composition.types import ComposedObject, Json
+from modelplane.events import Event
+from modelplane.naming import FRONT_GATEWAY_KEY, SYSTEM_NAMESPACE, front_gateway_name
+
+READY = "Ready"
+
+
+@dataclass(frozen=True)
+class GatewayResult:
+    """What one InferenceGateway reconcile returns."""
+
+    objects: list[ComposedObject]
+    status: InferenceGatewayStatus
+    conditions: list[Condition]
+    events: list[Event] = field(default_factory=list)
+
+    @property
+    def ready(self) -> bool:
+        """Programmed with an address."""
+        return all(c.status == "True" for c in self.conditions)
+
+
+def front_gateway(gateway: InferenceGateway) -> Json:
+    """The Gateway: one HTTP listener that accepts routes from every namespace."""
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {
+            "name": front_gateway_name(gateway.metadata.name or ""),
+            "namespace": SYSTEM_NAMESPACE,
+        },
+        "spec": {
+            "gatewayClassName": gateway.spec.gateway_class_name,
+            "listeners": [
+                {
+                    "name": "http",
+                    "protocol": "HTTP",
+                    "port": gateway.spec.port,
+                    # Every ModelService's route lives in its own namespace.
+                    "allowedRoutes": {"namespaces": {"from": "All"}},
+                }
+            ],
+        },
+    }
+
+
+def _programmed(observed: Mapping[str, Any]) -> bool:
+    conditions = (observed.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Programmed" and c.get("status") == "True" for c in conditions)
+
+
+def _address(observed: Mapping[str, Any], port: int) -> str | None:
+    for item in (observed.get("status") or {}).get("addresses") or []:
+        value = item.get("value")
+        if isinstance(value, str) and value:
+            host = f"[{value}]" if ":" in value else value
+            return host if port == 80 else f"{host}:{port}"
+    return None
+
+
+def reconcile_gateway(
+    gateway: InferenceGateway, observed: Mapping[str, Any] | None
+) -> GatewayResult:
+    """Compose the Gateway; Ready once it is Programmed and has an address."""
+    objects = [ComposedObject(FRONT_GATEWAY_KEY, front_gateway(gateway))]
+    seen = observed or {}
+    address = _address(seen, gateway.spec.port)
+    status = InferenceGatewayStatus(address=address)
+    if _programmed(seen) and address:
+        ready = condition(READY, True, "Programmed", f"Serving at http://{address}")
+        return GatewayResult(objects, status, [ready])
+    waiting = condition(
+        READY,
+        False,
+        "Provisioning",
+        f"Waiting for GatewayClass {gateway.spec.gateway_class_name} to program the Gateway",
+    )
+    return GatewayResult(objects, status, [waiting])

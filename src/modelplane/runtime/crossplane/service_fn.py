@@ -1,0 +1,65 @@
+"""The ModelService and InferenceGateway functions (issue 17).
+
+The reconciles are ``modelplane.reconcile.service`` and ``modelplane.reconcile.gateway``,
+the same code ``render`` runs; this module reads the request (the InferenceGateway, the
+namespace's ModelEndpoints, the observed route or Gateway) and writes the response.
+"""
+
+from __future__ import annotations
+
+from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
+from modelplane.naming import FRONT_GATEWAY_KEY, SERVICE_ROUTE_KEY
+from modelplane.reconcile.gateway import reconcile_gateway
+from modelplane.reconcile.service import reconcile_service
+from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.messages import (
+    FunctionRequest,
+    FunctionResponse,
+    Result,
+    fatal,
+)
+from modelplane.runtime.crossplane.requirements import (
+    INFERENCE_GATEWAY,
+    SERVICE_ENDPOINTS,
+    service_requirements,
+)
+from modelplane.runtime.crossplane.structs import integral_floats_to_int
+
+
+def run_service(request: FunctionRequest) -> FunctionResponse:
+    """The service function: requirements, the HTTPRoute, the address and conditions."""
+    service = documents.composite(request.composite, ModelService)
+    requirements = service_requirements(service.metadata.namespace or "default")
+    try:
+        gateways = documents.required(request.required, INFERENCE_GATEWAY, InferenceGateway)
+        endpoints = documents.required(request.required, SERVICE_ENDPOINTS, ModelEndpoint)
+    except documents.Refused as refused:
+        return fatal(str(refused), requirements)
+    if gateways is None or endpoints is None:
+        # Not fetched yet: nothing is decided on a partial view.
+        return FunctionResponse(composite_ready=False, requirements=requirements)
+    observed = request.observed.get(SERVICE_ROUTE_KEY)
+    result = reconcile_service(service, endpoints, gateways[0] if gateways else None, observed)
+    return FunctionResponse(
+        resources=list(result.objects),
+        composite_status=result.status.to_wire(),
+        composite_ready=result.ready,
+        conditions=result.conditions,
+        results=[Result(e.severity, e.message) for e in result.events],
+        requirements=requirements,
+    )
+
+
+def run_gateway(request: FunctionRequest) -> FunctionResponse:
+    """The gateway function: the Gateway, its address and Ready."""
+    gateway = documents.composite(request.composite, InferenceGateway)
+    raw = request.observed.get(FRONT_GATEWAY_KEY)
+    observed = integral_floats_to_int(dict(raw)) if raw is not None else None
+    result = reconcile_gateway(gateway, observed)
+    return FunctionResponse(
+        resources=list(result.objects),
+        composite_status=result.status.to_wire(),
+        composite_ready=result.ready,
+        conditions=result.conditions,
+        results=[Result(e.severity, e.message) for e in result.events],
+    )
