@@ -208,15 +208,15 @@ def test_other_sources_are_reported_not_provisioned(stubs: Stubs, source: str) -
     assert [p["name"] for p in composite_status(rsp)["gpuPools"]] == ["h100"]
 
 
-def test_invalid_class_in_required_resources_is_fatal(stubs: Stubs) -> None:
+def test_invalid_class_in_required_resources_is_a_warning(stubs: Stubs) -> None:
     bad = inference_class("h100-8x")
     bad["spec"]["devices"][0]["count"] = 65
     rsp = stubs.v1.RunFunction(request(existing_cluster(), required={"class-h100-8x": [bad]}))
     assert results(rsp) == [
         (
-            "FATAL",
+            "WARNING",
             "invalid required resource class-h100-8x: InferenceClass h100-8x: "
-            "spec.devices[0].count: Invalid value: 65: must be less than or equal to 64",
+            "spec.devices[0].count: Invalid value: 65: must be less than or equal to 64; keeping 0 existing composed resources",
         )
     ]
     assert desired(rsp) == {}

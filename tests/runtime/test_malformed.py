@@ -1,7 +1,9 @@
-"""Malformed requests: a Fatal result naming the problem, never a crash (composition.md §14.1).
+"""Malformed requests: a located answer naming the problem, never a crash (composition.md §14.1).
 
-On a Fatal result the desired state passed in is passed back unchanged, and Crossplane
-applies nothing: no observed replica is ever deleted because an input was malformed.
+A malformed composite is Fatal: the desired state passed in is passed back unchanged, and
+Crossplane applies nothing. A malformed input of a valid composite keeps the held state
+(every observed composed resource, the previous status and conditions) with a Warning
+(issue 15), so no observed object is ever deleted and no status is lost to a bad input.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from .helpers import (
     fatal_messages,
     inference_class,
     model_cache,
+    readiness,
     replica,
     request,
     results,
+    to_dict,
 )
 
 EARLIER = {"replica-us-east-1-0": replica()}
@@ -117,9 +121,130 @@ def test_wrong_api_version_in_required_resources(stubs: Stubs) -> None:
     cluster = existing_cluster()
     cluster["apiVersion"] = "modelplane.ai/v2"
     req = request(replica(), required={"cluster": [cluster]})
-    assert _fatal(stubs, req) == (
+    assert _kept(stubs, req) == (
         "invalid required resource cluster: InferenceCluster us-east-1: apiVersion: Unsupported value: "
         '"modelplane.ai/v2": supported values: "modelplane.ai/v1alpha1"'
+    )
+
+
+# An observed provider-kubernetes Object, Ready: what the replica, cache and cluster
+# functions compose. Its integer survives the held re-emission as an integer.
+HELD_OBJECT = {
+    "apiVersion": "kubernetes.crossplane.io/v1alpha2",
+    "kind": "Object",
+    "metadata": {"name": "held-x", "uid": "uid-x"},
+    "spec": {
+        "forProvider": {"manifest": {"apiVersion": "v1", "kind": "Service", "spec": {"ports": [{"port": 8000}]}}}
+    },
+    "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]},
+}  # fmt: skip
+
+
+def _kept(stubs: Stubs, req: fnv1.RunFunctionRequest) -> str:
+    """A valid replica, cache or cluster with a malformed input: the held state, one Warning.
+
+    Returns the problem, the Warning's text before ``; keeping <n> existing composed resources``.
+    """
+    rsp = stubs.v1.RunFunction(req)
+    assert fatal_messages(rsp) == []
+    [(severity, message)] = results(rsp)
+    assert severity == "WARNING"
+    problem, _, kept = message.rpartition("; keeping ")
+    assert kept == f"{len(req.observed.resources)} existing composed resources"
+    # Every observed composed resource comes back as desired (status dropped): nothing is deleted.
+    out = desired(rsp)
+    assert set(out) == set(req.observed.resources)
+    for key in out:
+        assert "status" not in out[key]
+        assert out[key]["spec"] == to_dict(req.observed.resources[key].resource)["spec"]
+    assert all(readiness(rsp)[key] == "READY_TRUE" for key in out)
+    return problem
+
+
+def _with_status(composite: dict[str, Any], **status: Any) -> dict[str, Any]:
+    composite["status"] = status
+    return composite
+
+
+PREVIOUS_SYNCED = {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"}
+
+
+@pytest.mark.parametrize(
+    ("composite", "required", "problem"),
+    [
+        pytest.param(
+            _with_status(
+                replica(),
+                conditions=[
+                    PREVIOUS_SYNCED,
+                    {"type": "ModelReady", "status": "True", "reason": "Available", "message": "serving"},
+                ],
+            ),
+            {"cluster": [dict(existing_cluster(), spec="garbage")]},
+            "invalid required resource cluster: InferenceCluster us-east-1: spec: ",
+            id="replica: its cluster",
+        ),
+        pytest.param(
+            _with_status(
+                model_cache(),
+                conditions=[
+                    PREVIOUS_SYNCED,
+                    {"type": "ArtifactReady", "status": "True", "reason": "Staged", "message": "staged on us-east-1"},
+                ],
+                summary={"ready": "1/1"},
+                clusters=[{"name": "us-east-1", "phase": "Ready", "source": "Qwen/Qwen3-8B@main"}],
+            ),
+            {"clusters": [existing_cluster(pools=[("h100", "h100-8x", 1.5)])]},  # type: ignore[list-item]
+            "invalid required resource clusters: InferenceCluster us-east-1: spec.nodePools[0].nodeCount: "
+            "Invalid value: 1.5: must be of type integer",
+            id="cache: the fleet",
+        ),
+        pytest.param(
+            _with_status(
+                existing_cluster(),
+                conditions=[
+                    PREVIOUS_SYNCED,
+                    {"type": "ClusterReady", "status": "True", "reason": "ClusterRunning"},
+                ],
+                gateway={"address": "203.0.113.10"},
+                gpuPools=[{"name": "h100", "nodes": 1}],
+            ),
+            {"class-h100-8x": [dict(inference_class(), spec="garbage")]},
+            "invalid required resource class-h100-8x: InferenceClass h100-8x: spec: ",
+            id="cluster: its class",
+        ),
+    ],
+)  # fmt: skip
+def test_a_bad_input_keeps_status_and_composed_resources(
+    stubs: Stubs, composite: dict[str, Any], required: dict[str, Any], problem: str
+) -> None:
+    # Item 5 of issue 15: only a malformed composite is Fatal. A bad required resource
+    # keeps every observed Object, the previous status and the function's own conditions.
+    req = request(composite, observed={"held-x": HELD_OBJECT}, required=required)
+    assert _kept(stubs, req).startswith(problem)
+    rsp = stubs.v1.RunFunction(req)
+    previous = composite["status"]
+    assert composite_status(rsp) == {k: v for k, v in previous.items() if k != "conditions"}
+    own = [c for c in previous["conditions"] if c["type"] != "Synced"]
+    assert conditions(rsp) == [
+        (c["type"], c["status"], c["reason"], c.get("message", "")) for c in own
+    ]
+
+
+def test_a_bad_input_with_nothing_observed_holds_nothing(stubs: Stubs) -> None:
+    # No previous status and nothing observed: nothing to carry, still no Fatal.
+    req = request(replica(), required={"cluster": [dict(existing_cluster(), kind="ModelCache")]})
+    assert _kept(stubs, req).startswith("invalid required resource cluster: ")
+    rsp = stubs.v1.RunFunction(req)
+    assert conditions(rsp) == []
+    assert desired(rsp) == {}
+
+
+def test_a_malformed_replica_composite_stays_fatal(stubs: Stubs) -> None:
+    broken = replica()
+    broken["spec"]["clusterName"] = 7
+    assert _fatal(stubs, request(broken, observed={"held-x": HELD_OBJECT})).startswith(
+        "invalid ModelReplica ml-team/qwen3-8b-e7f0a: spec.clusterName: "
     )
 
 

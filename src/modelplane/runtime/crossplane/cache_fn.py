@@ -16,11 +16,11 @@ from modelplane.composition.replica import kept_object
 from modelplane.composition.types import ComposedObject
 from modelplane.reconcile.cache import SecretState, reconcile_cache
 from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.held import held_response
 from modelplane.runtime.crossplane.messages import (
     FunctionRequest,
     FunctionResponse,
     Result,
-    fatal,
 )
 from modelplane.runtime.crossplane.replica_fn import observed_objects
 from modelplane.runtime.crossplane.requirements import (
@@ -69,7 +69,7 @@ def run_cache(request: FunctionRequest) -> FunctionResponse:
     try:
         clusters = documents.required(request.required, CLUSTERS, InferenceCluster)
     except documents.Refused as refused:
-        return fatal(str(refused), requirements)
+        return held_response(request, str(refused), requirements, kept_object)
     observed = observed_objects(request.observed)
     if clusters is None:
         # Not fetched yet: keep every observed Object (nothing staged is deleted).

@@ -12,12 +12,13 @@ from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.composition.cluster import ClassLookups, compose_cluster
+from modelplane.composition.replica import kept_object
 from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.held import held_response
 from modelplane.runtime.crossplane.messages import (
     FunctionRequest,
     FunctionResponse,
     Result,
-    fatal,
 )
 from modelplane.runtime.crossplane.requirements import (
     class_key,
@@ -57,7 +58,7 @@ def run_cluster(request: FunctionRequest) -> FunctionResponse:
     try:
         classes = lookup_classes(cluster, request.required)
     except documents.Refused as refused:
-        return fatal(str(refused), requirements)
+        return held_response(request, str(refused), requirements, kept_object)
     composed = compose_cluster(cluster, classes, {k: dict(v) for k, v in request.observed.items()})
     return FunctionResponse(
         resources=composed.objects,

@@ -19,7 +19,6 @@ from modelplane.api import (
     ModelReplica,
 )
 from modelplane.api.meta import UNRESOLVED
-from modelplane.composition import ComposedObject
 from modelplane.naming import ENDPOINT_KEY_PREFIX, REPLICA_KEY_PREFIX
 from modelplane.reconcile.conditions import invalid_input_status
 from modelplane.reconcile.deployment import (
@@ -29,6 +28,7 @@ from modelplane.reconcile.deployment import (
     reconcile_deployment,
 )
 from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.held import held_resources
 from modelplane.runtime.crossplane.messages import (
     FunctionRequest,
     FunctionResponse,
@@ -157,14 +157,14 @@ def held_response(
 ) -> FunctionResponse:
     """Every observed replica and endpoint re-emitted as it is, a Warning and the held status.
 
-    The observed objects are re-emitted raw (integers restored), since one of them may be
-    the malformed input: dropping it from the desired state would delete it.
+    The observed objects are re-emitted raw (``held``), since one of them may be the
+    malformed input: dropping it from the desired state would delete it.
     """
-    kept = [
-        ComposedObject(key, desired_object(documents.restore(raw)), True if _ready(raw) else None)
-        for key, raw in sorted(request.observed.items())
-        if key.startswith((REPLICA_KEY_PREFIX, ENDPOINT_KEY_PREFIX))
-    ]
+    kept = held_resources(
+        request.observed,
+        desired_object,
+        keep=lambda key: key.startswith((REPLICA_KEY_PREFIX, ENDPOINT_KEY_PREFIX)),
+    )
     replicas = sum(1 for obj in kept if obj.key.startswith(REPLICA_KEY_PREFIX))
     status = invalid_input_status(deployment, problem, replicas)
     return FunctionResponse(
@@ -174,14 +174,4 @@ def held_response(
         conditions=list(status.conditions),
         results=[Result(e.severity, e.message) for e in status.events],
         requirements=requirements,
-    )
-
-
-def _ready(raw: Mapping[str, Any]) -> bool:
-    """Whether an observed object, read raw, has a Ready condition with status "True"."""
-    status = raw.get("status")
-    conditions = status.get("conditions") if isinstance(status, Mapping) else None
-    return isinstance(conditions, Sequence) and any(
-        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
-        for c in conditions
     )

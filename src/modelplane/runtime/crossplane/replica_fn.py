@@ -12,12 +12,13 @@ from typing import Any
 from modelplane.api import InferenceCluster, ModelReplica
 from modelplane.api.meta import UNRESOLVED
 from modelplane.composition import compose_replica
+from modelplane.composition.replica import kept_object
 from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.held import held_response
 from modelplane.runtime.crossplane.messages import (
     FunctionRequest,
     FunctionResponse,
     Result,
-    fatal,
 )
 from modelplane.runtime.crossplane.requirements import CLUSTER, replica_requirements
 from modelplane.runtime.crossplane.structs import integral_floats_to_int
@@ -48,7 +49,7 @@ def run_replica(request: FunctionRequest) -> FunctionResponse:
     try:
         items = documents.required(request.required, CLUSTER, InferenceCluster)
     except documents.Refused as refused:
-        return fatal(str(refused), requirements)
+        return held_response(request, str(refused), requirements, kept_object)
     composition = compose_replica(
         replica,
         UNRESOLVED if items is None else pick_cluster(items, replica.spec.cluster_name),
