@@ -34,6 +34,8 @@ EXTENSIONS = (".yaml", ".yml", ".json")
 MIB = 1024 * 1024
 MAX_FILE_BYTES = 64 * MIB
 """The largest file read (a whole-fleet snapshot of the benchmarks is 14 MB)."""
+MAX_TOTAL_BYTES = 256 * MIB
+"""The most one command reads across all its PATHs: four files at the per-file limit."""
 
 M = TypeVar("M", bound=KubeModel)
 
@@ -95,20 +97,50 @@ class Loaded:
 
 
 def load(paths: Sequence[str]) -> Loaded:
-    """Read and validate every document under ``paths``; raises PathError for a missing PATH."""
+    """Read and validate every document under ``paths``; raises PathError for a missing PATH.
+
+    At most MAX_TOTAL_BYTES are read in all: the file that would pass the limit, and every
+    file after it, are not read, and one located line says so.
+    """
     entries = [entry for path in paths for entry in walk(path)]
     loaded = Loaded()
     seen: set[tuple[str, str, str]] = set()
-    for file, refusal in entries:
+    budget = _Budget(MAX_TOTAL_BYTES)
+    for index, (file, refusal) in enumerate(entries):
         if refusal is not None:
             loaded.problems.append(printable(refusal))
             continue
-        for doc_or_problem in read_file(file):
-            if isinstance(doc_or_problem, str):
-                loaded.problems.append(printable(doc_or_problem))
-                continue
-            _add_document(doc_or_problem, loaded, seen)
+        try:
+            for doc_or_problem in read_file(file, budget):
+                if isinstance(doc_or_problem, str):
+                    loaded.problems.append(printable(doc_or_problem))
+                    continue
+                _add_document(doc_or_problem, loaded, seen)
+        except _OverBudget:
+            rest = sum(1 for _, later in entries[index + 1 :] if later is None)
+            loaded.problems.append(printable(_over_budget_line(file, rest)))
+            break
     return loaded
+
+
+def _over_budget_line(file: str, rest: int) -> str:
+    """The one line of a command whose files pass MAX_TOTAL_BYTES at ``file``."""
+    after = f" and {rest} later {'file' if rest == 1 else 'files'}" if rest else ""
+    return (
+        f"{file}:1: cannot read file: the input passes the limit of {MAX_TOTAL_BYTES // MIB} MiB "
+        f"across all PATHs; this file{after} not read (validate fewer PATHs at once)"
+    )
+
+
+@dataclass
+class _Budget:
+    """The bytes one command may still read (MAX_TOTAL_BYTES across all its PATHs)."""
+
+    left: int
+
+
+class _OverBudget(Exception):
+    """The file that would pass the command's total input limit (load stops there)."""
 
 
 def expand(path: str) -> list[str]:
@@ -185,10 +217,13 @@ def _reason(err: OSError) -> str:
     return err.strerror or str(err)
 
 
-def read_file(file: str) -> Iterator[Document | str]:
-    """The documents of one file, or a problem line where reading stops."""
+def read_file(file: str, budget: _Budget | None = None) -> Iterator[Document | str]:
+    """The documents of one file, or a problem line where reading stops.
+
+    With a ``budget`` the file's bytes are charged to it; _OverBudget when they do not fit.
+    """
     try:
-        data = _read_bounded(file)
+        data = _read_bounded(file, budget)
     except _Refused as refused:
         yield f"{file}:1: cannot read file: {refused}"
         return
@@ -205,7 +240,7 @@ class _Refused(Exception):
     """A file that is read no further (not regular, or too large)."""
 
 
-def _read_bounded(file: str) -> bytes:
+def _read_bounded(file: str, budget: _Budget | None) -> bytes:
     """The bytes of a regular file of at most MAX_FILE_BYTES; never blocks on a FIFO."""
     # O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
     fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
@@ -220,6 +255,12 @@ def _read_bounded(file: str) -> bytes:
             f"larger than the limit of {MAX_FILE_BYTES // MIB} MiB per file "
             "(split it into several files)"
         )
+    if budget is not None:
+        # Charged after the read: a file may grow between fstat and read, and the per-file
+        # limit already bounds what one read costs.
+        if len(data) > budget.left:
+            raise _OverBudget(file)
+        budget.left -= len(data)
     return data
 
 

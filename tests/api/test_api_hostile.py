@@ -20,9 +20,10 @@ from api_helpers import CORPUS, EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
 
+from modelplane import manifests
 from modelplane.cli.main import main
 from modelplane.jsonvalues import ALIAS_SLACK, MAX_DEPTH
-from modelplane.manifests import MAX_FILE_BYTES, load
+from modelplane.manifests import MAX_FILE_BYTES, MAX_TOTAL_BYTES, load
 from modelplane.printable import printable
 
 VERBS = ("validate", "schedule", "render")
@@ -187,6 +188,45 @@ def test_a_file_past_the_size_limit_is_refused_unread(
             "(split it into several files)"
         ],
     )
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_input_past_the_total_limit_is_refused_where_it_passes(
+    tmp_path: Path, verb: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The real limit is four files at the per-file limit; made 1 MiB here so the case
+    # costs 1.6 MB of disk. Files of 400 KiB each: the third passes the limit.
+    assert MAX_TOTAL_BYTES == 4 * MAX_FILE_BYTES == 256 * 1024 * 1024
+    monkeypatch.setattr(manifests, "MAX_TOTAL_BYTES", 1024 * 1024)
+    classes = (EXAMPLES / "fleet" / "inferenceclasses.yaml").read_bytes()
+    root = tmp_path / "fleet"
+    root.mkdir()
+    for name in ("a", "b", "c", "d"):
+        content = classes if name == "a" else b""  # one set of classes: no duplicates
+        padding = b"# padding\n" * ((400 * 1024 - len(content)) // 10)
+        (root / f"{name}.yaml").write_bytes(content + padding)
+    code, lines = run([verb, str(root)], capsys)
+    assert (code, lines) == (
+        1,
+        [
+            f"{root / 'c.yaml'}:1: cannot read file: the input passes the limit of 1 MiB across "
+            "all PATHs; this file and 1 later file not read (validate fewer PATHs at once)"
+        ],
+    )
+    # Under the limit (two files of the same directory as two PATHs) everything is read.
+    assert run([verb, str(root / "a.yaml"), str(root / "b.yaml")], capsys)[0] == 0
+
+
+def test_the_total_limit_names_the_last_file_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(manifests, "MAX_TOTAL_BYTES", 1024 * 1024)
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"# padding\n" * (110 * 1024))  # 1.1 MiB of comments: past it alone
+    assert load([str(big)]).problems == [
+        f"{big}:1: cannot read file: the input passes the limit of 1 MiB across all PATHs; "
+        "this file not read (validate fewer PATHs at once)"
+    ]
 
 
 def test_a_five_thousand_file_directory_is_read_in_order(
