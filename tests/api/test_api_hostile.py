@@ -16,6 +16,7 @@ import socket
 from pathlib import Path
 
 import pytest
+import yaml
 from api_helpers import CORPUS, EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
@@ -473,3 +474,48 @@ def test_int64_bounds_themselves_pass_the_json_check(tmp_path: Path) -> None:
         "  a: 9223372036854775807\n  b: -9223372036854775808\n"
     )
     assert not any("must be within int64" in p for p in load([str(path)]).problems)
+
+
+# A taint value is free text (Kubernetes bounds it; our schema does not read it), and a
+# draining cluster's taint is quoted in the deployment's ReplicasReady message.
+FORGED = "\x1b[31mred\x1b[0m\nforged"
+
+
+def test_a_control_character_in_a_condition_message_is_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The real path: eu-west-1 held a replica of qwen3-8b, then got a NoExecute taint
+    # whose value holds an escape sequence and a newline. The loss notice quotes the
+    # taint into ReplicasReady, which `schedule` prints in its table and `render` in its
+    # summary: escaped there, so the row stays one line and the terminal is not rewritten.
+    for name in ("fleet/inferenceclasses.yaml", "deployments/qwen3-8b.yaml"):
+        shutil.copy(EXAMPLES / name, tmp_path / Path(name).name)
+    clusters = list(yaml.safe_load_all((EXAMPLES / "fleet" / "inferenceclusters.yaml").read_text()))
+    (tmp_path / "clusters.yaml").write_text(yaml.safe_dump_all(clusters))
+    assert main(["render", str(tmp_path)]) == 0
+    replicas = [
+        d for d in yaml.safe_load_all(capsys.readouterr().out) if d and d["kind"] == "ModelReplica"
+    ]
+    assert sorted(r["spec"]["clusterName"] for r in replicas) == ["eu-west-1", "us-east-1"]
+    (tmp_path / "replicas.yaml").write_text(yaml.safe_dump_all(replicas))
+    for cluster in clusters:
+        if cluster["metadata"]["name"] == "eu-west-1":
+            taint = {"key": "evil", "value": FORGED, "effect": "NoExecute"}
+            cluster["spec"].setdefault("taints", []).append(taint)
+    (tmp_path / "clusters.yaml").write_text(yaml.safe_dump_all(clusters))
+    notice = (
+        r"cluster eu-west-1 is draining (evil=\x1b[31mred\x1b[0m\nforged:NoExecute): "
+        "replica "
+    )
+
+    assert main(["schedule", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert main(["render", str(tmp_path)]) == 0
+    summary = capsys.readouterr().err
+    for output in (table, summary):
+        assert "\x1b" not in output and "\nforged" not in output
+        [ready] = [
+            line for line in output.splitlines() if line.lstrip().startswith("ReplicasReady")
+        ]
+        assert ready.split()[1:3] == ["False", "ClusterDraining"]
+        assert notice in ready and ready.endswith(", re-placed")
