@@ -162,8 +162,10 @@ def _fronts_summary(fronts: Sequence[RenderedFront]) -> str:
             else (f"{namespace_of(meta.namespace)}/{meta.name}")
         )
         where = f.result.status.address or "no address yet"
-        states = "; ".join(f"{c.type} {c.reason}: {c.message}" for c in f.result.conditions)
-        lines.append(f"\n{ident} ({f.model.kind}): {where}; {states}")
+        states = "; ".join(
+            f"{c.type} {c.reason}: {printable(c.message or '')}" for c in f.result.conditions
+        )
+        lines.append(f"\n{printable(ident or '')} ({f.model.kind}): {printable(where)}; {states}")
     return "".join(lines)
 
 
