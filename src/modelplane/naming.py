@@ -110,10 +110,12 @@ SLICE_MANAGER: Final = "modelplane.ai"
 ENDPOINT_LABEL: Final = "modelplane.ai/endpoint"
 BACKEND_SERVICE_KEY: Final = "backend-service"
 BACKEND_SLICE_KEY: Final = "backend-endpointslice"
+# https endpoints only: the BackendTLSPolicy that makes the gateway speak TLS to the host.
+BACKEND_TLS_POLICY_KEY: Final = "backend-tls-policy"
 
 
 def backend_service_name(endpoint_name: str) -> str:
-    """The Service (and EndpointSlice) routing to a ModelEndpoint's URL, in its namespace."""
+    """The Service (EndpointSlice, BackendTLSPolicy) routing to a ModelEndpoint's URL."""
     return dns_name(endpoint_name, "backend")
 
 

@@ -7,6 +7,9 @@ addressType IPv4, IPv6 or FQDN, ports by name matching the Service's port, and t
 
 from __future__ import annotations
 
+import copy
+import ipaddress
+import re
 from typing import Any
 
 import pytest
@@ -20,7 +23,7 @@ from modelplane.reconcile.endpoint import converged, reconcile_endpoint
 
 from .schemas import validate_manifest
 
-OBSERVED = ("backend-service", "backend-endpointslice")
+OBSERVED = ("backend-service", "backend-endpointslice", "backend-tls-policy")
 
 
 def endpoint(url: str, name: str = "openai-overflow", namespace: str = "ml-team") -> ModelEndpoint:
@@ -38,7 +41,7 @@ VALID = [
     ("http://203.0.113.7/ml-team/llama-3-1-8b-a1b2c/v1", "203.0.113.7", 80, "IPv4"),
     ("http://10.0.0.1:8080/v1", "10.0.0.1", 8080, "IPv4"),
     ("http://[2001:db8::1]:8000/v1", "2001:db8::1", 8000, "IPv6"),
-    ("https://[2001:db8::2]/v1", "2001:db8::2", 443, "IPv6"),
+    ("http://[2001:db8::2]/v1", "2001:db8::2", 80, "IPv6"),
 ]
 
 # url, the words the message must contain
@@ -51,6 +54,9 @@ INVALID = [
     ("http://host.example.com:0/v1", "port 0"),
     ("https://user:secret@api.example.com/v1", "credentials"),
     ("http://[2001:db8::1/v1", "not a valid URL"),
+    # BackendTLSPolicy validation.hostname cannot be an IP: TLS to it is unverifiable.
+    ("https://[2001:db8::2]/v1", "https needs a host name"),
+    ("https://203.0.113.7/v1", "https needs a host name"),
 ]
 
 
@@ -59,10 +65,15 @@ def test_service_and_slice_point_at_the_url(
     url: str, host: str, port: int, address_type: str
 ) -> None:
     result = reconcile_endpoint(endpoint(url), OBSERVED)
-    service, endpoint_slice = (o.object for o in result.objects)
+    service, endpoint_slice = (o.object for o in result.objects[:2])
     name = backend_service_name("openai-overflow")
     assert service["kind"] == "Service" and service["metadata"]["name"] == name
     assert "selector" not in service["spec"]  # selectorless: the slice is its only source
+    # Traefik must dial the slice's addresses (FQDN ones too), never the ClusterIP, which
+    # kube-proxy does not route to an FQDN slice (traefik gateway/kubernetes.go @ v3.7.9).
+    assert service["metadata"]["annotations"] == {"traefik.io/service.nativelb": "false"}
+    # Not ExternalName: Traefik refuses that type as a backendRef (same file, same tag).
+    assert service["spec"].get("type", "ClusterIP") == "ClusterIP"
     assert [p["port"] for p in service["spec"]["ports"]] == [port]
     assert endpoint_slice["addressType"] == address_type
     assert endpoint_slice["endpoints"] == [{"addresses": [host], "conditions": {"ready": True}}]
@@ -81,7 +92,97 @@ def test_backend_objects_are_valid_kubernetes(
     url: str, host: str, port: int, address_type: str
 ) -> None:
     for composed in reconcile_endpoint(endpoint(url), OBSERVED).objects:
-        validate_manifest(composed.object)
+        if composed.object["kind"] == "BackendTLSPolicy":
+            check_backend_tls_policy(composed.object)
+        else:
+            validate_manifest(composed.object)
+
+
+# The BackendTLSPolicy CRD is not in ../shared/schemas, so this is a strict hand schema of
+# the fields we set, from kubernetes-sigs/gateway-api apis/v1/backendtlspolicy_types.go
+# (v1 and standard channel since v1.4.0; read at v1.6.1): targetRefs 1..16 of
+# LocalPolicyTargetReferenceWithSectionName {group, kind, name}; validation requires
+# hostname (a PreciseHostname: a DNS name, no IP, no wildcard) and exactly one of
+# caCertificateRefs / wellKnownCACertificates, whose only value is "System".
+_PRECISE_HOSTNAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def check_backend_tls_policy(policy: dict[str, Any]) -> None:
+    """Fail unless ``policy`` is a BackendTLSPolicy the v1 CRD accepts (the fields we use)."""
+    assert set(policy) == {"apiVersion", "kind", "metadata", "spec"}
+    assert (policy["apiVersion"], policy["kind"]) == (
+        "gateway.networking.k8s.io/v1",
+        "BackendTLSPolicy",
+    )
+    assert set(policy["spec"]) <= {"targetRefs", "validation", "options"}
+    refs = policy["spec"]["targetRefs"]
+    assert 1 <= len(refs) <= 16
+    for ref in refs:
+        assert set(ref) <= {"group", "kind", "name", "sectionName"}
+        assert {"group", "kind", "name"} <= set(ref)
+        assert 1 <= len(ref["name"]) <= 253 and len(ref["kind"]) <= 63
+    validation = policy["spec"]["validation"]
+    allowed = {"caCertificateRefs", "wellKnownCACertificates", "hostname", "subjectAltNames"}
+    assert set(validation) <= allowed
+    hostname = validation["hostname"]
+    assert len(hostname) <= 253 and _PRECISE_HOSTNAME.match(hostname), hostname
+    assert not _is_ip(hostname)
+    assert ("caCertificateRefs" in validation) != ("wellKnownCACertificates" in validation)
+    assert validation.get("wellKnownCACertificates", "System") == "System"
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("url", "host", "port", "address_type"), VALID)
+def test_https_gets_a_backend_tls_policy_and_http_none(
+    url: str, host: str, port: int, address_type: str
+) -> None:
+    result = reconcile_endpoint(endpoint(url), OBSERVED)
+    policies = [o.object for o in result.objects if o.object["kind"] == "BackendTLSPolicy"]
+    if not url.lower().startswith("https"):
+        assert policies == []
+        return
+    [policy] = policies
+    check_backend_tls_policy(policy)
+    name = backend_service_name("openai-overflow")
+    service = result.objects[0].object
+    # It targets the endpoint's own Service, in its namespace, and verifies the URL's host.
+    assert policy["metadata"]["namespace"] == service["metadata"]["namespace"] == "ml-team"
+    assert policy["spec"]["targetRefs"] == [{"group": "", "kind": "Service", "name": name}]
+    assert policy["spec"]["validation"] == {"hostname": host, "wellKnownCACertificates": "System"}
+    # Traefik picks https for a Service port named "https" or numbered 443
+    # (traefik pkg/provider/kubernetes/gateway/httproute.go getProtocol).
+    assert service["spec"]["ports"][0]["name"] == "https"
+
+
+def test_hand_schema_refuses_what_the_crd_refuses() -> None:
+    good = reconcile_endpoint(endpoint("https://api.openai.com/v1"), OBSERVED).objects[2].object
+    check_backend_tls_policy(good)
+    broken = [
+        ("hostname", "203.0.113.7"),
+        ("hostname", "*.openai.com"),
+        ("wellKnownCACertificates", "Mozilla"),
+        ("caCertificateRefs", [{"group": "", "kind": "ConfigMap", "name": "ca"}]),
+    ]
+    for field, value in broken:
+        bad = copy.deepcopy(good)
+        bad["spec"]["validation"][field] = value
+        with pytest.raises(AssertionError):
+            check_backend_tls_policy(bad)
+
+
+def test_https_backend_waits_for_its_tls_policy() -> None:
+    result = reconcile_endpoint(endpoint("https://api.openai.com/v1"), OBSERVED[:2])
+    assert not result.ready
+    assert result.status.routing is not None and result.status.routing.backend_name is None
+    plain = reconcile_endpoint(endpoint("http://inference.example.com/v1"), OBSERVED[:2])
+    assert plain.ready
 
 
 @pytest.mark.parametrize(("url", "words"), INVALID)

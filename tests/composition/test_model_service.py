@@ -161,6 +161,20 @@ def test_replica_and_hosted_provider_behind_one_address() -> None:
     assert result.ready
 
 
+def test_long_generations_are_not_cut_by_a_default_timeout() -> None:
+    # `request: 0s` disables the request timeout where the gateway implements route
+    # timeouts (Envoy Gateway's default is 15 s); Traefik v3.7 lists HTTPRouteRequestTimeout
+    # unsupported (gateway-api conformance/reports/v1.5/traefik-traefik/
+    # experimental-v3.7.0-default-report.yaml) and its provider never reads the field
+    # (traefik pkg/provider/kubernetes/gateway @ v3.7.9), so the route is accepted there.
+    result = reconcile_service(service((REPLICA, 1)), replicas(2), GATEWAY, ACCEPTED)
+    [route] = [o.object for o in result.objects]
+    validate_manifest(route)  # the Gateway API HTTPRoute schema accepts the Duration
+    [rule] = route["spec"]["rules"]
+    # Only `request`: 0s there lifts the whole-request limit (backendRequest may not exceed it).
+    assert rule["timeouts"] == {"request": "0s"}
+
+
 def test_an_endpoint_matched_twice_belongs_to_the_first_entry() -> None:
     both = endpoint("both", "http://10.0.0.1/v1", {**REPLICA, **HOSTED})
     result = reconcile_service(service((REPLICA, 1), (HOSTED, 1)), [both], GATEWAY, ACCEPTED)

@@ -57,6 +57,7 @@ def test_out_dir_splits_control_plane_and_clusters(
         # issue 17: endpoint backends, the front door and the services' routes
         "Service",
         "EndpointSlice",
+        "BackendTLSPolicy",
         "InferenceGateway",
         "Gateway",
         "ModelService",

@@ -45,6 +45,8 @@ def test_backends_follow_the_existing_objects(
         ("EndpointSlice", "a-replica-backend"),
         ("Service", "openai-overflow-backend"),
         ("EndpointSlice", "openai-overflow-backend"),
+        # https: the gateway speaks TLS to the hosted provider (issue 17)
+        ("BackendTLSPolicy", "openai-overflow-backend"),
     ]
     assert [o["addressType"] for o in added if o["kind"] == "EndpointSlice"] == ["IPv4", "FQDN"]
     assert "ml-team/broken (ModelEndpoint): InvalidURL: spec.url:" in err

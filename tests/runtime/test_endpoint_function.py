@@ -44,11 +44,17 @@ def test_backend_over_grpc_is_what_render_composes(stubs: Stubs, tmp_path: Path,
     first = stubs.v1.RunFunction(request(xr))
     assert requirements(first) == {}
     composed = desired(first)
-    # The response's resources are a map: compare in render's order (Service, then slice).
-    assert [composed["backend-service"], composed["backend-endpointslice"]] == rendered
+    # The response's resources are a map: compare in render's order (Service, slice, policy).
+    keys = ["backend-service", "backend-endpointslice"]
+    # An https endpoint also gets its BackendTLSPolicy over gRPC; an http one does not.
+    keys += ["backend-tls-policy"] if url.startswith("https") else []
+    assert sorted(composed) == sorted(keys)
+    assert [composed[k] for k in keys] == rendered
+    kinds = [o["kind"] for o in rendered]
+    assert ("BackendTLSPolicy" in kinds) == url.startswith("https")
     assert composite_ready(first) != "READY_TRUE"
     assert [c[:3] for c in conditions(first)] == [("RoutingReady", "False", "Configuring")]
-    # Once both exist, the backend's name is published and the endpoint is ready.
+    # Once all exist, the backend's name is published and the endpoint is ready.
     later = stubs.v1.RunFunction(request(xr, observed=composed))
     assert desired(later) == composed
     assert composite_status(later)["routing"]["backendName"] == rendered[0]["metadata"]["name"]

@@ -202,6 +202,7 @@ def test_ready_replicas_match_render(stubs: Stubs, tmp_path: Path) -> None:
 AFTER_CACHES = {
     "Service",
     "EndpointSlice",
+    "BackendTLSPolicy",
     "InferenceGateway",
     "Gateway",
     "ModelService",

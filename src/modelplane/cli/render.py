@@ -36,7 +36,8 @@ Prints, per ModelDeployment in (namespace, name) order: the deployment with its 
 status, its ModelReplicas, the Objects composed for each replica's cluster, and its
 ModelEndpoints; then, per ModelCache in (namespace, name) order, the cache with its
 computed status and the Objects staging it on each cluster; then, per ModelEndpoint (composed
-or given) in (namespace, name) order, the Service and EndpointSlice a Gateway routes it by.
+or given) in (namespace, name) order, the Service and EndpointSlice a Gateway routes it by
+(and, for an https URL, the BackendTLSPolicy that makes it speak TLS).
 A short summary goes to stderr,
 after any warning about a deployment that would compose but cannot serve (as validate
 prints them; the exit code stays 0). Feed the output back (without the

@@ -31,6 +31,14 @@ _LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 _FQDN = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
+# Traefik's Gateway provider dials the EndpointSlice addresses of a backend Service as they
+# are, FQDN ones included, unless native load-balancing sends it to the Service's ClusterIP
+# (which kube-proxy never routes to an FQDN slice). Pin it off on our Services, whatever the
+# provider's nativeLBByDefault (traefik/traefik pkg/provider/kubernetes/gateway/
+# kubernetes.go getBackendAddresses, annotations.go @ v3.7.9). Traefik refuses ExternalName
+# Services as backendRefs there, so an FQDN slice, not ExternalName, is the portable shape.
+TRAEFIK_NATIVE_LB_ANNOTATION = "traefik.io/service.nativelb"
+
 
 @dataclass(frozen=True)
 class BackendTarget:
@@ -63,11 +71,16 @@ def parse_target(url: str) -> BackendTarget:
         raise InvalidURL(f"{url!r}: the URL has no host")
     if port == 0:
         raise InvalidURL(f"{url!r}: port 0 is not a valid port")
+    address_type = _address_type(url, host)
+    if scheme == "https" and address_type != "FQDN":
+        # BackendTLSPolicy validation.hostname is a PreciseHostname, never an IP address,
+        # so a Gateway cannot verify TLS to an IP literal (gateway-api apis/v1 @ v1.6.1).
+        raise InvalidURL(f"{url!r}: https needs a host name the gateway can verify, not an IP")
     return BackendTarget(
         "https" if scheme == "https" else "http",
         host,
         port if port is not None else _DEFAULT_PORTS[scheme],
-        _address_type(url, host),
+        address_type,
     )
 
 
@@ -89,7 +102,12 @@ def backend_objects(namespace: str, endpoint: str, target: BackendTarget) -> tup
     service = {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {TRAEFIK_NATIVE_LB_ANNOTATION: "false"},
+        },
         # No selector: the EndpointSlice below is the Service's only source of endpoints.
         "spec": {"ports": [{**port, "targetPort": target.port}]},
     }
@@ -111,3 +129,40 @@ def backend_objects(namespace: str, endpoint: str, target: BackendTarget) -> tup
         "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
     }
     return service, endpoint_slice
+
+
+# BackendTLSPolicy is in Gateway API's standard channel as gateway.networking.k8s.io/v1
+# (kubernetes-sigs/gateway-api apis/v1/backendtlspolicy_types.go, read at v1.6.1). Traefik
+# v3.7 reports the feature supported (conformance/reports/v1.5/traefik-traefik/
+# experimental-v3.7.0-default-report.yaml) and, when a policy targets the backend Service,
+# dials https with the policy's hostname as SNI and the system CAs for wellKnown "System"
+# (traefik pkg/provider/kubernetes/gateway/httproute.go loadHTTPServers @ v3.7.9). So the
+# Service port needs no appProtocol; docs/crossplane.md, "TLS to hosted backends".
+BACKEND_TLS_POLICY_API = "gateway.networking.k8s.io/v1"
+# The only wellKnownCACertificates value the API defines: the gateway's system trust store.
+SYSTEM_CAS = "System"
+
+
+def backend_tls_policy(namespace: str, endpoint: str, target: BackendTarget) -> Json | None:
+    """The BackendTLSPolicy for an https target (None for http).
+
+    Without it a Gateway speaks plain HTTP to the Service even on port 443. The policy
+    targets the backend Service; the URL's host is the SNI and the name the certificate
+    must carry, checked against the gateway's system CAs (a hosted provider's public
+    certificate). parse_target refuses https to an IP literal, so the host is a name.
+    """
+    if target.scheme != "https":
+        return None
+    name = backend_service_name(endpoint)
+    return {
+        "apiVersion": BACKEND_TLS_POLICY_API,
+        "kind": "BackendTLSPolicy",
+        "metadata": {"name": name, "namespace": namespace, "labels": {ENDPOINT_LABEL: endpoint}},
+        "spec": {
+            "targetRefs": [{"group": "", "kind": "Service", "name": name}],
+            "validation": {
+                "hostname": target.host.rstrip("."),
+                "wellKnownCACertificates": SYSTEM_CAS,
+            },
+        },
+    }

@@ -1,7 +1,8 @@
 """The ModelEndpoint reconcile: compose its routable backend, report RoutingReady.
 
 Pure: the endpoint and the keys of its observed composed resources in; the desired
-Service and EndpointSlice, the status and the events out. ``modelplane render`` and the
+Service and EndpointSlice (and, for https, the BackendTLSPolicy), the status and the
+events out. ``modelplane render`` and the
 Crossplane function run this same code (issue 17; docs/composition.md, routable endpoints).
 """
 
@@ -13,10 +14,20 @@ from dataclasses import dataclass, field
 from modelplane.api import ModelEndpoint
 from modelplane.api.meta import Condition, condition
 from modelplane.api.modelendpoint import ModelEndpointStatus, Routing
-from modelplane.composition.backend import InvalidURL, backend_objects, parse_target
+from modelplane.composition.backend import (
+    InvalidURL,
+    backend_objects,
+    backend_tls_policy,
+    parse_target,
+)
 from modelplane.composition.types import ComposedObject
 from modelplane.events import Event
-from modelplane.naming import BACKEND_SERVICE_KEY, BACKEND_SLICE_KEY, backend_service_name
+from modelplane.naming import (
+    BACKEND_SERVICE_KEY,
+    BACKEND_SLICE_KEY,
+    BACKEND_TLS_POLICY_KEY,
+    backend_service_name,
+)
 
 ROUTING_READY = "RoutingReady"
 
@@ -39,8 +50,8 @@ class EndpointResult:
 def reconcile_endpoint(endpoint: ModelEndpoint, observed: Collection[str]) -> EndpointResult:
     """Compose the backend of ``endpoint``; ``observed`` holds the resource keys that exist.
 
-    The backend's name is published once both the Service and the EndpointSlice are
-    observed: a ModelService routes only to endpoints whose backend exists.
+    The backend's name is published once the Service, the EndpointSlice and (https) the
+    BackendTLSPolicy are observed: a ModelService routes only to endpoints whose backend exists.
     """
     namespace = endpoint.metadata.namespace or "default"
     name = endpoint.metadata.name or ""
@@ -59,8 +70,13 @@ def reconcile_endpoint(endpoint: ModelEndpoint, observed: Collection[str]) -> En
         ComposedObject(BACKEND_SERVICE_KEY, service, ready=True),
         ComposedObject(BACKEND_SLICE_KEY, endpoint_slice, ready=True),
     ]
+    policy = backend_tls_policy(namespace, name, target)
+    if policy is not None:
+        objects.append(ComposedObject(BACKEND_TLS_POLICY_KEY, policy, ready=True))
     backend = backend_service_name(name)
-    if {BACKEND_SERVICE_KEY, BACKEND_SLICE_KEY} <= set(observed):
+    # An https backend is routable only with its TLS policy: without it the gateway
+    # would speak plain HTTP to port 443.
+    if {o.key for o in objects} <= set(observed):
         ready = condition(
             ROUTING_READY,
             True,

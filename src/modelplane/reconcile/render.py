@@ -114,7 +114,7 @@ def _rendered(
 
 @dataclass
 class RenderedEndpoint:
-    """One ModelEndpoint's routable backend: its Service and EndpointSlice (issue 17)."""
+    """One ModelEndpoint's routable backend: Service, EndpointSlice, BackendTLSPolicy (issue 17)."""
 
     endpoint: ModelEndpoint
     result: EndpointResult
@@ -125,7 +125,7 @@ class RenderedEndpoint:
         return []
 
     def control_plane(self) -> list[Json]:
-        """The Service and the EndpointSlice, in that order (none for an invalid URL)."""
+        """The Service, the EndpointSlice, then any BackendTLSPolicy (none for an invalid URL)."""
         return [o.object for o in self.result.objects]
 
     def in_order(self) -> list[Json]:

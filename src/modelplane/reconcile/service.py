@@ -16,6 +16,7 @@ from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
 from modelplane.api.meta import Condition, condition
 from modelplane.api.modelservice import ModelServiceStatus
 from modelplane.composition.backend import InvalidURL, parse_target
+from modelplane.composition.routing import ZERO_TIMEOUT
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.composition.weights import backend_weights
 from modelplane.events import Event
@@ -175,6 +176,11 @@ def http_route(
                         {"path": {"type": "PathPrefix", "value": service_prefix(namespace, name)}}
                     ],
                     "backendRefs": refs,
+                    # 0s disables a default request timeout (Envoy Gateway's 15 s) that would
+                    # cut a long generation. Traefik v3.7 does not implement route timeouts
+                    # (HTTPRouteRequestTimeout unsupported in its v1.5 conformance report) and
+                    # ignores the field; docs/crossplane.md, "Long generations".
+                    "timeouts": {"request": ZERO_TIMEOUT},
                 }
             ],
         },
