@@ -20,7 +20,7 @@ from modelplane.runtime.crossplane.held import held_response
 from modelplane.runtime.crossplane.messages import (
     FunctionRequest,
     FunctionResponse,
-    Result,
+    response_of,
 )
 from modelplane.runtime.crossplane.replica_fn import observed_objects
 from modelplane.runtime.crossplane.requirements import (
@@ -81,11 +81,4 @@ def run_cache(request: FunctionRequest) -> FunctionResponse:
     result = reconcile_cache(
         cache, clusters, observed, secret=secret_state(cache, request.required)
     )
-    return FunctionResponse(
-        resources=list(result.objects),
-        composite_status=result.status.to_wire(),
-        composite_ready=result.ready,
-        conditions=result.conditions,
-        results=[Result(e.severity, e.message) for e in result.events],
-        requirements=requirements,
-    )
+    return response_of(result, requirements)

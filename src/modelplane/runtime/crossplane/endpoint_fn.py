@@ -10,17 +10,11 @@ from __future__ import annotations
 from modelplane.api import ModelEndpoint
 from modelplane.reconcile.endpoint import reconcile_endpoint
 from modelplane.runtime.crossplane import documents
-from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse, Result
+from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse, response_of
 
 
 def run_endpoint(request: FunctionRequest) -> FunctionResponse:
     """The endpoint function: the Service and EndpointSlice, RoutingReady, the status."""
     endpoint = documents.composite(request.composite, ModelEndpoint)
     result = reconcile_endpoint(endpoint, request.observed.keys())
-    return FunctionResponse(
-        resources=list(result.objects),
-        composite_status=result.status.to_wire(),
-        composite_ready=result.ready,
-        conditions=result.conditions,
-        results=[Result(e.severity, e.message) for e in result.events],
-    )
+    return response_of(result)

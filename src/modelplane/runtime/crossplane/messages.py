@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from modelplane.api.base import GROUP_VERSION
 from modelplane.api.meta import Condition
 from modelplane.composition.types import ComposedObject
+from modelplane.events import Event
 
 Severity = Literal["Fatal", "Warning", "Normal"]
 
@@ -80,3 +81,34 @@ class FunctionResponse:
 def fatal(message: str, requirements: Sequence[Requirement] = ()) -> FunctionResponse:
     """A response that only reports a Fatal result (and keeps declaring ``requirements``)."""
     return FunctionResponse(results=[Result("Fatal", message)], requirements=list(requirements))
+
+
+class _WireStatus(Protocol):
+    def to_wire(self) -> dict[str, Any]: ...
+
+
+class Reconciled(Protocol):
+    """A core reconcile's result: composed objects, a typed status, conditions, events."""
+
+    @property
+    def objects(self) -> Sequence[ComposedObject]: ...
+    @property
+    def status(self) -> _WireStatus: ...
+    @property
+    def conditions(self) -> Sequence[Condition]: ...
+    @property
+    def events(self) -> Sequence[Event]: ...
+    @property
+    def ready(self) -> bool: ...
+
+
+def response_of(result: Reconciled, requirements: Sequence[Requirement] = ()) -> FunctionResponse:
+    """The response for a reconcile result: its objects, status, readiness and events."""
+    return FunctionResponse(
+        resources=list(result.objects),
+        composite_status=result.status.to_wire(),
+        composite_ready=result.ready,
+        conditions=list(result.conditions),
+        results=[Result(e.severity, e.message) for e in result.events],
+        requirements=list(requirements),
+    )

@@ -15,8 +15,8 @@ from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
     FunctionRequest,
     FunctionResponse,
-    Result,
     fatal,
+    response_of,
 )
 from modelplane.runtime.crossplane.requirements import (
     INFERENCE_GATEWAY,
@@ -40,14 +40,7 @@ def run_service(request: FunctionRequest) -> FunctionResponse:
         return FunctionResponse(composite_ready=False, requirements=requirements)
     observed = request.observed.get(SERVICE_ROUTE_KEY)
     result = reconcile_service(service, endpoints, gateways[0] if gateways else None, observed)
-    return FunctionResponse(
-        resources=list(result.objects),
-        composite_status=result.status.to_wire(),
-        composite_ready=result.ready,
-        conditions=result.conditions,
-        results=[Result(e.severity, e.message) for e in result.events],
-        requirements=requirements,
-    )
+    return response_of(result, requirements)
 
 
 def run_gateway(request: FunctionRequest) -> FunctionResponse:
@@ -56,10 +49,4 @@ def run_gateway(request: FunctionRequest) -> FunctionResponse:
     raw = request.observed.get(FRONT_GATEWAY_KEY)
     observed = integral_floats_to_int(dict(raw)) if raw is not None else None
     result = reconcile_gateway(gateway, observed)
-    return FunctionResponse(
-        resources=list(result.objects),
-        composite_status=result.status.to_wire(),
-        composite_ready=result.ready,
-        conditions=result.conditions,
-        results=[Result(e.severity, e.message) for e in result.events],
-    )
+    return response_of(result)
