@@ -22,6 +22,7 @@ import yaml
 from kubernetes_validate.utils import all_versions, major_minor
 from packaging.version import Version
 
+from modelplane.cel.crd_cost import CEL_RESERVED
 from tests.paths import REPO, SCHEMAS
 
 REPO_ROOT = REPO
@@ -188,32 +189,9 @@ def with_defaults(schema: dict[str, Any], value: Any) -> Any:
     return value
 
 
-# CEL escapes property names that are CEL reserved words (Kubernetes CRD rules).
-_CEL_RESERVED = {
-    "namespace",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "return",
-    "var",
-    "void",
-    "while",
-}
-
-
 def _cel_value(value: Any) -> Any:
     if isinstance(value, dict):
-        return {(f"__{k}__" if k in _CEL_RESERVED else k): _cel_value(v) for k, v in value.items()}
+        return {(f"__{k}__" if k in CEL_RESERVED else k): _cel_value(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_cel_value(v) for v in value]
     return value

@@ -106,7 +106,9 @@ class DeclType:
 
 
 _STRING_KEY = DeclType("string", 0, _MIN_STRING)
-_RESERVED = frozenset(
+# CEL's reserved words: a property so named is escaped as __<name>__ (apiserver
+# pkg/cel/escaping.go).
+CEL_RESERVED = frozenset(
     [
         "true",
         "false",
@@ -140,7 +142,7 @@ def escape_property(name: str) -> str | None:
     digits, ``_``, ``.``, ``-`` and ``/``)."""
     if not name or name[0] in "0123456789":
         return None
-    if name in _RESERVED:
+    if name in CEL_RESERVED:
         return f"__{name}__"
     if not _ESCAPABLE.match(name):
         return None

@@ -22,12 +22,12 @@ from ._crd_model import (
     _LIST_CREATE,
     _MAP_CREATE,
     _ONE,
-    _RESERVED,
     _SCALARS,
     _T,
     _TYPE_IDENTS,
     _UNKNOWN,
     _ZERO,
+    CEL_RESERVED,
     MAX_COST,
     CelType,
     Est,
@@ -474,7 +474,7 @@ class _Coster:
         if t.kind == "object":
             assert t.decl is not None
             ft = t.decl.fields.get(name)
-            if ft is None and name in _RESERVED and self.compat >= (1, 31):
+            if ft is None and name in CEL_RESERVED and self.compat >= (1, 31):
                 # apiserver DeclTypeProvider.FindStructFieldType: from compatibility 1.31 a
                 # reserved word selects its escaped field (the size path keeps the word,
                 # so the schema estimator does not find it: unbounded).

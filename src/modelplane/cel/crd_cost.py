@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._crd_model import (
+    CEL_RESERVED,
     CRD_COST_LIMIT,
     MAX_COST,
     MAX_REQUEST_SIZE,
@@ -61,6 +62,7 @@ from ._crd_walk import (
 )
 
 __all__ = [
+    "CEL_RESERVED",
     "MAX_COST",
     "RULE_COST_LIMIT",
     "CRD_COST_LIMIT",
