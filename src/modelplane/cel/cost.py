@@ -157,7 +157,8 @@ def estimate_iterations(expr: Any) -> int:
     return _iterations(expr, {})
 
 
-def _children(expr: Any) -> list[Any]:
+def children(expr: Any) -> list[Any]:
+    """The direct subexpressions of a parsed ``cel.expr.Expr``, in source order."""
     kind = expr.WhichOneof("expr_kind")
     if kind == "select_expr":
         return [expr.select_expr.operand]
@@ -172,12 +173,15 @@ def _children(expr: Any) -> list[Any]:
             for e in expr.struct_expr.entries
             for part in ((e.map_key, e.value) if e.HasField("map_key") else (e.value,))
         ]
+    if kind == "comprehension_expr":
+        c = expr.comprehension_expr
+        return [c.iter_range, c.accu_init, c.loop_condition, c.loop_step, c.result]
     return []
 
 
 def _iterations(expr: Any, scope: _Scope) -> int:
     if expr.WhichOneof("expr_kind") != "comprehension_expr":
-        return sum(_iterations(child, scope) for child in _children(expr))
+        return sum(_iterations(child, scope) for child in children(expr))
     comp = expr.comprehension_expr
     shape = _shape(comp.iter_range, scope)
     inner = {**scope, comp.iter_var: shape.element if shape is not None else None}

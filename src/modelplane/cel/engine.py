@@ -32,6 +32,7 @@ from google.protobuf import any_pb2
 from modelplane.memo import memoized
 
 from . import _proto
+from .cost import children
 from .quantity import INT64_MIN, Quantity, is_quantity, parse_quantity
 from .semver import Semver, is_semver, parse_semver
 
@@ -454,7 +455,7 @@ class _Rewriter:
 
     def _max_id(self, expr: Any) -> int:
         best = int(expr.id)
-        for child in _children(expr):
+        for child in children(expr):
             best = max(best, self._max_id(child))
         return best
 
@@ -481,7 +482,7 @@ class _Rewriter:
         expr.id = self._new_id()
         if old in self.refs:
             self.refs[expr.id].CopyFrom(self.refs[old])
-        for child in _children(expr):
+        for child in children(expr):
             self._renumber(child)
 
     def _ident(self, name: str) -> Any:
@@ -534,7 +535,7 @@ class _Rewriter:
         if replacement is not None:
             expr.CopyFrom(replacement)
             return
-        for child in _children(expr):
+        for child in children(expr):
             self.rewrite(child)
 
 
@@ -542,29 +543,6 @@ def _ident_name(expr: Any) -> str | None:
     if expr.WhichOneof("expr_kind") == "ident_expr":
         return str(expr.ident_expr.name)
     return None
-
-
-def _children(expr: Any) -> list[Any]:
-    kind = expr.WhichOneof("expr_kind")
-    if kind == "select_expr":
-        return [expr.select_expr.operand]
-    if kind == "call_expr":
-        call = expr.call_expr
-        head = [call.target] if call.HasField("target") else []
-        return head + list(call.args)
-    if kind == "list_expr":
-        return list(expr.list_expr.elements)
-    if kind == "struct_expr":
-        out: list[Any] = []
-        for entry in expr.struct_expr.entries:
-            if entry.HasField("map_key"):
-                out.append(entry.map_key)
-            out.append(entry.value)
-        return out
-    if kind == "comprehension_expr":
-        c = expr.comprehension_expr
-        return [c.iter_range, c.accu_init, c.loop_condition, c.loop_step, c.result]
-    return []
 
 
 def _rewrite_domains(serialized: bytes) -> bytes:
