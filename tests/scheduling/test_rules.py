@@ -97,10 +97,15 @@ def test_identity_index(label: str | None, index: int) -> None:
 
 
 def test_duplicate_identity_the_earlier_kept_name_wins() -> None:
-    # Both valid: chat-aaa (7 GPUs) is kept and charged; chat-bbb is dropped and frees its devices.
+    # Both valid: chat-aaa (7 GPUs) is kept. chat-bbb is dropped, but it runs until it is
+    # deleted and its cluster's occupancy stops counting it (issue 16): its GPU stays
+    # charged, so the 8-GPU node has no room for a new replica in this pass.
     first = replica("chat", "c1", 0, name="chat-aaa", gpus=7)
     second = replica("chat", "c1", 0, name="chat-bbb", gpus=1)
     s = run(deployment("chat", 3), [h100()], [second, first])
+    assert [(p.index, p.retained) for p in s.replicas] == [(0, True)]
+    # Once chat-bbb is gone, its GPU is free again.
+    s = run(deployment("chat", 3), [h100()], [first])
     assert [(p.index, p.retained) for p in s.replicas] == [(0, True), (1, False)]
     # A dropped earlier replica does not hold the identity: the later one is kept.
     broken = replica("chat", "c1", 0, name="chat-aaa", pool_name="gone")

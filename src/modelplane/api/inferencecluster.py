@@ -299,6 +299,52 @@ class ClusterCacheStatus(KubeModel):
     storage_class_name: str | None = Field(default=None, max_length=253)
 
 
+# The most replicas ``status.occupancy.replicas`` lists (issue 16): a cluster's status must
+# stay well under etcd's 1.5 MiB object limit (8,192 names of at most 317 characters is
+# 2.6 MB only in the worst case; real names are about 40). Past it the list is cut in sort
+# order while every replica stays charged in ``pools``, so a deployment charges an unlisted
+# replica of its own once more: capacity is over-counted, never under (docs/scheduling.md).
+MAX_OCCUPANCY_REPLICAS = 8192
+
+
+class NodeRun(KubeModel):
+    """``count`` consecutive nodes of a pool, in node order, with the same free devices."""
+
+    count: int = Field(ge=1, le=MAX_POOL_NODES)
+    free: Annotated[dict[str, Annotated[int, Field(ge=0)]], Field(max_length=16)] = Field(
+        description="DRA device name -> devices still free on each of these nodes."
+    )
+
+
+class PoolOccupancy(KubeModel):
+    """What the replicas pinned to a cluster occupy of one of its pools."""
+
+    name: str = Field(min_length=1, max_length=63)
+    full: bool | None = Field(
+        default=None,
+        description="Only when true: some pod of a counted replica fit no node of the pool.",
+    )
+    # A run holds at least one node, so a pool has at most as many runs as nodes.
+    nodes: Annotated[list[NodeRun], Field(max_length=MAX_POOL_NODES)]
+
+
+class ClusterOccupancy(KubeModel):
+    """The devices the ModelReplicas pinned to the cluster occupy (issue 16).
+
+    Published by the InferenceCluster function; a ModelDeployment's scheduling starts
+    from it instead of charging every other deployment's replicas itself.
+    """
+
+    replicas: Annotated[
+        list[Annotated[str, Field(min_length=3, max_length=317)]],
+        Field(max_length=MAX_OCCUPANCY_REPLICAS),
+    ] = Field(description="The ModelReplicas counted, as namespace/name, sorted.")
+    pools: (
+        Annotated[list[PoolOccupancy], Field(max_length=8, json_schema_extra=list_map("name"))]
+        | None
+    ) = Field(default=None, description="Pools where something is charged; absent: all free.")
+
+
 class InferenceClusterStatus(OpenModel):
     """What the cluster publishes."""
 
@@ -310,6 +356,7 @@ class InferenceClusterStatus(OpenModel):
     ) = None
     cache: ClusterCacheStatus | None = None
     namespace: str | None = None
+    occupancy: ClusterOccupancy | None = None
 
 
 class InferenceCluster(KubeModel):

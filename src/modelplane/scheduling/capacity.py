@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from modelplane.api import ModelReplica
 from modelplane.memo import memoized
 from modelplane.scheduling.fleet import ClusterView, Pool, PoolShape
+
+if TYPE_CHECKING:
+    from modelplane.scheduling.occupancy import Occupancy
 
 Demand = tuple[tuple[int, int], ...]  # (device index in the pool, count) pairs, non-zero
 
@@ -145,19 +149,25 @@ class Ledger:
     """Free capacity of every candidate cluster that is not pool-unknown (§8.4).
 
     Pool states are created on first use: a fresh pool needs no vectors until something
-    is charged to it or a trial reads it.
+    is charged to it or a trial reads it. ``bases`` gives a cluster's starting state (its
+    occupancy, issue 16); a pool it does not list starts fresh.
     """
 
-    __slots__ = ("clusters", "pools")
+    __slots__ = ("clusters", "pools", "bases")
 
-    def __init__(self, clusters: Sequence[ClusterView]) -> None:
+    def __init__(
+        self, clusters: Sequence[ClusterView], bases: Mapping[str, Occupancy] | None = None
+    ) -> None:
         self.clusters = {c.name: c for c in clusters if c.pools is not None}
         self.pools: dict[str, _LazyPools] = {}
+        self.bases = bases or {}
 
     @staticmethod
-    def build(clusters: Sequence[ClusterView]) -> Ledger:
-        """A ledger over the given clusters' pools, every node free."""
-        return Ledger(clusters)
+    def build(
+        clusters: Sequence[ClusterView], bases: Mapping[str, Occupancy] | None = None
+    ) -> Ledger:
+        """A ledger over the given clusters' pools, from their occupancy (else every node free)."""
+        return Ledger(clusters, bases)
 
     def states(self, cluster: str) -> _LazyPools | None:
         """The pool states of a cluster in the ledger (None when it is not in the ledger)."""
@@ -166,7 +176,8 @@ class Ledger:
             view = self.clusters.get(cluster)
             if view is None:
                 return None
-            states = self.pools[cluster] = _LazyPools(view)
+            base = self.bases.get(cluster)
+            states = self.pools[cluster] = _LazyPools(view, base)
         return states
 
     def trial(self, cluster: str) -> ClusterState:
@@ -210,19 +221,22 @@ class Ledger:
 
 
 class _LazyPools(dict[str, PoolState]):
-    """A cluster's pool states by name, each created fresh on first access."""
+    """A cluster's pool states by name, each created on first access: from the cluster's
+    occupancy where it lists the pool, else fresh."""
 
-    __slots__ = ("view",)
+    __slots__ = ("view", "base")
 
-    def __init__(self, view: ClusterView) -> None:
+    def __init__(self, view: ClusterView, base: Occupancy | None = None) -> None:
         super().__init__()
         self.view = view
+        self.base = base
 
     def __missing__(self, name: str) -> PoolState:
         pool = self.view.pool(name)
         if pool is None:
             raise KeyError(name)
-        state = self[name] = PoolState.fresh(pool)
+        use = self.base.pools.get(name) if self.base is not None else None
+        state = self[name] = use.state() if use is not None else PoolState.fresh(pool)
         return state
 
 

@@ -47,6 +47,8 @@ class Gates:
     cache_name: str
     tolerations: Sequence[Toleration]
     rank_engine: str | None  # an engine whose Worker uses $(MODELPLANE_RANK)
+    # Clusters whose occupancy is not published yet (function runtime, issue 16).
+    unpublished: frozenset[str] = frozenset()
 
 
 def selector_failure(gates: Gates, cluster: ClusterView) -> Unfit | None:
@@ -102,7 +104,15 @@ def new_replica_failure(gates: Gates, cluster: ClusterView) -> Unfit | None:
         return Unfit(cluster.name, Reason.NO_GATEWAY, lambda: "no gateway address")
     if cluster.pool_unknown:
         return Unfit(cluster.name, Reason.NO_POOLS, lambda: "cluster publishes no pools")
+    if cluster.name in gates.unpublished:
+        return Unfit(cluster.name, Reason.NO_POOLS, lambda: UNPUBLISHED_MESSAGE)
     return None
+
+
+UNPUBLISHED_MESSAGE = (
+    "cluster publishes no status.occupancy matching its pools yet: the InferenceCluster "
+    "function has not counted the replicas on it; no new replica is placed there until it does"
+)
 
 
 def blocker(

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelDeployment, Taint, Toleration
 from modelplane.api.inferenceclass import CapacityValue, TypedValue
-from modelplane.api.inferencecluster import PoolDevice, derived_gpu_pools
+from modelplane.api.inferencecluster import ClusterOccupancy, PoolDevice, derived_gpu_pools
 from modelplane.api.modeldeployment import EngineMember
 from modelplane.cel import DeviceProfile
-from modelplane.memo import memoized
+from modelplane.memo import Memo, memoized
 
 # Any mention of the rank counts, not only $(MODELPLANE_RANK): a shell's $MODELPLANE_RANK
 # or ${MODELPLANE_RANK} on a Dynamo worker reads a variable nobody sets, and is empty.
@@ -130,6 +130,8 @@ class ClusterView:
     ready_status: str | None  # status of the Ready condition; None when there is none
     gateway: str
     pools: tuple[Pool, ...] | None  # None: pool-unknown (§3.2)
+    # The published status.occupancy, read by scheduling.occupancy in the function runtime.
+    occupancy: ClusterOccupancy | None = field(default=None, compare=False, repr=False)
     pool_map: Mapping[str, Pool] = field(default_factory=dict, compare=False, repr=False)
     shapes: tuple[PoolShape, ...] = field(default=(), compare=False, repr=False)
 
@@ -210,8 +212,27 @@ def cluster_pools(
     return tuple(Pool(p.name, max(0, p.nodes), pool_shape(p.devices or ())) for p in derived)
 
 
+# Views of clusters that publish their pools, by the cluster object's identity: the
+# runtime hands the same model for the same bytes (runtime.documents), so an unchanged
+# cluster is read once across calls. Models are never mutated after validation (the core
+# is pure); an entry holds its cluster, so its id is not reused while the entry lives.
+_VIEWS: Memo[int, tuple[InferenceCluster, ClusterView]] = Memo("scheduling.cluster_views", 1 << 14)
+
+
 def cluster_view(cluster: InferenceCluster, classes: Mapping[str, InferenceClass]) -> ClusterView:
-    """Normalise one cluster."""
+    """Normalise one cluster (remembered per cluster object when it publishes its pools)."""
+    status = cluster.status
+    if status is None or not status.gpu_pools:
+        return _cluster_view(cluster, classes)  # derived pools depend on the classes too
+    hit = _VIEWS.lookup(id(cluster))
+    if isinstance(hit, tuple) and hit[0] is cluster:
+        return hit[1]
+    view = _cluster_view(cluster, classes)
+    _VIEWS.put(id(cluster), (cluster, view))
+    return view
+
+
+def _cluster_view(cluster: InferenceCluster, classes: Mapping[str, InferenceClass]) -> ClusterView:
     status = cluster.status
     ready_status: str | None = None
     gateway = ""
@@ -230,6 +251,7 @@ def cluster_view(cluster: InferenceCluster, classes: Mapping[str, InferenceClass
         ready_status=ready_status,
         gateway=gateway,
         pools=cluster_pools(cluster, classes),
+        occupancy=status.occupancy if status is not None else None,
     )
 
 

@@ -41,6 +41,7 @@ from modelplane.scheduling.model import (
     namespace_of,
 )
 from modelplane.scheduling.notices import replica_notices
+from modelplane.scheduling.occupancy import OccupancySource, bases, occupancy_of, unlisted
 from modelplane.scheduling.placement import (
     EngineSpec,
     Failure,
@@ -63,8 +64,14 @@ def schedule(
     classes: Sequence[InferenceClass],
     cache: CacheState,
     observed_replicas: Iterable[ModelReplica],
+    occupancy: OccupancySource = None,
 ) -> Schedule:
-    """Place one deployment's replicas on the fleet (scheduling.md §1, order of §9.1)."""
+    """Place one deployment's replicas on the fleet (scheduling.md §1, order of §9.1).
+
+    ``occupancy`` says what the clusters hold already (scheduling.occupancy): None
+    computes it from ``observed_replicas`` (every namespace's), else ``observed_replicas``
+    need only be the deployment's own.
+    """
     desired = deployment.spec.replicas
     if desired == 0:
         return _parked(clusters)
@@ -83,7 +90,7 @@ def schedule(
             HoldCause.INVALID_NODE_SELECTOR,
             error=error,
         )
-    return _Run(deployment, views, cache, observed, ours).schedule()
+    return _Run(deployment, views, cache, observed, ours, occupancy).schedule()
 
 
 def owned(deployment: ModelDeployment, replicas: Iterable[ModelReplica]) -> list[ModelReplica]:
@@ -252,12 +259,15 @@ class _Run:
         cache: CacheState,
         observed: list[ModelReplica],
         ours: list[ModelReplica],
+        occupancy: OccupancySource = None,
     ) -> None:
         self.deployment = deployment
         self.views = views
         self.cache = cache
         self.observed = observed
         self.ours = ours
+        # What the clusters hold already (issue 16): their occupancy, computed or published.
+        self.bases = bases(occupancy, views, observed)
         spec = deployment.spec.template.spec
         self.gates = Gates(
             selector=_selector(deployment),
@@ -265,6 +275,7 @@ class _Run:
             cache_name=spec.model_cache_ref.name if spec.model_cache_ref else "",
             tolerations=spec.tolerations or [],
             rank_engine=rank_engine(deployment),
+            unpublished=self.bases.unpublished,
         )
         self.engines: tuple[EngineSpec, ...] = engine_specs(deployment)
         self.candidates = {v.name: v for v in views if selector_failure(self.gates, v) is None}
@@ -273,12 +284,12 @@ class _Run:
     def schedule(self) -> Schedule:
         desired = self.deployment.spec.replicas
         kept = scale_down(self._retain(), desired)
-        kept_ids = {id(p.observed) for p in kept}
-        self.ledger = Ledger.build(list(self.candidates.values()))
-        ours_ids = {id(r) for r in self.ours}
-        for replica in self.observed:
-            if id(replica) in ours_ids and id(replica) not in kept_ids:
-                continue  # dropped or scaled down: its devices are freed for the refill
+        # Each cluster starts from its occupancy, which charges every replica on it, ours
+        # included: one being dropped or scaled down stays charged until its cluster no
+        # longer counts it (it runs until then). Ours the occupancy does not list yet are
+        # charged on top, in (namespace, name) order (docs/scheduling.md "Occupancy").
+        self.ledger = Ledger.build(list(self.candidates.values()), self.bases.occupancy)
+        for replica in unlisted(self.ours, self.bases.occupancy):
             view = self.candidates.get(replica.spec.cluster_name)
             if view is None or view.pool_unknown or not replica.spec.engines:
                 continue
@@ -482,15 +493,29 @@ def schedule_all(
     """Schedule several deployments in (namespace, name) order, each seeing the earlier ones' (§1).
 
     An earlier deployment's own observed replicas are replaced by the ModelReplicas
-    it was given, so later deployments' ledgers charge exactly those. Caches are
-    resolved as in a local run: a referenced cache missing from ``caches`` is ABSENT.
+    it was given, so later deployments' ledgers charge exactly those: the occupancy of
+    every cluster either touches is recomputed from the current list before the next
+    deployment (scheduling.occupancy). Caches are resolved as in a local run: a
+    referenced cache missing from ``caches`` is ABSENT.
     """
     observed = list(observed_replicas)
+    views = {v.name: v for v in fleet(clusters, classes)} if clusters is not UNRESOLVED else {}
+    pinned: defaultdict[str, list[ModelReplica]] = defaultdict(list)
+    for replica in observed:
+        pinned[replica.spec.cluster_name].append(replica)
+    current = {name: occupancy_of(view, pinned[name]) for name, view in views.items()}
     results: list[Scheduled] = []
     for deployment in sorted(deployments, key=deployment_key):
         cache = cache_state(deployment, caches)
-        result = schedule(deployment, clusters, classes, cache, observed)
+        result = schedule(deployment, clusters, classes, cache, observed, current)
         given = tuple(replica_object(deployment, p) for p in result.replicas)
+        dropped = [r for r in observed if owns(deployment, r)]
         observed = [r for r in observed if not owns(deployment, r)] + list(given)
+        # Only the clusters this deployment left or joined change occupancy.
+        for name in {r.spec.cluster_name for r in (*dropped, *given)}:
+            pinned[name] = [r for r in pinned[name] if not owns(deployment, r)]
+            pinned[name].extend(g for g in given if g.spec.cluster_name == name)
+            if name in views:
+                current[name] = occupancy_of(views[name], pinned[name])
         results.append(Scheduled(deployment, cache, result, given))
     return results
