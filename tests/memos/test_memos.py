@@ -48,10 +48,12 @@ INVENTORY = {
     "cel.selector.results",
     "runtime.documents",
     "runtime.encoded_structs",
+    "scheduling.cluster_views",
     "scheduling.device_profiles",
     "scheduling.matches",
     "scheduling.observed_demand",
     "scheduling.plans",
+    "scheduling.published_occupancy",
     "scheduling.shapes",
     "scheduling.shapes_by_raw",
 }

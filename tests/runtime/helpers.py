@@ -12,12 +12,15 @@ import copy
 import os
 import socket
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import crossplane.function.proto.v1.run_function_pb2 as fnv1
 from google.protobuf import json_format, struct_pb2
 
+from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.naming import CLUSTER_LABEL
+from modelplane.scheduling.occupancy import published_occupancy
 from tests.builders import (
     GV,
     PROVIDER_CONFIG,
@@ -106,7 +109,57 @@ def ready_status(name: str, *, gateway: str = "203.0.113.10", nodes: int = 1) ->
             "name": f"{name}-cluster-kubeconfig-x",
         },
         "gpuPools": [gpu_pool("h100", nodes, gpu_device())],
+        # Nothing is pinned to it yet (issue 16): every pool free.
+        "occupancy": {"replicas": []},
     }
+
+
+def with_occupancy(
+    cluster: Mapping[str, Any], world: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """``cluster`` with the ``status.occupancy`` its function publishes for ``world``'s replicas.
+
+    Computed by the cluster function's own code on the cluster's published pools, from
+    the ModelReplicas labelled for it (the function's requirement).
+    """
+    out = copy.deepcopy(dict(cluster))
+    name = out["metadata"]["name"]
+    model = InferenceCluster.model_validate(out)
+    pools = model.status.gpu_pools if model.status is not None else None
+    status = out.setdefault("status", {})
+    if not pools:
+        status.pop("occupancy", None)
+        return out
+    pinned = [
+        ModelReplica.model_validate(o)
+        for o in world
+        if o.get("kind") == "ModelReplica"
+        and o.get("metadata", {}).get("labels", {}).get(CLUSTER_LABEL) == name
+    ]
+    status["occupancy"] = published_occupancy(name, pools, pinned).to_wire()
+    return out
+
+
+def published_by_function(
+    run: Callable[[fnv1.RunFunctionRequest], fnv1.RunFunctionResponse],
+    cluster: Mapping[str, Any],
+    world: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """``cluster`` with the ``status.occupancy`` the InferenceCluster function publishes.
+
+    Crossplane's loop over ``run`` (a RunFunction): call, fetch what was asked for from
+    ``world`` (the pinned replicas by label, the classes), call again.
+    """
+    first = run(request(cluster))
+    rsp = run(request(cluster, required=satisfy(first, world)))
+    out = copy.deepcopy(dict(cluster))
+    status = out.setdefault("status", {})
+    occupancy = composite_status(rsp).get("occupancy")
+    if occupancy is None:
+        status.pop("occupancy", None)
+    else:
+        status["occupancy"] = occupancy
+    return out
 
 
 def ready_cluster(name: str = "us-east-1", **kwargs: Any) -> dict[str, Any]:

@@ -46,7 +46,13 @@ def test_first_call_asks_for_classes_and_keeps_published_pools(stubs: Stubs) -> 
             "api_version": "modelplane.ai/v1alpha1",
             "kind": "InferenceClass",
             "match_name": "h100-8x",
-        }
+        },
+        # On the wire as Crossplane v2.3 lists it: every namespace, by the cluster label.
+        "replicas": {
+            "api_version": "modelplane.ai/v1alpha1",
+            "kind": "ModelReplica",
+            "match_labels": {"labels": {"modelplane.ai/cluster": "us-east-1"}},
+        },
     }
     assert composite_status(rsp)["gpuPools"] == published
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.api import ModelDeployment
-from modelplane.api.meta import UNRESOLVED
 from modelplane.naming import replica_name
 from modelplane.runtime.crossplane.deployment_fn import gather_inputs
 from modelplane.runtime.crossplane.messages import FunctionRequest
+from modelplane.scheduling.occupancy import PUBLISHED
 
 from .conftest import Stubs
 from .helpers import (
@@ -26,6 +26,7 @@ from .helpers import (
     requirements,
     results,
     satisfy,
+    with_occupancy,
 )
 
 WORLD: list[dict[str, Any]] = [ready_cluster("us-east-1"), inference_class()]
@@ -54,7 +55,6 @@ def test_first_call_declares_requirements_and_holds(stubs: Stubs) -> None:
     assert requirements(rsp) == {
         "clusters": {"kind": "InferenceCluster", **ALL},
         "classes": {"kind": "InferenceClass", **ALL},
-        "all-replicas": {"kind": "ModelReplica", **ALL},
     }
     assert desired(rsp) == {}
     assert conditions(rsp)[0] == (
@@ -276,48 +276,104 @@ def test_v1beta1_answers_the_same(stubs: Stubs) -> None:
     ).SerializeToString(deterministic=True)
 
 
-def test_other_deployments_replicas_count_ours_come_from_observed() -> None:
+def test_only_our_observed_replicas_are_read_others_come_with_the_cluster() -> None:
     xr = deployment()
-    ours_elsewhere = replica(name="stale", index=7)
-    foreign_ns = replica(name="other-ns", namespace="team-b")
-    foreign_dep = replica(name="other-dep", deployment_name="llama")
     observed = _observed_replicas(1, ready=True)
     inputs = gather_inputs(
         ModelDeployment.model_validate(xr),
         FunctionRequest(
             composite=xr,
             observed=observed,
-            required={
-                "clusters": [],
-                "classes": [],
-                "all-replicas": [ours_elsewhere, foreign_ns, foreign_dep],
-            },
+            # A stray key Crossplane would no longer fetch: not read.
+            required={"clusters": [], "classes": [], "all-replicas": [replica(name="x")]},
         ),
     )
     names = [r.metadata.name for r in inputs.observed_replicas]
-    assert names == [replica_name("qwen3-8b", "us-east-1", 0), "other-ns", "other-dep"]
+    assert names == [replica_name("qwen3-8b", "us-east-1", 0)]
+    assert inputs.occupancy is PUBLISHED
 
 
-def test_all_replicas_not_fetched_reads_as_an_incomplete_fleet() -> None:
-    xr = deployment()
-    inputs = gather_inputs(
-        ModelDeployment.model_validate(xr),
-        FunctionRequest(composite=xr, required={"clusters": [ready_cluster()], "classes": []}),
+def _foreign(count: int) -> list[dict[str, Any]]:
+    """``count`` one-GPU replicas of deployment llama in namespace team-b on us-east-1."""
+    return [
+        replica(name=f"llama-{i}", namespace="team-b", index=i, deployment_name="llama")
+        for i in range(count)
+    ]
+
+
+def test_request_carries_no_other_replica_and_their_devices_still_count(stubs: Stubs) -> None:
+    # Issue 16: 7 of the node's 8 GPUs are held by another deployment. Crossplane fetches
+    # only what the requirements ask for (no ModelReplica), and the cluster's published
+    # occupancy says the 7 are taken: 1 of 2 replicas fits.
+    others = _foreign(7)
+    world = [with_occupancy(ready_cluster("us-east-1"), others), inference_class(), *others]
+    first = stubs.v1.RunFunction(request(deployment()))
+    fetched = satisfy(first, world)
+    assert all(o["kind"] != "ModelReplica" for items in fetched.values() for o in items)
+    rsp = stubs.v1.RunFunction(request(deployment(), required=fetched))
+    assert sorted(desired(rsp)) == ["replica-us-east-1-0"]
+    assert conditions(rsp)[0][3] == (
+        "Scheduled 1 of 2 replicas; 1 did not fit: 0/1 clusters available: 1 InsufficientCapacity"
     )
-    assert inputs.clusters is UNRESOLVED
-    assert inputs.replicas_pending
+    # Published before the others existed: every GPU free, both fit.
+    stale = [ready_cluster("us-east-1"), inference_class()]
+    assert sorted(desired(_reconcile(stubs, deployment(), stale))) == [
+        "replica-us-east-1-0",
+        "replica-us-east-1-1",
+    ]
 
 
-def test_clusters_fetched_replicas_not_waits_for_the_replicas(stubs: Stubs) -> None:
-    # Issue 15: this read "Waiting for InferenceClusters" though the clusters were fetched.
-    required = {"clusters": [ready_cluster()], "classes": [inference_class()]}
-    rsp = stubs.v1.RunFunction(request(deployment(), required=required))
-    assert conditions(rsp)[0] == (
-        "ReplicasScheduled",
-        "False",
-        "ClustersUnresolved",
-        "Waiting for the ModelReplicas of every namespace",
+def test_our_replicas_the_occupancy_does_not_list_yet_are_charged_on_top(stubs: Stubs) -> None:
+    # 6 GPUs held by others, published; our replica 0 was created since (not listed). It
+    # keeps its GPU and is charged on top: one more fits (8 = 6 + 1 + 1), not two.
+    others = _foreign(6)
+    world = [with_occupancy(ready_cluster("us-east-1"), others), inference_class(), *others]
+    observed = _observed_replicas(1, ready=True)
+    rsp = _reconcile(stubs, deployment(replicas=3), world, observed=observed)
+    assert sorted(k for k in desired(rsp) if k.startswith("replica-")) == [
+        "replica-us-east-1-0",
+        "replica-us-east-1-1",
+    ]
+    # Listed (the cluster function ran since): charged once, the same answer.
+    ours = list(observed.values())
+    listed = [with_occupancy(ready_cluster("us-east-1"), [*others, *ours]), inference_class()]
+    again = _reconcile(stubs, deployment(replicas=3), listed, observed=observed)
+    assert sorted(k for k in desired(again) if k.startswith("replica-")) == [
+        "replica-us-east-1-0",
+        "replica-us-east-1-1",
+    ]
+
+
+def test_a_cluster_without_occupancy_keeps_its_replicas_and_takes_no_new_one(
+    stubs: Stubs,
+) -> None:
+    # The cluster function has not published status.occupancy (not run yet, or an older
+    # version): nothing says what others hold there, so nothing new is placed on it.
+    cluster = ready_cluster("us-east-1")
+    del cluster["status"]["occupancy"]
+    world = [cluster, inference_class()]
+    observed = _observed_replicas(1, ready=True)
+    rsp = _reconcile(stubs, deployment(replicas=2), world, observed=observed)
+    assert sorted(k for k in desired(rsp) if k.startswith("replica-")) == ["replica-us-east-1-0"]
+    assert conditions(rsp)[0][3] == (
+        "Scheduled 1 of 2 replicas; 1 did not fit: 0/1 clusters available: 1 NoPools"
     )
+
+
+def test_an_occupancy_that_does_not_fit_the_pools_reads_as_unpublished(stubs: Stubs) -> None:
+    # Published for 1 node while the pool now has 2: not read (no new replica there).
+    cluster = ready_cluster("us-east-1", nodes=2)
+    cluster["status"]["occupancy"] = {
+        "replicas": [],
+        "pools": [{"name": "h100", "nodes": [{"count": 1, "free": {"gpu": 0}}]}],
+    }
+    rsp = _reconcile(stubs, deployment(replicas=1), [cluster, inference_class()])
+    assert desired(rsp) == {}
+    assert conditions(rsp)[0][3].endswith("0/1 clusters available: 1 NoPools")
+    cluster["status"]["occupancy"]["pools"][0]["nodes"].append({"count": 1, "free": {"gpu": 8}})
+    fits = _reconcile(stubs, deployment(replicas=1), [cluster, inference_class()])
+    # Node 1 is full, node 2 free: the replica lands (first fit skips the full node).
+    assert sorted(desired(fits)) == ["replica-us-east-1-0"]
 
 
 def test_same_request_same_answer_with_remembered_inputs(stubs: Stubs) -> None:

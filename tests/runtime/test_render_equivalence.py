@@ -25,7 +25,14 @@ from modelplane.naming import DEPLOYMENT_LABEL, child_name
 from tests.paths import EXAMPLES
 
 from .conftest import Stubs
-from .helpers import composite_status, conditions, desired, request, satisfy
+from .helpers import (
+    composite_status,
+    conditions,
+    desired,
+    published_by_function,
+    request,
+    satisfy,
+)
 
 READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
 
@@ -129,7 +136,15 @@ def _compare(
             if o["metadata"]["name"] == name and o["metadata"]["namespace"] == ns
         ]
         observed = {_key(r): r for r in observed_replicas if ours(r)}
-        rsp = _run_deployment(stubs, xr, world, observed)
+        # Each cluster's occupancy as its function publishes it from the replicas so far
+        # (issue 16); the deployment function reads no other replica.
+        published = [
+            published_by_function(stubs.v1.RunFunction, o, world)
+            if o["kind"] == "InferenceCluster"
+            else o
+            for o in world
+        ]
+        rsp = _run_deployment(stubs, xr, published, observed)
         got = desired(rsp)
         assert got == {_key(o): o for o in [*expected_replicas, *expected_endpoints]}
         status = dict(composite_status(rsp))

@@ -18,11 +18,11 @@ def _deployment(**kwargs: object) -> ModelDeployment:
     return ModelDeployment.model_validate(deployment(**kwargs))  # type: ignore[arg-type]
 
 
-def test_deployment_declares_clusters_classes_and_every_replica() -> None:
+def test_deployment_declares_clusters_and_classes_and_no_replica() -> None:
+    # Issue 16: no ModelReplica lookup; others' capacity comes in each cluster's occupancy.
     assert deployment_requirements(_deployment()) == [
         Requirement("clusters", "InferenceCluster"),
         Requirement("classes", "InferenceClass"),
-        Requirement("all-replicas", "ModelReplica"),
     ]
 
 
@@ -62,13 +62,17 @@ def test_replica_looks_up_its_cluster_by_name() -> None:
     ]
 
 
-def test_cluster_declares_one_class_key_per_distinct_class_sorted() -> None:
+def test_cluster_declares_one_class_key_per_distinct_class_sorted_then_its_replicas() -> None:
     cluster = InferenceCluster.model_validate(
         existing_cluster(pools=[("b", "zeta", 1), ("a", "alpha", 1), ("c", "zeta", 2)])
     )
     assert cluster_requirements(cluster) == [
         Requirement("class-alpha", "InferenceClass", match_name="alpha"),
         Requirement("class-zeta", "InferenceClass", match_name="zeta"),
+        # Every namespace's replicas pinned to it by label (no namespace on the selector).
+        Requirement(
+            "replicas", "ModelReplica", match_labels=(("modelplane.ai/cluster", "us-east-1"),)
+        ),
     ]
 
 

@@ -13,11 +13,12 @@ reported, not acted on. ``runtime/crossplane/cluster_fn.py`` is its gRPC adapter
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from modelplane.api import InferenceClass, InferenceCluster
+from modelplane.api import InferenceClass, InferenceCluster, ModelReplica
 from modelplane.api.inferencecluster import (
+    ClusterOccupancy,
     Gateway,
     GatewayImplementation,
     InferenceClusterStatus,
@@ -38,6 +39,7 @@ from modelplane.naming import (
     child_name,
     provider_config_name,
 )
+from modelplane.scheduling.occupancy import published_occupancy
 
 PROVIDER_API = "kubernetes.m.crossplane.io/v1alpha1"
 GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"
@@ -275,15 +277,44 @@ def _cluster_condition(cluster: InferenceCluster, missing: tuple[str, ...]) -> C
     )
 
 
+def _occupancy(
+    cluster: InferenceCluster,
+    status: InferenceClusterStatus,
+    replicas: Sequence[ModelReplica] | None,
+) -> ClusterOccupancy | None:
+    """What the pinned replicas occupy of the pools published now (docs/scheduling.md).
+
+    Charged on the pools deployments read: those published now, else the ones the
+    cluster's status already carries (written by someone else, fleet.cluster_pools).
+    Not fetched yet: the previous occupancy is kept, as the pools are while classes are
+    pending (a deployment reads it only if it still fits the pools). No pools at all:
+    none, since nothing can be charged; deployments then place nothing new here.
+    """
+    previous = cluster.status
+    pools = status.gpu_pools or (previous.gpu_pools if previous is not None else None)
+    if not pools:
+        return None
+    if replicas is None:
+        return previous.occupancy if previous is not None else None
+    return published_occupancy(cluster.metadata.name or "", pools, replicas)
+
+
 def waiting_for_classes(missing: tuple[str, ...]) -> str:
     """The WaitingForClasses message and event text."""
     return "Waiting for InferenceClasses: " + ", ".join(sorted(missing))
 
 
 def compose_cluster(
-    cluster: InferenceCluster, classes: ClassLookups, observed: Mapping[str, Json]
+    cluster: InferenceCluster,
+    classes: ClassLookups,
+    observed: Mapping[str, Json],
+    replicas: Sequence[ModelReplica] | None = None,
 ) -> ClusterComposition:
-    """The cluster's composed objects, published status, condition, events and readiness."""
+    """The cluster's composed objects, published status, condition, events and readiness.
+
+    ``replicas``: the ModelReplicas labelled for this cluster in every namespace (None:
+    not fetched yet); what they occupy is published as ``status.occupancy`` (issue 16).
+    """
     status = InferenceClusterStatus()
     if classes.pending:
         # Until every class is fetched the pools cannot be recomputed: keep what was published.
@@ -292,6 +323,7 @@ def compose_cluster(
             status.gpu_pools = list(previous)
     else:
         status.gpu_pools = derived_gpu_pools(cluster, classes.found)
+    status.occupancy = _occupancy(cluster, status, replicas)
     objects: list[ComposedObject] = []
     ready: bool | None = None
     if cluster.spec.cluster.source == "Existing":

@@ -32,7 +32,6 @@ REPLICAS_READY = "ReplicasReady"
 
 NO_CLUSTERS_FOUND = "No InferenceClusters found"
 WAITING_FOR_CLUSTERS = "Waiting for InferenceClusters"
-WAITING_FOR_REPLICAS = "Waiting for the ModelReplicas of every namespace"
 SCALED_TO_ZERO = "Scaled to zero: removing all replicas"
 ZERO_DESIRED = "0 replicas desired"
 
@@ -78,13 +77,8 @@ def deployment_status(
     schedule: Schedule,
     cache: CacheState,
     observed_replicas: Iterable[ModelReplica],
-    *,
-    replicas_pending: bool = False,
 ) -> DeploymentStatus:
-    """Replica counts, conditions (§2.1 order) and events (§2.10 order) of one reconcile.
-
-    ``replicas_pending``: the clusters were fetched, the fleet's replicas not yet.
-    """
+    """Replica counts, conditions (§2.1 order) and events (§2.10 order) of one reconcile."""
     observed = observed_by_identity(deployment, observed_replicas)
     if schedule.mode is Mode.PARKED:
         return DeploymentStatus(
@@ -114,7 +108,7 @@ def deployment_status(
         if cache_condition[1] is not None:
             events.append(cache_condition[1])
     reported = reported_message(deployment, REPLICAS_SCHEDULED)
-    conditions.append(_scheduled(schedule, total, any_observed, events, reported, replicas_pending))
+    conditions.append(_scheduled(schedule, total, any_observed, events, reported))
     conditions.append(_ready(schedule, ready))
     if schedule.mode is Mode.NORMAL and total > 0 and not any_observed:
         names = sorted({p.cluster for p in schedule.replicas})
@@ -157,7 +151,6 @@ def _scheduled(
     any_observed: bool,
     events: list[Event],
     reported: str | None,
-    replicas_pending: bool = False,
 ) -> Condition:
     """ReplicasScheduled (§2.7), appending the events its case raises (§2.10).
 
@@ -166,10 +159,7 @@ def _scheduled(
     """
     desired = schedule.desired
     if schedule.cause is HoldCause.CLUSTERS_UNRESOLVED:
-        if schedule.clusters_fetched:
-            message = NO_CLUSTERS_FOUND
-        else:
-            message = WAITING_FOR_REPLICAS if replicas_pending else WAITING_FOR_CLUSTERS
+        message = NO_CLUSTERS_FOUND if schedule.clusters_fetched else WAITING_FOR_CLUSTERS
         if schedule.clusters_fetched:
             events.append(Event("Warning", NO_CLUSTERS_FOUND))
         if total:

@@ -37,6 +37,7 @@ from modelplane.scheduling.model import (
     Placement,
     Schedule,
 )
+from modelplane.scheduling.occupancy import OccupancySource
 from modelplane.scheduling.replicas import (
     index_of,
     owns,
@@ -72,8 +73,10 @@ class DeploymentInputs:
     """Everything one deployment reconcile reads.
 
     ``clusters`` is UNRESOLVED while the InferenceCluster list has not been fetched
-    (function runtime only). ``observed_replicas`` holds every ModelReplica of
-    every namespace, ours included; ``observed_endpoints`` at least ours.
+    (function runtime only). ``occupancy`` says what the clusters hold already
+    (``scheduling.occupancy``): None computes it from ``observed_replicas``, which must
+    then hold every ModelReplica of every namespace; the function runtime passes
+    ``PUBLISHED`` and only ours. ``observed_endpoints`` holds at least ours.
     """
 
     deployment: ModelDeployment
@@ -82,9 +85,7 @@ class DeploymentInputs:
     cache: CacheState
     observed_replicas: Sequence[ModelReplica]
     observed_endpoints: Sequence[ModelEndpoint] = ()
-    # The clusters were fetched but not every namespace's replicas (function runtime):
-    # ``clusters`` is then UNRESOLVED, and the status waits for the replicas (issue 15).
-    replicas_pending: bool = False
+    occupancy: OccupancySource = None
 
 
 @dataclass
@@ -105,7 +106,12 @@ class DeploymentResult:
 def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
     """Schedule one deployment and derive its replicas, endpoints and status."""
     result = schedule(
-        inputs.deployment, inputs.clusters, inputs.classes, inputs.cache, inputs.observed_replicas
+        inputs.deployment,
+        inputs.clusters,
+        inputs.classes,
+        inputs.cache,
+        inputs.observed_replicas,
+        inputs.occupancy,
     )
     return finish_deployment(
         inputs.deployment,
@@ -113,7 +119,6 @@ def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
         inputs.cache,
         inputs.observed_replicas,
         inputs.observed_endpoints,
-        replicas_pending=inputs.replicas_pending,
     )
 
 
@@ -141,15 +146,11 @@ def finish_deployment(
     cache: CacheState,
     observed_replicas: Sequence[ModelReplica],
     observed_endpoints: Sequence[ModelEndpoint],
-    *,
-    replicas_pending: bool = False,
 ) -> DeploymentResult:
     """Everything after the schedule: replica objects, endpoints, status and readiness."""
     ours = observed_by_identity(deployment, observed_replicas)
     endpoints_seen = _endpoints_by_identity(deployment, observed_endpoints)
-    status = deployment_status(
-        deployment, result, cache, observed_replicas, replicas_pending=replicas_pending
-    )
+    status = deployment_status(deployment, result, cache, observed_replicas)
     models = [replica_object(deployment, p) for p in result.replicas]
     replicas = [
         ComposedObject(

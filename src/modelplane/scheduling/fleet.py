@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelDeployment, Taint, Toleration
 from modelplane.api.inferenceclass import CapacityValue, TypedValue
-from modelplane.api.inferencecluster import ClusterOccupancy, PoolDevice, derived_gpu_pools
+from modelplane.api.inferencecluster import (
+    ClusterOccupancy,
+    GpuPool,
+    PoolDevice,
+    derived_gpu_pools,
+)
 from modelplane.api.modeldeployment import EngineMember
 from modelplane.cel import DeviceProfile
 from modelplane.memo import Memo, memoized
@@ -203,13 +208,29 @@ def cluster_pools(
     """
     status = cluster.status
     if status is not None and status.gpu_pools:
-        return tuple(
-            Pool(p.name, max(0, p.nodes), pool_shape(p.devices or ())) for p in status.gpu_pools
-        )
+        return published_pools(status.gpu_pools)
     derived = derived_gpu_pools(cluster, classes)
     if derived is None:
         return None
-    return tuple(Pool(p.name, max(0, p.nodes), pool_shape(p.devices or ())) for p in derived)
+    return published_pools(derived)
+
+
+def published_pools(gpu_pools: Iterable[GpuPool]) -> tuple[Pool, ...]:
+    """The pools of ``status.gpuPools`` as the scheduler reads them (§3.1)."""
+    return tuple(Pool(p.name, max(0, p.nodes), pool_shape(p.devices or ())) for p in gpu_pools)
+
+
+def pools_only_view(name: str, gpu_pools: Iterable[GpuPool]) -> ClusterView:
+    """A view of a cluster's pools alone: what its occupancy is charged on."""
+    return ClusterView(
+        name=name,
+        labels={},
+        taints=(),
+        dynamo=False,
+        ready_status=None,
+        gateway="",
+        pools=published_pools(gpu_pools),
+    )
 
 
 # Views of clusters that publish their pools, by the cluster object's identity: the

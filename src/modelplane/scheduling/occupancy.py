@@ -22,12 +22,13 @@ from modelplane.api import ModelReplica
 from modelplane.api.inferencecluster import (
     MAX_OCCUPANCY_REPLICAS,
     ClusterOccupancy,
+    GpuPool,
     NodeRun,
     PoolOccupancy,
 )
 from modelplane.memo import Memo
 from modelplane.scheduling.capacity import Ledger, PoolState, Run
-from modelplane.scheduling.fleet import ClusterView, Pool
+from modelplane.scheduling.fleet import ClusterView, Pool, pools_only_view
 from modelplane.scheduling.model import namespace_of
 from modelplane.scheduling.replicas import sort_key
 
@@ -99,6 +100,17 @@ def occupancy_of(view: ClusterView, replicas: Iterable[ModelReplica]) -> Occupan
         if state is not None and _changed(state, pool):
             pools[pool.name] = PoolUse(tuple(state.runs), state.closed)
     return Occupancy(refs, pools)
+
+
+def published_occupancy(
+    name: str, gpu_pools: Sequence[GpuPool], replicas: Iterable[ModelReplica]
+) -> ClusterOccupancy:
+    """The ``status.occupancy`` cluster ``name`` publishes beside ``gpu_pools`` (cluster function).
+
+    Charged on the very pools it publishes, so a deployment reads it against them.
+    """
+    view = pools_only_view(name, gpu_pools)
+    return to_status(occupancy_of(view, replicas), view)
 
 
 def _changed(state: PoolState, pool: Pool) -> bool:
@@ -236,7 +248,9 @@ def bases(
     return Bases(found, frozenset(missing))
 
 
-def unlisted(ours: Iterable[ModelReplica], occupancy: Mapping[str, Occupancy]) -> list[ModelReplica]:
+def unlisted(
+    ours: Iterable[ModelReplica], occupancy: Mapping[str, Occupancy]
+) -> list[ModelReplica]:
     """Our replicas that their cluster's occupancy does not list: charged on top, in order."""
     out: list[ModelReplica] = []
     for replica in ours:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.api import InferenceClass, InferenceCluster
+from modelplane.api import InferenceClass, InferenceCluster, ModelReplica
 from modelplane.composition.cluster import ClassLookups, compose_cluster
 from modelplane.composition.replica import kept_object
 from modelplane.runtime.crossplane import documents
@@ -21,6 +21,7 @@ from modelplane.runtime.crossplane.messages import (
     Result,
 )
 from modelplane.runtime.crossplane.requirements import (
+    PINNED_REPLICAS,
     class_key,
     cluster_class_names,
     cluster_requirements,
@@ -57,9 +58,14 @@ def run_cluster(request: FunctionRequest) -> FunctionResponse:
     requirements = cluster_requirements(cluster)
     try:
         classes = lookup_classes(cluster, request.required)
+        # A malformed pinned replica holds the published status (occupancy included):
+        # counting around it could under-count what the cluster holds.
+        replicas = documents.required(request.required, PINNED_REPLICAS, ModelReplica)
     except documents.Refused as refused:
         return held_response(request, str(refused), requirements, kept_object)
-    composed = compose_cluster(cluster, classes, {k: dict(v) for k, v in request.observed.items()})
+    composed = compose_cluster(
+        cluster, classes, {k: dict(v) for k, v in request.observed.items()}, replicas
+    )
     return FunctionResponse(
         resources=composed.objects,
         composite_status=composed.status.to_wire(),

@@ -36,13 +36,11 @@ from modelplane.runtime.crossplane.messages import (
     Result,
 )
 from modelplane.runtime.crossplane.requirements import (
-    ALL_REPLICAS,
     CACHE,
     CLASSES,
     CLUSTERS,
     deployment_requirements,
 )
-from modelplane.scheduling import owns
 from modelplane.scheduling.model import (
     CACHE_NONE,
     CACHE_UNRESOLVED,
@@ -50,6 +48,7 @@ from modelplane.scheduling.model import (
     Clusters,
     cache_state,
 )
+from modelplane.scheduling.occupancy import PUBLISHED
 
 
 def cache_lookup(deployment: ModelDeployment, items: Sequence[ModelCache] | None) -> CacheState:
@@ -91,27 +90,22 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
         )
     clusters = documents.required(request.required, CLUSTERS, InferenceCluster)
     classes = documents.required(request.required, CLASSES, InferenceClass)
-    everyone = documents.required(request.required, ALL_REPLICAS, ModelReplica)
     caches = (
         documents.required(request.required, CACHE, ModelCache)
         if deployment.spec.template.spec.model_cache_ref is not None
         else None
     )
-    if clusters is None or everyone is None:
-        # Without every namespace's replicas the capacity they hold is unknown: the
-        # fleet snapshot is not complete, so it counts as not fetched (a hold).
-        fleet: Clusters = UNRESOLVED
-    else:
-        fleet = clusters
-    others = [r for r in everyone or () if not owns(deployment, r)]
+    fleet: Clusters = UNRESOLVED if clusters is None else clusters
+    # Only our own replicas: what every other one holds comes with its cluster, in the
+    # status.occupancy the InferenceCluster function publishes (issue 16).
     return DeploymentInputs(
         deployment=deployment,
         clusters=fleet,
         classes=classes or [],
         cache=cache_lookup(deployment, caches),
-        observed_replicas=[*ours, *others],
+        observed_replicas=ours,
         observed_endpoints=endpoints,
-        replicas_pending=clusters is not None and everyone is None,
+        occupancy=PUBLISHED,
     )
 
 

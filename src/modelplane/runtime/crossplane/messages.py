@@ -36,8 +36,9 @@ class FunctionRequest:
 class Requirement:
     """One resource requirement: a ``ResourceSelector`` under ``key``.
 
-    Without ``match_name`` the selector matches by labels, with no labels: every object
-    of the kind (across every namespace when ``namespace`` is None).
+    Without ``match_name`` the selector matches by ``match_labels`` (sorted (key, value)
+    pairs; none: every object of the kind), across every namespace when ``namespace`` is
+    None (Crossplane v2.3 ``internal/xfn/required_resources.go``, docs/crossplane.md).
     """
 
     key: str
@@ -45,6 +46,7 @@ class Requirement:
     match_name: str | None = None
     namespace: str | None = None
     api_version: str = GROUP_VERSION
+    match_labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,8 @@ def response_to_proto(
         else:
             # An empty label set selects every object of the kind.
             selector.match_labels.SetInParent()
+            for label, value in requirement.match_labels:
+                selector.match_labels.labels[label] = value
         if requirement.namespace is not None:
             selector.namespace = requirement.namespace
     if response.fatal:

@@ -13,11 +13,12 @@ from typing import Any
 
 from modelplane.api import InferenceCluster, ModelCache, ModelDeployment, ModelReplica
 from modelplane.api.inferencegateway import DEFAULT_GATEWAY
+from modelplane.naming import CLUSTER_LABEL
 from modelplane.runtime.crossplane.messages import Requirement
 
 CLUSTERS = "clusters"
 CLASSES = "classes"
-ALL_REPLICAS = "all-replicas"
+PINNED_REPLICAS = "replicas"
 CACHE = "cache"
 CLUSTER = "cluster"
 CLASS_PREFIX = "class-"
@@ -27,15 +28,16 @@ SERVICE_ENDPOINTS = "endpoints"
 
 
 def deployment_requirements(deployment: ModelDeployment) -> list[Requirement]:
-    """The deployment function's lookups: none when parked (status.md §2.3)."""
+    """The deployment function's lookups: none when parked (status.md §2.3).
+
+    No ModelReplica: its own are its observed composed resources, and what other
+    deployments hold comes with each cluster, in ``status.occupancy`` (issue 16).
+    """
     if deployment.spec.replicas == 0:
         return []
     wanted = [
         Requirement(CLUSTERS, "InferenceCluster"),
         Requirement(CLASSES, "InferenceClass"),
-        # No namespace: every namespace's replicas, so capacity taken by other
-        # deployments is counted (scheduling.md §2.1).
-        Requirement(ALL_REPLICAS, "ModelReplica"),
     ]
     ref = deployment.spec.template.spec.model_cache_ref
     if ref is not None:
@@ -82,10 +84,18 @@ def cluster_class_names(cluster: InferenceCluster) -> list[str]:
 
 
 def cluster_requirements(cluster: InferenceCluster) -> list[Requirement]:
-    """The cluster function's lookups: one per distinct class name, sorted."""
+    """The cluster function's lookups: one per distinct class name, sorted, then its replicas.
+
+    The replicas are the ModelReplicas labelled ``modelplane.ai/cluster=<name>`` in every
+    namespace: no namespace on the selector lists across all of them (docs/crossplane.md).
+    """
+    name = cluster.metadata.name or ""
     return [
-        Requirement(class_key(name), "InferenceClass", match_name=name)
-        for name in cluster_class_names(cluster)
+        *(
+            Requirement(class_key(class_name), "InferenceClass", match_name=class_name)
+            for class_name in cluster_class_names(cluster)
+        ),
+        Requirement(PINNED_REPLICAS, "ModelReplica", match_labels=((CLUSTER_LABEL, name),)),
     ]
 
 
