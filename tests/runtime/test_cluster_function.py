@@ -8,6 +8,7 @@ import pytest
 
 from modelplane.api.inferencecluster import IdentitySecretRef
 from modelplane.naming import child_name
+from tests.builders import gpu_device, gpu_pool
 
 from .conftest import Stubs
 from .helpers import (
@@ -18,6 +19,7 @@ from .helpers import (
     existing_cluster,
     inference_class,
     readiness,
+    replica,
     request,
     requirements,
     results,
@@ -354,3 +356,66 @@ def test_identity_types_are_what_released_provider_kubernetes_takes_from_a_secre
     offered = set(get_args(IdentitySecretRef.model_fields["type"].annotation))
     assert offered <= PROVIDER_KUBERNETES_V1_2_1_IDENTITY_TYPES - INJECTED_IDENTITY_ONLY
     assert {"GoogleApplicationCredentials", "AzureWorkloadIdentityCredentials"} <= offered
+
+
+def test_occupancy_is_published_from_the_replicas_labelled_for_the_cluster(stubs: Stubs) -> None:
+    # Issue 16: every namespace's ModelReplicas labelled modelplane.ai/cluster=us-east-1
+    # are charged on the pools published beside them, in (namespace, name) order.
+    cluster = existing_cluster(pools=[("h100", "h100-8x", 2), ("l4", "l4-1x", 1)])
+    pinned = [
+        replica(name="qwen-a", namespace="ml-team", index=0),
+        replica(name="llama-a", namespace="team-b", index=0, deployment_name="llama"),
+    ]
+    elsewhere = replica(name="qwen-b", cluster="eu-west-1", index=1)
+    world = [*WORLD, *pinned, elsewhere]
+    first = stubs.v1.RunFunction(request(cluster))
+    rsp = stubs.v1.RunFunction(request(cluster, required=satisfy(first, world)))
+    # The label selector fetched the two, not the third (satisfy answers as Crossplane does).
+    assert composite_status(rsp)["occupancy"] == {
+        "replicas": ["ml-team/qwen-a", "team-b/llama-a"],
+        "pools": [
+            {
+                "name": "h100",
+                "nodes": [{"count": 1, "free": {"gpu": 6}}, {"count": 1, "free": {"gpu": 8}}],
+            }
+        ],
+    }
+    # None pinned: published, every pool free (a deployment may place there).
+    empty = stubs.v1.RunFunction(request(cluster, required=satisfy(first, WORLD)))
+    assert composite_status(empty)["occupancy"] == {"replicas": []}
+
+
+def test_occupancy_waits_for_the_replicas_and_keeps_what_was_published(stubs: Stubs) -> None:
+    previous = {"replicas": ["ml-team/x"]}
+    cluster = existing_cluster(
+        pools=[("h100", "h100-8x", 1)],
+        status={"gpuPools": [gpu_pool("h100", 1, gpu_device())], "occupancy": previous},
+    )
+    # The classes are fetched, the replicas not yet: the previous occupancy stays.
+    required = {"class-h100-8x": [inference_class("h100-8x")]}
+    rsp = stubs.v1.RunFunction(request(cluster, required=required))
+    assert composite_status(rsp)["occupancy"] == previous
+
+
+def test_no_pools_no_occupancy(stubs: Stubs) -> None:
+    # A class is missing: no pools, so nothing can be charged and none is published.
+    cluster = existing_cluster(pools=[("h100", "missing-class", 1)])
+    first = stubs.v1.RunFunction(request(cluster))
+    rsp = stubs.v1.RunFunction(request(cluster, required=satisfy(first, [replica()])))
+    assert "occupancy" not in composite_status(rsp)
+
+
+def test_a_malformed_pinned_replica_holds_the_published_status(stubs: Stubs) -> None:
+    previous = {"replicas": ["ml-team/x"]}
+    cluster = existing_cluster(
+        pools=[("h100", "h100-8x", 1)],
+        status={"gpuPools": [gpu_pool("h100", 1, gpu_device())], "occupancy": previous},
+    )
+    bad = replica()
+    bad["spec"]["engines"] = "not a list"
+    required = {"class-h100-8x": [inference_class("h100-8x")], "replicas": [bad]}
+    rsp = stubs.v1.RunFunction(request(cluster, required=required))
+    assert composite_status(rsp)["occupancy"] == previous
+    [(severity, message)] = results(rsp)
+    assert severity == "WARNING"
+    assert message.startswith("invalid required resource replicas: ModelReplica ml-team/")
