@@ -265,6 +265,35 @@ def test_the_function_schedules_after_the_main_thread_warmed_the_fleet() -> None
         assert "replica-us-east-1-0" in keys, (selector, keys)
 
 
+def _counts(name: str) -> tuple[int, int]:
+    [found] = [s for s in memo.stats() if s.name == name]
+    return found.hits, found.misses
+
+
+def test_an_unchanged_cluster_is_read_once_across_calls() -> None:
+    # Issue 16: the view of a cluster and its published occupancy as ledger state are
+    # remembered for the same cluster bytes; a changed cluster is read afresh, once.
+    memo.clear_all()
+    world = [ready_cluster(f"c{i}") for i in range(3)] + [inference_class()]
+    first = handle(request(deployment()))
+    steady = request(deployment(), required=satisfy(first, world))
+    handle(steady)
+    names = ("scheduling.cluster_views", "scheduling.published_occupancy")
+    before = {n: _counts(n) for n in names}
+    handle(steady)
+    for name in names:
+        hits, misses = _counts(name)
+        assert misses == before[name][1], name  # nothing read again
+        assert hits >= before[name][0] + 3, name
+    changed = request(
+        deployment(),
+        required={**satisfy(first, world), "clusters": [ready_cluster("c0", nodes=2), *world[1:3]]},
+    )
+    handle(changed)
+    for name in names:
+        assert _counts(name)[1] == before[name][1] + 1, name
+
+
 # ---------------------------------------------------------------- the registry
 
 

@@ -2,7 +2,8 @@
 
 Public API:
 
-- ``schedule(deployment, clusters, classes, cache, observed_replicas) -> Schedule``
+- ``schedule(deployment, clusters, classes, cache, observed_replicas, occupancy=None) -> Schedule``
+  (``occupancy``: what the clusters hold already, ``scheduling.occupancy``)
 - ``schedule_all(deployments, clusters, classes, caches, observed_replicas) -> list[Scheduled]``
 - ``replica_object(deployment, placement) -> ModelReplica``
 - ``cache_state(deployment, caches) -> CacheState`` (local runs)
