@@ -415,6 +415,7 @@ class Figures:
     mode: str
     steady: tuple[float, float]
     change: tuple[float, float]
+    cold_own: tuple[float, float] | None
     request_bytes: int
     rss_mib: float
     calls: tuple[int, int]
@@ -449,13 +450,21 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures:
         for _ in range(3):
             server.call(data)  # warm the memos and the connection
         samples = [timed(server.call, data) for _ in range(steady_calls)]
+        own = observed
         changes = [changed(steady, world, mode, n) for n in range(change_calls)]
         after = [timed(server.call, payload) for payload in changes]
         run_bytes(server.call, changes[-1])  # the last change still answers without Fatal
+        cold_own = None
+        if mode == "occupancy":
+            colds = [
+                changed(steady, world, mode, change_calls + n, own) for n in range(change_calls)
+            ]
+            cold_own = percentiles([timed(server.call, payload) for payload in colds])
         return Figures(
             mode,
             percentiles(samples),
             percentiles(after),
+            cold_own,
             len(data),
             server.peak_rss_mib(),
             (steady_calls, change_calls),
@@ -466,13 +475,28 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures:
         server.close()
 
 
-def changed(steady: Call, world: Sequence[Mapping[str, Any]], mode: str, n: int) -> bytes:
+def changed(
+    steady: Call,
+    world: Sequence[Mapping[str, Any]],
+    mode: str,
+    n: int,
+    own: Mapping[str, Mapping[str, Any]] | None = None,
+) -> bytes:
     """The steady request after change ``n``: one object of the fleet has a new version.
 
     ``today``: one other deployment's replica turned not Ready (its status and
     resourceVersion changed). ``occupancy``: that replica's cluster republished its
     occupancy with one more device free on the first node it charged.
+
+    With ``own`` (the observed objects), every one of them also has a new
+    resourceVersion: what a server answering every deployment of the fleet sees after a
+    change, since 200 deployments' own objects (40,000) exceed the 8,192 validated
+    documents it remembers, so a deployment's own objects are validated afresh.
     """
+    for key, obj in (own or {}).items():
+        fresh = copy.deepcopy(dict(obj))
+        fresh["metadata"]["resourceVersion"] = f"own-{n}"
+        steady.message.observed.resources[key].resource.CopyFrom(as_struct(fresh))
     key = ALL_REPLICAS if mode == "today" else "clusters"
     items = steady.message.required_resources[key].items
     indexes = steady.fetched[key]
@@ -490,20 +514,24 @@ def changed(steady: Call, world: Sequence[Mapping[str, Any]], mode: str, n: int)
         return steady.message.SerializeToString()
     finally:
         items[slot].resource.CopyFrom(as_struct(world[indexes[slot]]))
+        for key, obj in (own or {}).items():
+            steady.message.observed.resources[key].resource.CopyFrom(as_struct(obj))
 
 
 def report(figures: list[Figures]) -> None:
     """The table, then the targets."""
     print(
         f"{'mode':>10} {'calls':>7} {'steady p50':>10} {'p99 ms':>8} "
-        f"{'change p50':>10} {'p99 ms':>8} {'request MiB':>11} {'server RSS MiB':>14}"
+        f"{'change p50':>10} {'p99 ms':>8} {'+own cold p50':>13} {'p99 ms':>8} "
+        f"{'request MiB':>11} {'server RSS MiB':>14}"
     )
     for f in figures:
         mode = f.mode + ("*" if f.projected else "")
+        cold = ("-", "-") if f.cold_own is None else tuple(f"{v:.1f}" for v in f.cold_own)
         print(
             f"{mode:>10} {f.calls[0]:>3}/{f.calls[1]:<3} {f.steady[0]:>10.1f} {f.steady[1]:>8.1f} "
-            f"{f.change[0]:>10.1f} {f.change[1]:>8.1f} {f.request_bytes / 2**20:>11.2f} "
-            f"{f.rss_mib:>14.0f}"
+            f"{f.change[0]:>10.1f} {f.change[1]:>8.1f} {cold[0]:>13} {cold[1]:>8} "
+            f"{f.request_bytes / 2**20:>11.2f} {f.rss_mib:>14.0f}"
         )
     for f in figures:
         memos = ", ".join(f"{k}={v[0]} ({v[1]} hits, {v[2]} misses)" for k, v in f.memos.items())
@@ -516,7 +544,8 @@ def report(figures: list[Figures]) -> None:
     for f in figures:
         met = {
             "steady_p99_ms": f.steady[1] <= TARGETS["steady_p99_ms"],
-            "change_p99_ms": f.change[1] <= TARGETS["change_p99_ms"],
+            "change_p99_ms": max(f.change[1], (f.cold_own or f.change)[1])
+            <= TARGETS["change_p99_ms"],
             "request_mib": f.request_bytes / 2**20 <= TARGETS["request_mib"],
             "rss_mib": f.rss_mib <= TARGETS["rss_mib"],
         }
