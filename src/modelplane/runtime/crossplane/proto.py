@@ -65,6 +65,14 @@ def _key_of(document: Mapping[str, Any]) -> str:
     return key.hex()
 
 
+def _copy_field(target: Any, field: Any, value: Any) -> None:
+    # One set field of a message into an empty message of the same type, whatever its kind.
+    if field.message_type is None and not field.is_repeated:
+        setattr(target, field.name, value)
+    else:
+        getattr(target, field.name).MergeFrom(value)  # a message, a list or a map
+
+
 def request_key(request: fnv1.RunFunctionRequest, view: FunctionRequest) -> str:
     """A digest of everything a response to ``request`` is computed from.
 
@@ -83,15 +91,11 @@ def request_key(request: fnv1.RunFunctionRequest, view: FunctionRequest) -> str:
         if field.name == "required_resources":
             continue  # by the objects' digests, below
         if field.name == "observed":
-            observed = fnv1.State()
             for sub, part in value.ListFields():
                 if sub.name != "resources":  # resources by their digests, below
-                    getattr(observed, sub.name).CopyFrom(part)
-            rest.observed.CopyFrom(observed)
-        elif field.message_type is None and not field.is_repeated:
-            setattr(rest, field.name, value)
+                    _copy_field(rest.observed, sub, part)
         else:
-            getattr(rest, field.name).MergeFrom(value)
+            _copy_field(rest, field, value)
     digest = hashlib.blake2b(rest.SerializeToString(deterministic=True), digest_size=16)
     parts = [
         digest.hexdigest(),

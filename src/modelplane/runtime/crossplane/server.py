@@ -133,8 +133,8 @@ def _compute(request: fnv1.RunFunctionRequest, view: FunctionRequest | str) -> A
 def answer(request: fnv1.RunFunctionRequest) -> Answer:
     """Answer one request on the wire; never raises.
 
-    A deployment's or cache's answer is remembered by ``request_key`` (the objects'
-    identities and resourceVersions, the rest of the request by content): a repeated
+    A deployment's or cache's answer is remembered by ``request_key`` (each object's
+    content digest, the rest of the request by its deterministic encoding): a repeated
     request costs its decoding and its key, not a reconcile.
     """
     started = time.perf_counter()
@@ -148,10 +148,14 @@ def answer(request: fnv1.RunFunctionRequest) -> Answer:
     result: Answer | None = None
     key: str | None = None
     if not isinstance(view, str) and fields.get("kind") in ANSWER_KINDS:
-        key = request_key(request, view)
-        found = _ANSWERS.lookup(key)
-        if isinstance(found, Answer):
-            result = found
+        try:
+            key = request_key(request, view)
+        except Exception:  # noqa: BLE001 - an unkeyable request is answered, not remembered
+            LOG.exception("request could not be keyed", extra={"fields": fields})
+        if key is not None:
+            found = _ANSWERS.lookup(key)
+            if isinstance(found, Answer):
+                result = found
     if result is None:
         result = _compute(request, view)
         if key is not None and len(result.wire) <= ANSWER_BYTES:
