@@ -46,6 +46,7 @@ INVENTORY = {
     "cel.selector.activations",
     "cel.selector.programs",
     "cel.selector.results",
+    "runtime.answers",
     "runtime.documents",
     "runtime.encoded_structs",
     "scheduling.cluster_views",

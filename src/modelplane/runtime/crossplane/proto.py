@@ -6,6 +6,8 @@ The v1beta1 service has the same wire format; ``server`` converts through bytes.
 from __future__ import annotations
 
 import datetime
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,6 +57,53 @@ def request_from_proto(request: fnv1.RunFunctionRequest) -> FunctionRequest:
         for key, resources in request.required_resources.items()
     }
     return FunctionRequest(composite=composite, observed=observed, required=required)
+
+
+def _key_of(document: Mapping[str, Any]) -> str:
+    key = getattr(document, "cache_key", None)
+    assert isinstance(key, bytes), "request_from_proto builds StructDocuments"
+    return key.hex()
+
+
+def _copy_field(target: Any, field: Any, value: Any) -> None:
+    # One set field of a message into an empty message of the same type, whatever its kind.
+    if field.message_type is None and not field.is_repeated:
+        setattr(target, field.name, value)
+    else:
+        getattr(target, field.name).MergeFrom(value)  # a message, a list or a map
+
+
+def request_key(request: fnv1.RunFunctionRequest, view: FunctionRequest) -> str:
+    """A digest of everything a response to ``request`` is computed from.
+
+    The response is a pure function of the plain-data view (composite, observed and
+    required objects) and of the request's other fields, which ``response_to_proto``
+    passes through (tag, desired state, context). The observed and required objects
+    enter the key by their ``cache_key`` (the digest ``documents.load`` reuses, computed
+    once per object); every other field of the request, known or added later, by its
+    deterministic encoding. Equal requests therefore have equal keys, however Crossplane
+    ordered their maps (Go's encoder does not sort them, so the wire bytes differ).
+    Encoding the whole request deterministically in one call measured slower (about
+    40 ms at 1,000 clusters) than these per-object digests.
+    """
+    rest = fnv1.RunFunctionRequest()
+    for field, value in request.ListFields():
+        if field.name == "required_resources":
+            continue  # by the objects' digests, below
+        if field.name == "observed":
+            for sub, part in value.ListFields():
+                if sub.name != "resources":  # resources by their digests, below
+                    _copy_field(rest.observed, sub, part)
+        else:
+            _copy_field(rest, field, value)
+    digest = hashlib.blake2b(rest.SerializeToString(deterministic=True), digest_size=16)
+    parts = [
+        digest.hexdigest(),
+        [[key, _key_of(view.observed[key])] for key in sorted(view.observed)],
+        [[key, [_key_of(item) for item in view.required[key]]] for key in sorted(view.required)],
+    ]
+    encoded = json.dumps(parts, separators=(",", ":")).encode()
+    return hashlib.blake2b(encoded, digest_size=16).hexdigest()
 
 
 def response_to_proto(

@@ -27,10 +27,11 @@ import grpc
 from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
+from modelplane.memo import Memo
 from modelplane.runtime.crossplane import dispatch
-from modelplane.runtime.crossplane.messages import FunctionResponse, fatal
+from modelplane.runtime.crossplane.messages import FunctionRequest, fatal
 from modelplane.runtime.crossplane.metrics import METRICS, MetricsError, start_metrics_server
-from modelplane.runtime.crossplane.proto import request_from_proto, response_to_proto
+from modelplane.runtime.crossplane.proto import request_from_proto, request_key, response_to_proto
 
 DEFAULT_ADDRESS = "0.0.0.0:9443"
 CERTS_ENV = "TLS_SERVER_CERTS_DIR"
@@ -90,35 +91,96 @@ def _describe(request: fnv1.RunFunctionRequest) -> dict[str, Any]:
     return fields
 
 
-def handle(request: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
-    """Answer one request over the wire types; never raises."""
-    started = time.perf_counter()
-    try:
-        response = dispatch.run(request_from_proto(request))
-    except Exception as error:  # noqa: BLE001 - converting the request itself failed
-        LOG.exception("request could not be read", extra={"fields": _describe(request)})
-        response = fatal(f"malformed request: {type(error).__name__}: {error}")
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A response on the wire, with what its log line and metrics say about it."""
+
+    wire: bytes
+    fatal: str | None
+    resources: int
+    requirements: int
+
+
+# Whole answers are remembered for the composites whose requests grow with the fleet
+# (a deployment and a cache read every InferenceCluster): between changes Crossplane sends
+# the same request once a poll interval, and the answer is the same bytes. Other kinds are
+# small requests called once per object of the fleet (a ModelReplica per replica): they
+# would only churn this memo. Bound: ANSWERS entries of at most ANSWER_BYTES each.
+ANSWER_KINDS = frozenset({"ModelDeployment", "ModelCache"})
+ANSWERS = 256
+ANSWER_BYTES = 1024 * 1024
+_ANSWERS: Memo[str, Answer] = Memo("runtime.answers", ANSWERS)
+
+
+def _compute(request: fnv1.RunFunctionRequest, view: FunctionRequest | str) -> Answer:
+    """Run the function on ``view`` (a text: why the request could not be read), encoded."""
+    response = fatal(view) if isinstance(view, str) else dispatch.run(view)
     try:
         wire = response_to_proto(request, response)
     except Exception as error:  # noqa: BLE001 - never answer with a half-built desired state
         LOG.exception("response could not be built", extra={"fields": _describe(request)})
-        wire = response_to_proto(request, fatal(f"internal error: {type(error).__name__}: {error}"))
-    _log_response(request, response, time.perf_counter() - started)
-    return wire
-
-
-def _log_response(
-    request: fnv1.RunFunctionRequest, response: FunctionResponse, seconds: float
-) -> None:
-    fields = _describe(request)
-    METRICS.observe(fields.get("kind"), response.fatal, seconds)
-    fields.update(
-        duration_ms=round(seconds * 1000, 2),
-        resources=len(response.resources),
-        requirements=len(response.requirements),
+        response = fatal(f"internal error: {type(error).__name__}: {error}")
+        wire = response_to_proto(request, response)
+    first_fatal = next((r.message for r in response.results if r.severity == "Fatal"), None)
+    return Answer(
+        bytes(wire.SerializeToString()),
+        first_fatal if response.fatal else None,
+        len(response.resources),
+        len(response.requirements),
     )
-    if response.fatal:
-        fields["fatal"] = next(r.message for r in response.results if r.severity == "Fatal")
+
+
+def answer(request: fnv1.RunFunctionRequest) -> Answer:
+    """Answer one request on the wire; never raises.
+
+    A deployment's or cache's answer is remembered by ``request_key`` (each object's
+    content digest, the rest of the request by its deterministic encoding): a repeated
+    request costs its decoding and its key, not a reconcile.
+    """
+    started = time.perf_counter()
+    fields = _describe(request)
+    view: FunctionRequest | str
+    try:
+        view = request_from_proto(request)
+    except Exception as error:  # noqa: BLE001 - converting the request itself failed
+        LOG.exception("request could not be read", extra={"fields": fields})
+        view = f"malformed request: {type(error).__name__}: {error}"
+    result: Answer | None = None
+    key: str | None = None
+    if not isinstance(view, str) and fields.get("kind") in ANSWER_KINDS:
+        try:
+            key = request_key(request, view)
+        except Exception:  # noqa: BLE001 - an unkeyable request is answered, not remembered
+            LOG.exception("request could not be keyed", extra={"fields": fields})
+        if key is not None:
+            found = _ANSWERS.lookup(key)
+            if isinstance(found, Answer):
+                result = found
+    if result is None:
+        result = _compute(request, view)
+        if key is not None and len(result.wire) <= ANSWER_BYTES:
+            _ANSWERS.put(key, result)
+    _log_answer(fields, result, time.perf_counter() - started)
+    return result
+
+
+def handle(request: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+    """Answer one request over the wire types; never raises."""
+    response = fnv1.RunFunctionResponse()
+    response.ParseFromString(answer(request).wire)
+    return response
+
+
+def _log_answer(fields: dict[str, Any], result: Answer, seconds: float) -> None:
+    METRICS.observe(fields.get("kind"), result.fatal is not None, seconds)
+    fields = dict(
+        fields,
+        duration_ms=round(seconds * 1000, 2),
+        resources=result.resources,
+        requirements=result.requirements,
+    )
+    if result.fatal is not None:
+        fields["fatal"] = result.fatal
         LOG.warning("function returned a fatal result", extra={"fields": fields})
     else:
         LOG.debug("function ran", extra={"fields": fields})
@@ -133,7 +195,7 @@ SERVICES = tuple(
 )
 
 
-def run_bytes(data: bytes, handler: Handler = handle) -> bytes:
+def run_bytes(data: bytes, handler: Handler | None = None) -> bytes:
     """One RunFunction call on the wire bytes of a v1 or v1beta1 request.
 
     A request protobuf cannot decode (for example nested deeper than its limit) gets a
@@ -152,10 +214,12 @@ def run_bytes(data: bytes, handler: Handler = handle) -> bytes:
             ]
         )
         return bytes(response.SerializeToString())
+    if handler is None:
+        return answer(request).wire
     return bytes(handler(request).SerializeToString())
 
 
-def _generic_handlers(handler: Handler) -> list[grpc.GenericRpcHandler]:
+def _generic_handlers(handler: Handler | None) -> list[grpc.GenericRpcHandler]:
     method = grpc.unary_unary_rpc_method_handler(lambda data, context: run_bytes(data, handler))
     return [
         grpc.method_handlers_generic_handler(service, {"RunFunction": method})
@@ -194,7 +258,7 @@ def server_credentials(certs_dir: Path) -> grpc.ServerCredentials:
     )
 
 
-def build_server(config: ServeConfig, handler: Handler = handle) -> tuple[grpc.Server, int]:
+def build_server(config: ServeConfig, handler: Handler | None = None) -> tuple[grpc.Server, int]:
     """A server with both services bound to ``config.address`` (not started) and its port."""
     options = [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
