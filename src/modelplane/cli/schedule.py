@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from modelplane.api.meta import condition_wire
-from modelplane.cli.inputs import fleet_of, load_valid
+from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.printable import printable
 from modelplane.reconcile.deployment import DeploymentResult, reconcile_fleet
 from modelplane.scheduling import Placement
@@ -49,12 +49,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="say, per deployment, why each cluster that got no new replica was passed over",
     )
+    add_now(parser)
     parser.set_defaults(func=run, parser=parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Load, schedule and print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
-    results = reconcile_fleet(fleet_of(load_valid("schedule", args.paths)))
+    results = reconcile_fleet(at(fleet_of(load_valid("schedule", args.paths)), args.now))
     if args.output == "json":
         out = to_json(results, explain=args.explain)
         sys.stdout.write(json.dumps(out, indent=2) + "\n")

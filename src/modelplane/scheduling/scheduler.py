@@ -8,9 +8,9 @@ from __future__ import annotations
 import heapq
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from modelplane.api import InferenceClass, ModelCache, ModelDeployment, ModelReplica
+from modelplane.api import InferenceClass, ModelCache, ModelDeployment, ModelReplica, Toleration
 from modelplane.api.meta import UNRESOLVED
 from modelplane.cel import check_selector
 from modelplane.naming import DEPLOYMENT_LABEL, replica_name
@@ -31,11 +31,14 @@ from modelplane.scheduling.model import (
     HoldCause,
     MemberPlacement,
     Mode,
+    MoveCause,
     Placement,
     Reason,
     ResolvedRequest,
+    Rollout,
     Schedule,
     Shortfall,
+    Superseded,
     Unfit,
     cache_state,
     namespace_of,
@@ -55,6 +58,7 @@ from modelplane.scheduling.replicas import (
     replica_object,
     sort_key,
 )
+from modelplane.scheduling.rollout import MAX_SURGE, MAX_UNAVAILABLE, ready, revision, revision_of
 
 
 def schedule(
@@ -149,6 +153,10 @@ def _held(
         view = views.get(key[0])
         kept.append(held_placement(deployment, replica, view.gateway if view else ""))
     kept = scale_down(kept, deployment.spec.replicas)
+    current = revision(deployment)
+    # Nothing is updated while held: the rollout waits where it stands (issue 18).
+    outdated = sorted(p.name for p in kept if revision_of(_observed(p), current) != current)
+    rollout = Rollout(current, len(kept) - len(outdated), tuple(outdated))
     unfit: tuple[Unfit, ...] = ()
     checked = 0
     if cause is HoldCause.INVALID_NODE_SELECTOR:
@@ -171,6 +179,7 @@ def _held(
         clusters_fetched=fetched,
         cluster_count=len(views),
         selector_error=error,
+        rollout=rollout,
         # Held replicas are kept whatever their cluster's state; NotReady or gatewayless
         # clusters are still said (issue 15). Nothing is removed while held.
         notices=tuple(
@@ -268,12 +277,17 @@ class _Run:
         )
         self.engines: tuple[EngineSpec, ...] = engine_specs(deployment)
         self.candidates = {v.name: v for v in views if selector_failure(self.gates, v) is None}
+        self.by_name = {v.name: v for v in views}
         self.trials: dict[str, Trial | Failure] = {}
 
     def schedule(self) -> Schedule:
         desired = self.deployment.spec.replicas
-        kept = scale_down(self._retain(), desired)
-        kept_ids = {id(p.observed) for p in kept}
+        retained, moving = self._retain()
+        kept = scale_down(retained, desired)
+        superseded = self._superseded(kept, moving, desired)
+        holding = [*kept, *(s.placement for s in superseded)]
+        # Superseded replicas still run: they stay charged while they exist (issue 18).
+        kept_ids = {id(p.observed) for p in holding}
         self.ledger = Ledger.build(list(self.candidates.values()))
         ours_ids = {id(r) for r in self.ours}
         for replica in self.observed:
@@ -284,14 +298,21 @@ class _Run:
                 continue
             self.ledger.charge_observed(replica, view)
         new: list[Placement] = []
-        if len(kept) < desired and self.cache.gate_open:
-            new = self._fill(kept, desired - len(kept))
+        # Surge: while replicas move, at most MAX_SURGE beyond spec.replicas exist at once.
+        room = max(0, desired + MAX_SURGE - len(holding))
+        needed = min(desired - len(kept), room)
+        if needed > 0 and self.cache.gate_open:
+            new = self._fill(kept, needed, holding)
+        # Held back by the surge bound only when everything allowed was placed.
+        held_back = desired - len(kept) - needed if len(new) == needed else 0
         new_clusters = sorted({p.cluster for p in new})
         unfit = tuple(
             explain_cluster(self.gates, v, self._trial, new_clusters, len(kept), desired)
             for v in self.views
             if v.name not in new_clusters
         )
+        moves = _paired(superseded, [*kept, *new])
+        kept, rollout = self._roll(kept, new, moves, desired)
         # Retained placements carry their observed replica only to be told apart above.
         replicas = [p if p.held else _detach(p) for p in kept] + new
         total = len(replicas)
@@ -302,11 +323,89 @@ class _Run:
             checked=len(self.candidates),
             unfit=unfit,
             cluster_count=len(self.views),
-            shortfall=self._shortfall(unfit) if total < desired else None,
+            shortfall=self._shortfall(unfit) if total + held_back < desired else None,
             notices=replica_notices(
                 self.ours, {v.name: v for v in self.views}, self.gates.tolerations, kept
             ),
+            superseded=moves,
+            rollout=rollout,
+            waiting=held_back,
         )
+
+    def _superseded(
+        self, kept: list[Placement], moving: list[tuple[ModelReplica, MoveCause]], desired: int
+    ) -> list[Superseded]:
+        """Ready replicas that must move, kept while kept Ready replicas fall short (issue 18).
+
+        Each one covers a missing Ready replica of the desired set; the others retire (their
+        endpoint is withdrawn, then they go). Never more kept than ``desired`` needs.
+        """
+        serving = sum(1 for p in kept if ready(p.observed))
+        covering = max(0, desired - serving)
+        out: list[Superseded] = []
+        for i, (replica, cause) in enumerate(moving):
+            view = self.by_name.get(replica.spec.cluster_name)
+            placement = held_placement(self.deployment, replica, view.gateway if view else "")
+            out.append(Superseded(placement, cause, retiring=i >= covering))
+        return out
+
+    def _roll(
+        self,
+        kept: list[Placement],
+        new: list[Placement],
+        superseded: Sequence[Superseded],
+        desired: int,
+    ) -> tuple[list[Placement], Rollout]:
+        """Apply a template change to kept replicas in place, a few at a time (issue 18).
+
+        A kept replica at an older revision is re-emitted as observed until its turn. A turn
+        comes only when every replica at the current revision is Ready (new ones included), no
+        move is in flight, and taking one more out of service leaves at least
+        ``desired - MAX_UNAVAILABLE`` serving; a replica that is not Ready anyway is taken
+        first, at no cost.
+        """
+        current = revision(self.deployment)
+        outdated = {id(p) for p in kept if revision_of(_observed(p), current) != current}
+        # A move in flight (a replacement placed, or a replaced replica leaving) goes first:
+        # an update now would make the leaving replica cover again (docs/reconcile.md).
+        moving = any(s.retiring or s.replacement for s in superseded)
+        waiting = (
+            bool(new) or moving or any(not ready(p.observed) for p in kept if id(p) not in outdated)
+        )
+        # A replica kept exactly as observed (its cluster's pools unknown) waits for them.
+        eligible = [p for p in kept if id(p) in outdated and not p.held]
+        chosen: list[Placement] = []
+        if eligible and not waiting:
+            serving = sum(1 for p in kept if ready(p.observed)) + sum(
+                1 for s in superseded if not s.retiring
+            )
+            budget = serving - (desired - MAX_UNAVAILABLE)
+            for p in sorted(eligible, key=lambda p: (ready(p.observed), p.cluster, p.index)):
+                if len(chosen) >= MAX_UNAVAILABLE:
+                    break
+                if ready(p.observed):
+                    if budget <= 0:
+                        break
+                    budget -= 1
+                chosen.append(p)
+        picked = {id(p) for p in chosen}
+        out: list[Placement] = []
+        for p in kept:
+            if id(p) in picked:
+                out.append(replace(p, revised=True))
+            elif id(p) in outdated and not p.held:
+                # Not its turn: it keeps running its revision, re-emitted as observed.
+                out.append(held_placement(self.deployment, _observed(p), p.gateway_address))
+            else:
+                out.append(p)
+        left = [p.name for p in kept if id(p) in outdated and id(p) not in picked]
+        rollout = Rollout(
+            revision=current,
+            updated=len(kept) + len(new) - len(left),
+            outdated=tuple(sorted(left)),
+            updating=tuple(sorted(p.name for p in chosen)),
+        )
+        return out, rollout
 
     def _shortfall(self, unfit: Sequence[Unfit]) -> Shortfall:
         """Every candidate counted by why it cannot take one more replica now (status.md §2.7).
@@ -322,24 +421,33 @@ class _Run:
                     reasons[name] = entry.reason
         return Shortfall.of(reasons.values(), len(self.candidates))
 
-    def _retain(self) -> list[Placement]:
-        """Walk our observed replicas in (namespace, name) order; keep those that pass (§9.2)."""
+    def _retain(self) -> tuple[list[Placement], list[tuple[ModelReplica, MoveCause]]]:
+        """Walk our observed replicas in (namespace, name) order; keep those that pass (§9.2).
+
+        A Ready replica that fails for a reason other than its cluster being gone must move
+        (issue 18): it is returned with the cause, to keep serving until it is replaced. One
+        that is not Ready serves nothing and is dropped as before.
+        """
         kept: list[Placement] = []
+        moving: list[tuple[ModelReplica, MoveCause]] = []
         held: set[tuple[str, int]] = set()
         tolerations = self.gates.tolerations
         for replica in self.ours:
             cluster, index = identity(replica)
-            view = self.candidates.get(cluster) if cluster else None
-            if view is None or (cluster, index) in held or evicts(view, tolerations):
+            if not cluster or cluster not in self.by_name or (cluster, index) in held:
+                continue  # never pinned, gone, or a duplicate identity: nothing can be kept
+            view = self.candidates.get(cluster)
+            judged = self._judge(replica, view, tolerations)
+            if isinstance(judged, MoveCause):
+                if ready(replica):
+                    moving.append((replica, judged))
+                    held.add((cluster, index))
                 continue
-            if view.pool_unknown:
+            assert view is not None
+            if judged is None:
                 kept.append(held_placement(self.deployment, replica, view.gateway))
             else:
-                if view.dynamo and self.gates.rank_engine is not None:
-                    continue  # re-placed like a changed shape (§4 stack check)
-                engines = self._reresolve(replica, view)
-                if engines is None:
-                    continue
+                engines = judged
                 kept.append(
                     Placement(
                         cluster=cluster,
@@ -352,7 +460,28 @@ class _Run:
                     )
                 )
             held.add((cluster, index))
-        return kept
+        return kept, moving
+
+    def _judge(
+        self, replica: ModelReplica, view: ClusterView | None, tolerations: Sequence[Toleration]
+    ) -> MoveCause | tuple[EnginePlacement, ...] | None:
+        """An observed replica on an existing cluster: why it must move, or its re-resolved
+        engines, or None to keep it exactly as observed (its cluster's pools are unknown)."""
+        if view is None:
+            return MoveCause.NOT_SELECTED
+        if evicts(view, tolerations):
+            return MoveCause.DRAINING
+        if view.pool_unknown:
+            return None  # kept exactly as observed (§9.2 check 4)
+        if view.dynamo and self.gates.rank_engine is not None:
+            return MoveCause.SHAPE_CHANGED  # re-placed like a changed shape (§4 stack check)
+        engines = self._reresolve(replica, view)
+        if engines is not None:
+            return engines
+        pinned = {m.node_pool_name for e in replica.spec.engines for m in e.members}
+        if any(name and view.pool(name) is None for name in pinned):
+            return MoveCause.POOLS_LOST
+        return MoveCause.SHAPE_CHANGED
 
     def _reresolve(
         self, replica: ModelReplica, view: ClusterView
@@ -396,11 +525,17 @@ class _Run:
             self.trials[view.name] = outcome
         return outcome
 
-    def _fill(self, kept: list[Placement], needed: int) -> list[Placement]:
-        """Place new replicas: fewest of ours first, then cluster name, lowest free index (§9.4)."""
+    def _fill(
+        self, kept: list[Placement], needed: int, holding: list[Placement]
+    ) -> list[Placement]:
+        """Place new replicas: fewest of ours first, then cluster name, lowest free index (§9.4).
+
+        ``holding`` (kept and superseded replicas) hold their identities: a replacement on the
+        same cluster takes a new index, so it never replaces the replica it stands in for.
+        """
         load: Counter[str] = Counter(p.cluster for p in kept)
         used: defaultdict[str, set[int]] = defaultdict(set)
-        for p in kept:
+        for p in holding:
             used[p.cluster].add(p.index)
         eligible = {
             name: v
@@ -454,7 +589,34 @@ def _detach(placement: Placement) -> Placement:
         retained=placement.retained,
         gateway_address=placement.gateway_address,
         engines=placement.engines,
+        revised=placement.revised,
     )
+
+
+def _observed(placement: Placement) -> ModelReplica:
+    assert placement.observed is not None  # a kept placement carries its observed replica
+    return placement.observed
+
+
+def _paired(
+    superseded: Sequence[Superseded], replicas: Sequence[Placement]
+) -> tuple[Superseded, ...]:
+    """Each superseded replica still covering for one, paired with a replica not yet Ready.
+
+    The replacements are the desired set's replicas that are not Ready (placed now, or
+    placed earlier and still loading), in (cluster, index) order; a move waits for one of them.
+    """
+    waiting = sorted(
+        (p for p in replicas if not p.retained or not ready(p.observed)),
+        key=lambda p: (p.cluster, p.index),
+    )
+    out: list[Superseded] = []
+    for s in superseded:
+        if not s.retiring and waiting:
+            p = waiting.pop(0)
+            s = replace(s, replacement=p.name, replacement_cluster=p.cluster)
+        out.append(s)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
