@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from modelplane.reconcile.deployment import reconcile_fleet
 from modelplane.reconcile.render import RenderedDeployment, render
 from tests.reconcile.fleet import fleet
 
@@ -49,7 +51,10 @@ class World:
         deployments: list[dict[str, Any]],
         clusters: list[dict[str, Any]],
         now: datetime | None = None,
+        *,
+        compose: bool = True,
     ) -> None:
+        self.compose = compose  # False: the deployment reconcile alone, no replica composition
         self.deployments = deployments
         self.clusters = clusters
         self.now = now
@@ -59,10 +64,20 @@ class World:
 
     def render(self) -> list[RenderedDeployment]:
         """One reconcile of the fleet against what is observed now (nothing applied)."""
-        f = fleet(self.deployments, self.clusters, self.replicas, self.endpoints)
-        if self.now is not None:
-            f = type(f)(**{**f.__dict__, "now": self.now})
-        return render(f)
+        f = replace(
+            fleet(self.deployments, self.clusters, self.replicas, self.endpoints), now=self.now
+        )
+        if self.compose:
+            return render(f)
+        out = []
+        for result in reconcile_fleet(f):
+            wire = result.deployment.to_wire()
+            wire["status"] = result.status.to_wire()
+            replicas = [r.object for r in result.replicas]
+            out.append(
+                RenderedDeployment(wire, result, replicas, [], [e.object for e in result.endpoints])
+            )
+        return out
 
     def step(self, load: Load = False) -> RenderedDeployment:
         """Render, apply, then let the replicas ``load`` names (or all/none) become Ready.

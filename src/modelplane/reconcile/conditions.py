@@ -305,7 +305,7 @@ def _ready(schedule: Schedule, ready: int) -> Condition:
     """
     desired, total = schedule.desired, schedule.total
     notices = schedule.notices
-    if total == 0 and not notices:
+    if total == 0 and not notices and not schedule.superseded:
         return condition(REPLICAS_READY, False, "NoReplicasScheduled")
     counted = f"{ready} of {desired} ready"
     if notices:

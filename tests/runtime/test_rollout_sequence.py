@@ -1,0 +1,81 @@
+"""The same rollout over gRPC as through render feed-back (issue 18).
+
+The worked example of docs/reconcile.md ("Rollouts and moves"): three Ready replicas, an
+image bump, and the pool of one replica's cluster renamed at the same time. At every
+reconcile the deployment function, given what render feed-back observes (the replicas and
+endpoints the previous reconcile asked for, some of them loaded), asks for exactly the
+replicas and endpoints render asks for, and says the same conditions; the sequence ends with
+every replica updated and routed.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from modelplane.reconcile.render import RenderedDeployment
+from tests.reconcile.feedback import World, said
+from tests.reconcile.fleet import cluster, deployment
+
+from .conftest import NOW, Stubs
+from .helpers import conditions, desired, request, satisfy
+
+
+def _key(obj: dict[str, Any]) -> str:
+    labels = obj["metadata"]["labels"]
+    kind = "replica" if obj["kind"] == "ModelReplica" else "endpoint"
+    return f"{kind}-{labels['modelplane.ai/cluster']}-{labels['modelplane.ai/replica-index']}"
+
+
+def _function(stubs: Stubs, world: World) -> Any:
+    """One reconcile of the deployment function against what ``world`` observes."""
+    xr = copy.deepcopy(world.deployments[0])
+    observed = {_key(o): o for o in [*world.replicas, *world.endpoints]}
+    fetched = [*world.clusters, *world.replicas]
+    first = stubs.v1.RunFunction(request(xr, observed=observed))
+    return stubs.v1.RunFunction(request(xr, observed=observed, required=satisfy(first, fetched)))
+
+
+def _expected(r: RenderedDeployment) -> dict[str, dict[str, Any]]:
+    return {_key(o): o for o in [*r.replicas, *r.endpoints]}
+
+
+def _bumped() -> dict[str, Any]:
+    d = deployment(3)
+    container = d["spec"]["template"]["spec"]["engines"][0]["members"][0]["template"]["spec"][
+        "containers"
+    ][0]
+    container["image"] = "vllm/vllm-openai:v0.24.0"
+    return d
+
+
+def test_the_worked_example_is_the_same_sequence_over_grpc(stubs: Stubs) -> None:
+    clusters = [
+        cluster("us-east-1"),
+        cluster("us-west-2", gateway="203.0.113.20"),
+        cluster("eu-west-1", gateway="203.0.113.30"),
+    ]
+    world = World([deployment(3)], clusters, NOW, compose=False)
+    world.settle()
+    world.deployments = [_bumped()]
+    world.clusters[0]["status"]["gpuPools"][0]["name"] = "h200"
+    reasons = []
+    for i in range(14):
+        rsp = _function(stubs, world)  # before the world applies this reconcile
+        r = world.step(load=i % 2 == 1)
+        assert desired(rsp) == _expected(r), f"reconcile {i}"
+        rendered = [
+            (c["type"], c["status"], c.get("reason", ""), c.get("message", ""))
+            for c in r.deployment["status"]["conditions"]
+        ]
+        assert conditions(rsp) == rendered, f"reconcile {i}"
+        reasons.append(said(r, "Progressing")[1])
+        assert len(r.endpoints) >= 2  # never below desired - maxUnavailable
+    # Moving first (the renamed pool's replica), then the rollout, then done.
+    assert reasons[0] == "Moving" and "RolloutInProgress" in reasons
+    assert reasons[-1] == "RolloutComplete"
+    assert len(world.routed()) == 3
+    assert {x["spec"]["engines"][0]["members"][0]["nodePoolName"] for x in world.replicas} == {
+        "h100",
+        "h200",
+    }
