@@ -268,6 +268,8 @@ def invalid_input_status(deployment: ModelDeployment, problem: str, kept: int) -
         conditions.append(_carried(previous[REPLICAS_READY]))
     else:
         conditions.append(condition(REPLICAS_READY, "Unknown", INVALID_INPUT, message))
+    if PROGRESSING in previous:  # nothing moves or rolls while held (issue 18)
+        conditions.append(_carried(previous[PROGRESSING]))
     counts = status.replicas if status is not None else None
     total = counts.total if counts is not None and counts.total is not None else kept
     ready = counts.ready if counts is not None and counts.ready is not None else 0
