@@ -19,6 +19,7 @@ import yaml
 
 from modelplane.cli.main import main
 from modelplane.reconcile.render import RenderedDeployment
+from tests.builders import seed_deployment
 from tests.reconcile.feedback import HASH, World, said
 from tests.reconcile.fleet import cluster, deployment
 
@@ -353,3 +354,24 @@ def test_render_now_must_be_a_time_with_an_offset(
     # without a clock, and nothing is updated while it moves. A replica that stops being
     # Ready outside a rollout is never stamped, so it cannot read as a stuck rollout.
     assert stamps == {None}
+
+
+def test_a_later_deployment_sees_a_superseded_replica_charged() -> None:
+    # a-model's Ready replica on c1 must move to zone b; while it serves, b-model (scheduled
+    # after it, in name order) finds c1's only GPU taken and c2's taken by the replacement.
+    first = seed_deployment(1, name="a-model")
+    later = seed_deployment(1, name="b-model")
+    clusters = [
+        cluster("c1", gpus=1, labels={"zone": "a"}),
+        cluster("c2", gpus=1, labels={"zone": "b"}, gateway="203.0.113.20"),
+    ]
+    world = World([first], clusters, compose=False)
+    world.settle()
+    moved = copy.deepcopy(first)
+    moved["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {"zone": "b"}}
+    world.deployments = [moved, later]
+    world.step()
+    a, b = world.last
+    assert [x["spec"]["clusterName"] for x in a.replicas] == ["c1", "c2"]  # old serves, new loads
+    assert b.replicas == []  # no room left anywhere: nothing overcommitted
+    assert said(b, "ReplicasScheduled")[1] == "InsufficientCapacity"

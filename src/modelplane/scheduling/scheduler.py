@@ -653,6 +653,8 @@ def schedule_all(
         cache = cache_state(deployment, caches)
         result = schedule(deployment, clusters, classes, cache, observed)
         given = tuple(replica_object(deployment, p) for p in result.replicas)
-        observed = [r for r in observed if not owns(deployment, r)] + list(given)
+        # Superseded replicas still run: later deployments see them charged (issue 18).
+        moving = [replica_object(deployment, s.placement) for s in result.superseded]
+        observed = [r for r in observed if not owns(deployment, r)] + list(given) + moving
         results.append(Scheduled(deployment, cache, result, given))
     return results
