@@ -209,7 +209,12 @@ def test_scale_down_during_a_rollout() -> None:
     world.step()
     world.deployments = [bumped(2)]
     r = world.step()
-    assert len(r.replicas) == 2
+    # The replica scaled away is withdrawn from routing first, and removed a reconcile later.
+    (leaving,) = [m.placement.name for m in r.result.schedule.superseded]
+    assert leaving in world.names() and leaving not in world.routed()
+    assert len(r.replicas) == 3
+    world.step()
+    assert leaving not in world.names() and len(world.names()) == 2
     r = world.settle()
     assert len(world.names()) == 2 and set(images(r).values()) == {"vllm/vllm-openai:v0.24.0"}
     assert said(r, "Progressing") == ("True", "RolloutComplete", "2 of 2 replicas updated")

@@ -401,7 +401,7 @@ def _progressing(schedule: Schedule, ready: int, late: tuple[str, ...]) -> Condi
             ROLLOUT_STUCK,
             f"{counts}; {who} not Ready within {deadline}s; the rollout is stopped",
         )
-    moves = schedule.superseded
+    moves = [s for s in schedule.superseded if s.cause.moves]
     unplaced = [s for s in moves if not s.retiring and not s.replacement]
     if unplaced and schedule.total + schedule.waiting < desired:
         n = len(unplaced)

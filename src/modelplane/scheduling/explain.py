@@ -156,6 +156,7 @@ _MOVE_TEXT = {
     MoveCause.DRAINING: "its cluster is draining (an untolerated NoExecute taint)",
     MoveCause.POOLS_LOST: "its cluster no longer publishes a pool it is pinned to",
     MoveCause.SHAPE_CHANGED: "its pins no longer satisfy the deployment's engines",
+    MoveCause.SCALED_DOWN: "scaled down",
 }
 
 
@@ -168,7 +169,8 @@ def move_message(move: Superseded) -> str:
     p = move.placement
     head = f"{p.name} on {p.cluster}: {_MOVE_TEXT[move.cause]}"
     if move.retiring:
-        return f"{head}; replaced, its endpoint is withdrawn and it is removed next"
+        done = "" if move.cause is MoveCause.SCALED_DOWN else "replaced, "
+        return f"{head}; {done}its endpoint is withdrawn and it is removed next"
     if move.replacement:
         return (
             f"{head}; serving until its replacement {move.replacement} on "

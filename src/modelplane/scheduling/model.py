@@ -262,12 +262,19 @@ class ReplicaNotice:
 
 
 class MoveCause(StrEnum):
-    """Why a running replica cannot stay where it is, so it is replaced first (issue 18)."""
+    """Why a running replica is superseded (issue 18): it must move, so it is replaced first;
+    or it is scaled down, so its endpoint is withdrawn before it goes."""
 
     NOT_SELECTED = "ClusterNotSelected"  # its cluster no longer matches the selectors
     DRAINING = "ClusterDraining"  # an untolerated NoExecute taint
     POOLS_LOST = "PoolsLost"  # a pinned pool is no longer published
     SHAPE_CHANGED = "ShapeChanged"  # its pins no longer satisfy the engines (or the stack)
+    SCALED_DOWN = "ScaledDown"  # spec.replicas went down: retiring, never replaced
+
+    @property
+    def moves(self) -> bool:
+        """Whether the replica is replaced elsewhere (every cause but a scale-down)."""
+        return self is not MoveCause.SCALED_DOWN
 
 
 @dataclass(frozen=True)

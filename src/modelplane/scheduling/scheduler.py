@@ -284,7 +284,7 @@ class _Run:
         desired = self.deployment.spec.replicas
         retained, moving = self._retain()
         kept = scale_down(retained, desired)
-        superseded = self._superseded(kept, moving, desired)
+        superseded = self._superseded(kept, moving, desired) + self._scaled_down(retained, kept)
         holding = [*kept, *(s.placement for s in superseded)]
         # Superseded replicas still run: they stay charged while they exist (issue 18).
         kept_ids = {id(p.observed) for p in holding}
@@ -348,6 +348,20 @@ class _Run:
             placement = held_placement(self.deployment, replica, view.gateway if view else "")
             out.append(Superseded(placement, cause, retiring=i >= covering))
         return out
+
+    def _scaled_down(self, retained: list[Placement], kept: list[Placement]) -> list[Superseded]:
+        """Ready replicas removed by a scale-down retire like replaced ones (issue 18): their
+        endpoint is withdrawn first, the replica goes once it is no longer observed."""
+        staying = {id(p) for p in kept}
+        return [
+            Superseded(
+                held_placement(self.deployment, _observed(p), p.gateway_address),
+                MoveCause.SCALED_DOWN,
+                retiring=True,
+            )
+            for p in retained
+            if id(p) not in staying and ready(p.observed)
+        ]
 
     def _roll(
         self,
