@@ -140,6 +140,8 @@ class Placement:
     # Updated in place in this reconcile: its template revision changes now (issue 18), so it
     # counts not ready and is withdrawn from routing until it is Ready at the new revision.
     revised: bool = False
+    # The template revision it is written at (computed once per schedule; "" for a held one).
+    revision: str = ""
 
 
 class Reason(StrEnum):

@@ -83,7 +83,7 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
     labels = {
         **((template.metadata.labels if template.metadata else None) or {}),
         **managed,
-        TEMPLATE_HASH_LABEL: template_hash(template.to_wire()),
+        TEMPLATE_HASH_LABEL: placement.revision or template_hash(template.to_wire()),
     }
     serving = template.spec.serving
     spec = ModelReplicaSpec(

@@ -278,6 +278,7 @@ class _Run:
         self.engines: tuple[EngineSpec, ...] = engine_specs(deployment)
         self.candidates = {v.name: v for v in views if selector_failure(self.gates, v) is None}
         self.by_name = {v.name: v for v in views}
+        self.revision = revision(deployment)
         self.trials: dict[str, Trial | Failure] = {}
 
     def schedule(self) -> Schedule:
@@ -378,7 +379,7 @@ class _Run:
         ``desired - MAX_UNAVAILABLE`` serving; a replica that is not Ready anyway is taken
         first, at no cost.
         """
-        current = revision(self.deployment)
+        current = self.revision
         outdated = {id(p) for p in kept if revision_of(_observed(p), current) != current}
         # A move in flight (a replacement placed, or a replaced replica leaving) goes first:
         # an update now would make the leaving replica cover again (docs/reconcile.md).
@@ -471,6 +472,7 @@ class _Run:
                         gateway_address=view.gateway,
                         engines=engines,
                         observed=replica,
+                        revision=self.revision,
                     )
                 )
             held.add((cluster, index))
@@ -584,6 +586,7 @@ class _Run:
                     retained=False,
                     gateway_address=view.gateway,
                     engines=trial.engines,
+                    revision=self.revision,
                 )
             )
             self.ledger.commit(cluster, trial.state)
@@ -604,6 +607,7 @@ def _detach(placement: Placement) -> Placement:
         gateway_address=placement.gateway_address,
         engines=placement.engines,
         revised=placement.revised,
+        revision=placement.revision,
     )
 
 
