@@ -206,18 +206,61 @@ def test_without_a_clock_nothing_is_stamped_and_nothing_is_stuck() -> None:
 def test_scale_down_during_a_rollout() -> None:
     world = settled(3, three())
     world.deployments = [bumped(3)]
-    world.step()
+    first = world.step()
+    (updating,) = [n for n, i in images(first).items() if i.endswith("v0.24.0")]
     world.deployments = [bumped(2)]
     r = world.step()
-    # The replica scaled away is withdrawn from routing first, and removed a reconcile later.
+    # Scale-down takes an outdated replica first; it still serves while the updated one loads.
     (leaving,) = [m.placement.name for m in r.result.schedule.superseded]
+    assert images(r)[leaving].endswith("v0.23.0") and leaving != updating
+    assert leaving in world.routed() and len(world.routed()) == 2
+    world.step(load=[updating])
+    r = world.step()  # the updated replica is Ready: the surplus old one is withdrawn first...
     assert leaving in world.names() and leaving not in world.routed()
-    assert len(r.replicas) == 3
-    world.step()
-    assert leaving not in world.names() and len(world.names()) == 2
+    r = world.step()  # ...then removed
+    assert leaving not in world.names()
     r = world.settle()
     assert len(world.names()) == 2 and set(images(r).values()) == {"vllm/vllm-openai:v0.24.0"}
     assert said(r, "Progressing") == ("True", "RolloutComplete", "2 of 2 replicas updated")
+
+
+def test_a_scaled_down_ready_replica_is_withdrawn_before_it_goes() -> None:
+    world = settled(3, three())
+    world.deployments = [deployment(2)]
+    r = world.step()
+    (leaving,) = [m.placement.name for m in r.result.schedule.superseded]
+    assert leaving in world.names() and leaving not in world.routed() and len(world.routed()) == 2
+    assert said(r, "Progressing") == ("True", "RolloutComplete", "2 of 2 replicas updated")
+    world.step()
+    assert leaving not in world.names() and len(world.names()) == 2
+
+
+def test_a_single_replica_is_updated_by_surge_never_down_to_nothing() -> None:
+    # With one replica, desired - maxUnavailable is 0: an update in place would leave nothing
+    # serving, so the replica is replaced first, like a move.
+    world = settled(1, three())
+    (old,) = world.names()
+    world.deployments = [bumped(1)]
+    r = world.step()
+    (new,) = set(world.names()) - {old}
+    assert world.routed() == [old] and images(r)[new].endswith("v0.24.0")
+    assert said(r, "Progressing")[1] == "Moving"
+    routed = []
+    for _ in range(3):
+        world.step(True)
+        routed.append(world.routed())
+    assert all(routed) and world.names() == [new] and world.routed() == [new]
+
+
+def test_a_single_replica_with_no_room_for_its_replacement_keeps_serving() -> None:
+    world = settled(1, [cluster("c1", gpus=1)])
+    (old,) = world.names()
+    world.deployments = [bumped(1)]
+    for _ in range(3):
+        r = world.step(True)
+        assert world.names() == [old] and world.routed() == [old]
+    assert said(r, "Progressing")[:2] == ("False", "RolloutStuck")
+    assert images(r)[old].endswith("v0.23.0")
 
 
 def test_surge_never_exceeds_its_bound_when_every_replica_moves() -> None:

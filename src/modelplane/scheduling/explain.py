@@ -156,6 +156,8 @@ _MOVE_TEXT = {
     MoveCause.DRAINING: "its cluster is draining (an untolerated NoExecute taint)",
     MoveCause.POOLS_LOST: "its cluster no longer publishes a pool it is pinned to",
     MoveCause.SHAPE_CHANGED: "its pins no longer satisfy the deployment's engines",
+    MoveCause.TEMPLATE_CHANGED: "it runs an older template revision and is replaced first "
+    "(an update in place would leave nothing serving)",
     MoveCause.SCALED_DOWN: "scaled down",
 }
 

@@ -271,6 +271,9 @@ class MoveCause(StrEnum):
     DRAINING = "ClusterDraining"  # an untolerated NoExecute taint
     POOLS_LOST = "PoolsLost"  # a pinned pool is no longer published
     SHAPE_CHANGED = "ShapeChanged"  # its pins no longer satisfy the engines (or the stack)
+    # At an older template revision and replaced rather than updated in place: updating it
+    # would leave nothing serving (a single replica), or it is surplus beside its replacement.
+    TEMPLATE_CHANGED = "TemplateChanged"
     SCALED_DOWN = "ScaledDown"  # spec.replicas went down: retiring, never replaced
 
     @property

@@ -284,8 +284,11 @@ class _Run:
     def schedule(self) -> Schedule:
         desired = self.deployment.spec.replicas
         retained, moving = self._retain()
-        kept = scale_down(retained, desired)
-        superseded = self._superseded(kept, moving, desired) + self._scaled_down(retained, kept)
+        kept = self._scale_down(retained, desired, moving)
+        self._surge_update(kept, moving, desired)
+        superseded = self._superseded(kept, moving, desired) + self._scaled_down(
+            retained, kept, moving
+        )
         holding = [*kept, *(s.placement for s in superseded)]
         # Superseded replicas still run: they stay charged while they exist (issue 18).
         kept_ids = {id(p.observed) for p in holding}
@@ -350,10 +353,58 @@ class _Run:
             out.append(Superseded(placement, cause, retiring=i >= covering))
         return out
 
-    def _scaled_down(self, retained: list[Placement], kept: list[Placement]) -> list[Superseded]:
+    @staticmethod
+    def _moved(p: Placement, moving: list[tuple[ModelReplica, MoveCause]]) -> bool:
+        return any(replica is p.observed for replica, _ in moving)
+
+    def _outdated(self, p: Placement) -> bool:
+        return revision_of(_observed(p), self.revision) != self.revision
+
+    def _scale_down(
+        self, retained: list[Placement], desired: int, moving: list[tuple[ModelReplica, MoveCause]]
+    ) -> list[Placement]:
+        """Scale down (§9.3), taking replicas at an older template revision first (issue 18).
+
+        A Ready one taken so is replaced, not dropped: it joins ``moving`` and serves until the
+        replica at the current revision beside it is Ready (a surge update).
+        """
+        if all(not self._outdated(p) for p in retained):
+            return scale_down(retained, desired)  # the spec's order, unchanged
+        current = [p for p in retained if not self._outdated(p)]
+        old = [p for p in retained if self._outdated(p)]
+        keep_old = scale_down(old, max(0, desired - len(current)))
+        staying = {id(p) for p in keep_old}
+        for p in old:
+            if id(p) not in staying and ready(p.observed) and not p.held:
+                moving.append((_observed(p), MoveCause.TEMPLATE_CHANGED))
+        kept = scale_down(current, desired) + keep_old
+        return sorted(kept, key=lambda p: (p.cluster, p.index))
+
+    def _surge_update(
+        self, kept: list[Placement], moving: list[tuple[ModelReplica, MoveCause]], desired: int
+    ) -> None:
+        """Replace a lone outdated Ready replica instead of updating it in place (issue 18).
+
+        When ``desired - MAX_UNAVAILABLE`` is below one, an in-place update would take the
+        deployment from Ready to nothing; the replica is superseded instead, so fill places its
+        replacement at the current revision beside it (within ``MAX_SURGE``).
+        """
+        if desired - MAX_UNAVAILABLE >= 1 or moving or len(kept) != 1:
+            return
+        (p,) = kept
+        if self._outdated(p) and ready(p.observed) and not p.held:
+            kept.remove(p)
+            moving.append((_observed(p), MoveCause.TEMPLATE_CHANGED))
+
+    def _scaled_down(
+        self,
+        retained: list[Placement],
+        kept: list[Placement],
+        moving: list[tuple[ModelReplica, MoveCause]],
+    ) -> list[Superseded]:
         """Ready replicas removed by a scale-down retire like replaced ones (issue 18): their
         endpoint is withdrawn first, the replica goes once it is no longer observed."""
-        staying = {id(p) for p in kept}
+        staying = {id(p) for p in kept} | {id(p) for p in retained if self._moved(p, moving)}
         return [
             Superseded(
                 held_placement(self.deployment, _observed(p), p.gateway_address),
@@ -394,7 +445,8 @@ class _Run:
             serving = sum(1 for p in kept if ready(p.observed)) + sum(
                 1 for s in superseded if not s.retiring
             )
-            budget = serving - (desired - MAX_UNAVAILABLE)
+            # Never down to nothing: a lone replica is replaced by surge (_surge_update).
+            budget = serving - max(1, desired - MAX_UNAVAILABLE)
             for p in sorted(eligible, key=lambda p: (ready(p.observed), p.cluster, p.index)):
                 if len(chosen) >= MAX_UNAVAILABLE:
                     break
