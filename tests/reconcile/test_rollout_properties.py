@@ -2,8 +2,8 @@
 
 Over render feed-back (the deployment reconcile alone, as ``World(compose=False)``), with
 replicas loading at random: from one reconcile to the next, the routed (Ready) replicas never
-drop below ``min(before, desired - maxUnavailable)`` except on the edits allowed to cost
-capacity (a deleted cluster, a scale-down); a pool never holds more replicas than it has
+drop below ``min(before, desired - maxUnavailable)``, nor from some to none, except on the
+edits allowed to cost capacity (a deleted cluster, a scale-down); a pool never holds more replicas than it has
 GPUs; and while replicas move, at most ``desired + maxSurge`` exist.
 """
 
@@ -133,6 +133,8 @@ def test_ready_replicas_never_drop_below_the_rollout_floor(
             now_routed = len(r.endpoints)
             if not exempt:
                 assert now_routed >= min(routed, desired - MAX_UNAVAILABLE), (kind, arg)
+                # ... and never from serving to nothing, whatever the replica count.
+                assert now_routed >= min(routed, 1), (kind, arg)
             exempt = False  # only the reconcile that saw the edit may pay for it
             routed = now_routed
             capacity = _capacity(world.clusters)
