@@ -3,8 +3,8 @@
 Over render feed-back (the deployment reconcile alone, as ``World(compose=False)``), with
 replicas loading at random: from one reconcile to the next, the routed (Ready) replicas never
 drop below ``min(before, desired - maxUnavailable)``, nor from some to none, except on the
-edits allowed to cost capacity (a deleted cluster, a scale-down); a pool never holds more replicas than it has
-GPUs; and while replicas move, at most ``desired + maxSurge`` exist.
+edits allowed to cost capacity (a deleted cluster, a scale-down); a pool never holds more
+replicas than it has GPUs; and while replicas move, at most ``desired + maxSurge`` exist.
 """
 
 from __future__ import annotations
