@@ -101,7 +101,7 @@ def test_a_renamed_pool_serves_until_the_replacement_is_ready_and_is_withdrawn_f
     assert said(r, "Progressing") == (
         "True",
         "Moving",
-        "2 of 2 replicas updated; 1 replica moving from us-east-1 to us-east-1",
+        "2 of 2 replicas updated; 1 replica moving within us-east-1 (pool h100 to h200)",
     )
     r = world.step()  # still loading: nothing changes
     assert old in world.routed() and new in world.names()

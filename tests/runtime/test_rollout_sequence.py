@@ -73,7 +73,10 @@ def test_the_worked_example_is_the_same_sequence_over_grpc(stubs: Stubs) -> None
         routed.append(len(r.endpoints))
     # The worked example's table, row by row (docs/reconcile.md, "Rollouts and moves").
     assert reasons == [
-        ("Moving", "1 of 3 replicas updated; 1 replica moving from us-east-1 to us-east-1"),
+        (
+            "Moving",
+            "1 of 3 replicas updated; 1 replica moving within us-east-1 (pool h100 to h200)",
+        ),
         ("Moving", "1 of 3 replicas updated; 1 replica moving from us-east-1 (replaced, leaving)"),
         ("RolloutInProgress", "1 of 3 replicas updated, 3 ready"),
         ("RolloutInProgress", "2 of 3 replicas updated, 2 ready"),

@@ -122,7 +122,7 @@ def test_a_ready_replica_that_must_move_serves_until_its_replacement_is_ready() 
     s = deployment_status(d, result, CACHE_NONE, observed)
     assert s.ready == 1
     assert conds(s)[2] == (
-        "Progressing", "True", "Moving", "1 of 1 replicas updated; 1 replica moving from a to a"
+        "Progressing", "True", "Moving", "1 of 1 replicas updated; 1 replica moving within a (pool gone to h100)"
     )  # fmt: skip
 
 

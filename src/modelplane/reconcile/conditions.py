@@ -425,10 +425,15 @@ def _progressing(schedule: Schedule, ready: int, late: tuple[str, ...]) -> Condi
 
 
 def _path(move: Superseded) -> str:
-    """``from <c1> to <c2>``; a retiring one is leaving, one without a replacement waits."""
+    """``from <c1> to <c2>`` (``within <c> (pool <p1> to <p2>)`` inside one cluster); a retiring
+    one is leaving, one without a replacement waits."""
     source = move.placement.cluster
     if move.retiring:
         return f"from {source} (replaced, leaving)"
+    if move.replacement and move.replacement_cluster == source:
+        # A move inside one cluster (a renamed pool, a new shape): say which pools.
+        old, new = ", ".join(move.pools), ", ".join(move.replacement_pools)
+        return f"within {source} (pool {old} to {new})" if old != new else f"within {source}"
     if move.replacement:
         return f"from {source} to {move.replacement_cluster}"
     return f"from {source} (waiting for a replacement)"

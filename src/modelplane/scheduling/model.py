@@ -297,6 +297,16 @@ class Superseded:
     retiring: bool = False
     replacement: str = ""
     replacement_cluster: str = ""
+    replacement_pools: tuple[str, ...] = ()  # the pools the replacement is pinned to, sorted
+
+    @property
+    def pools(self) -> tuple[str, ...]:
+        """The pools the superseded replica is pinned to, sorted."""
+        return _pools(self.placement)
+
+
+def _pools(placement: Placement) -> tuple[str, ...]:
+    return tuple(sorted({m.pool for e in placement.engines for m in e.members if m.pool}))
 
 
 @dataclass(frozen=True)

@@ -684,7 +684,10 @@ def _paired(
     for s in superseded:
         if not s.retiring and waiting:
             p = waiting.pop(0)
-            s = replace(s, replacement=p.name, replacement_cluster=p.cluster)
+            pools = tuple(sorted({m.pool for e in p.engines for m in e.members if m.pool}))
+            s = replace(
+                s, replacement=p.name, replacement_cluster=p.cluster, replacement_pools=pools
+            )
         out.append(s)
     return tuple(out)
 
