@@ -377,8 +377,8 @@ class _Run:
         for p in old:
             if id(p) not in staying and ready(p.observed) and not p.held:
                 moving.append((_observed(p), MoveCause.TEMPLATE_CHANGED))
-        kept = scale_down(current, desired) + keep_old
-        return sorted(kept, key=lambda p: (p.cluster, p.index))
+        survivors = {id(p) for p in scale_down(current, desired)} | staying
+        return [p for p in retained if id(p) in survivors]  # in walk order, as retained
 
     def _surge_update(
         self, kept: list[Placement], moving: list[tuple[ModelReplica, MoveCause]], desired: int
@@ -427,8 +427,8 @@ class _Run:
         A kept replica at an older revision is re-emitted as observed until its turn. A turn
         comes only when every replica at the current revision is Ready (new ones included), no
         move is in flight, and taking one more out of service leaves at least
-        ``desired - MAX_UNAVAILABLE`` serving; a replica that is not Ready anyway is taken
-        first, at no cost.
+        ``max(1, desired - MAX_UNAVAILABLE)`` serving; a replica that is not Ready anyway is
+        taken first, at no cost.
         """
         current = self.revision
         outdated = {id(p) for p in kept if revision_of(_observed(p), current) != current}
