@@ -274,8 +274,17 @@ def test_surge_never_exceeds_its_bound_when_every_replica_moves() -> None:
     world.settle()
     world.deployments = [deployment(2, clusterSelector={"matchLabels": {"zone": "b"}})]
     counts, routed = [], []
+    r = world.step()
+    # One replacement at a time: the other waits for the surge room, which is no shortfall.
+    assert said(r, "ReplicasScheduled")[1:] == (
+        "Scheduling",
+        "Scheduled 1 of 2 replicas; 1 waiting for a move to finish (at most 1 extra)",
+    )
+    assert said(r, "Progressing")[2].endswith(
+        "2 replicas moving from a2 to b1, from a1 (waiting for a replacement)"  # name order
+    )
     for i in range(12):
-        world.step(load=i % 2 == 1)
+        world.step(load=i % 2 == 0)
         counts.append(len(world.names()))
         routed.append(len(world.routed()))
     assert max(counts) == 3  # desired + maxSurge, never more

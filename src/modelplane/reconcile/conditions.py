@@ -224,7 +224,8 @@ def _scheduled(
         else ""
     )
     if not any_observed:
-        return condition(REPLICAS_SCHEDULED, False, "Scheduling", waits.removeprefix("; "))
+        held_back = f"Scheduled {total} of {desired} replicas{waits}" if waits else ""
+        return condition(REPLICAS_SCHEDULED, False, "Scheduling", held_back)
     return condition(
         REPLICAS_SCHEDULED,
         True,
