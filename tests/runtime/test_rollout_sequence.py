@@ -11,7 +11,10 @@ every replica updated and routed.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from modelplane.reconcile.render import RenderedDeployment
 from tests.reconcile.feedback import World, said
@@ -88,3 +91,43 @@ def test_the_worked_example_is_the_same_sequence_over_grpc(stubs: Stubs) -> None
         "h100",
         "h200",
     }
+
+
+def _typo() -> dict[str, Any]:
+    return deployment(2, clusterSelector={"matchLabels": {"region": "us-esat"}})
+
+
+def _single_bump() -> dict[str, Any]:
+    d = _bumped()
+    d["spec"]["replicas"] = 1
+    return d
+
+
+# (name, replicas before, the edit's deployment, reconciles): each through both runtimes.
+SEQUENCES = [
+    ("selector typo keeps what runs", 2, _typo, 3),
+    ("single replica updated by surge", 1, _single_bump, 4),
+    ("scale-down withdraws first", 3, lambda: deployment(2), 3),
+]
+
+
+@pytest.mark.parametrize(
+    ("before", "edit", "steps"), [s[1:] for s in SEQUENCES], ids=[s[0] for s in SEQUENCES]
+)
+def test_the_same_sequence_over_grpc(
+    stubs: Stubs, before: int, edit: Callable[[], dict[str, Any]], steps: int
+) -> None:
+    clusters = [cluster("us-east-1"), cluster("us-west-2", gateway="203.0.113.20")]
+    world = World([deployment(before)], clusters, NOW, compose=False)
+    world.settle()
+    world.deployments = [edit()]
+    for i in range(steps):
+        rsp = _function(stubs, world)
+        r = world.step(load=True)
+        assert desired(rsp) == _expected(r), f"reconcile {i + 1}"
+        rendered = [
+            (c["type"], c["status"], c.get("reason", ""), c.get("message", ""))
+            for c in r.deployment["status"]["conditions"]
+        ]
+        assert conditions(rsp) == rendered, f"reconcile {i + 1}"
+        assert r.endpoints, "never down to nothing"
