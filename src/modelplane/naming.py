@@ -8,7 +8,9 @@ functions and the tests all import them from here, so two runtimes cannot drift.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from collections.abc import Mapping
 from typing import Final
 
 _NOT_DNS = re.compile(r"[^a-z0-9-]")
@@ -18,6 +20,11 @@ DEPLOYMENT_LABEL: Final = "modelplane.ai/deployment"
 DEPLOYMENT_NAMESPACE_LABEL: Final = "modelplane.ai/deployment-namespace"
 CLUSTER_LABEL: Final = "modelplane.ai/cluster"
 INDEX_LABEL: Final = "modelplane.ai/replica-index"
+# The template revision a ModelReplica runs (issue 18), like a Deployment's pod-template-hash.
+TEMPLATE_HASH_LABEL: Final = "modelplane.ai/template-hash"
+# When a replica started waiting to become Ready at its revision (RFC 3339, UTC; issue 18):
+# written when it is created or updated and a clock is given, dropped once it is Ready.
+REVISION_SINCE_ANNOTATION: Final = "modelplane.ai/revision-since"
 
 # Labels of composed pods and their selectors (composition.md §4, §11).
 REPLICA_LABEL: Final = "modelplane.ai/replica"
@@ -88,6 +95,27 @@ def provider_config_name(cluster_name: str) -> str:
     assumes it (api.md §4.4), so both go through here.
     """
     return child_name(cluster_name, "cluster-kubeconfig")
+
+
+# The parts of a deployment's template a ModelReplica copies (scheduling.md, replica_object):
+# a change to any of them is a new revision. clusterSelector and tolerations only steer
+# placement; a change there re-places a replica that no longer fits, never restarts one.
+_REVISION_KEYS: Final = ("engines", "modelCacheRef", "serving")
+
+
+def template_hash(template: Mapping[str, object]) -> str:
+    """The revision of a deployment's ``spec.template`` (as wire data): 10 hex digits.
+
+    SHA-256 of the canonical JSON (sorted keys, no spaces) of the template's labels and the
+    spec fields a replica copies; the same template always gives the same hash.
+    """
+    spec = template.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    metadata = template.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
+    content = {"labels": labels or {}, **{k: spec[k] for k in _REVISION_KEYS if k in spec}}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:10]
 
 
 def replica_key(cluster: str, index: int) -> str:

@@ -19,6 +19,9 @@ WEST_FULL = cluster("us-west-2", gateway="203.0.113.20", gpus=1)  # room for its
 DRAIN = [{"key": "maintenance", "value": "kernel", "effect": "NoExecute"}]
 EAST = "qwen3-8b-e7f0a"  # the replica on us-east-1
 NEXT = "removed, not re-placed (ReplicasScheduled says why)"
+# Issue 18: a Ready replica that must move (not a gone cluster) serves until it is replaced.
+SERVING = "kept serving until its replacement is Ready"
+NO_FIT = "kept serving, no replacement fits yet (ReplicasScheduled says why)"
 
 
 def _renamed_pool() -> dict[str, Any]:
@@ -45,28 +48,27 @@ CASES: list[tuple[str, list[dict[str, Any]], str, str, list[str]]] = [
         ["qwen3-8b-13bc2"],
     ),
     (
-        "draining: re-placed",
+        "draining: serves until its replacement is Ready (issue 18)",
         [cluster("us-east-1", taints=DRAIN), WEST],
         "ClusterDraining",
-        f"1 of 2 ready; cluster us-east-1 is draining (maintenance=kernel:NoExecute): "
-        f"replica {EAST} removed, re-placed",
-        ["qwen3-8b-13bc2"],
+        f"2 of 2 ready; cluster us-east-1 is draining (maintenance=kernel:NoExecute): "
+        f"replica {EAST} {SERVING}",
+        [EAST, "qwen3-8b-13bc2"],
     ),
     (
-        "draining, no room elsewhere: counted against desired",
+        "draining, no room elsewhere: kept serving (issue 18)",
         [cluster("us-east-1", taints=DRAIN), WEST_FULL],
         "ClusterDraining",
-        f"1 of 2 ready; cluster us-east-1 is draining (maintenance=kernel:NoExecute): "
-        f"replica {EAST} {NEXT}",
-        ["qwen3-8b-13bc2"],
+        f"2 of 2 ready; cluster us-east-1 is draining (maintenance=kernel:NoExecute): "
+        f"replica {EAST} {NO_FIT}",
+        [EAST, "qwen3-8b-13bc2"],
     ),
     (
-        "pools lost: re-placed",
+        "pools lost: serves until its replacement is Ready (issue 18)",
         [_renamed_pool(), WEST],
         "PoolsLost",
-        f"1 of 2 ready; cluster us-east-1 no longer publishes pool h100: replica {EAST} "
-        "removed, re-placed",
-        ["qwen3-8b-13bc2"],
+        f"2 of 2 ready; cluster us-east-1 no longer publishes pool h100: replica {EAST} {SERVING}",
+        [EAST, "qwen3-8b-13bc2"],
     ),
     (
         "gone: re-placed",
@@ -104,7 +106,7 @@ def test_replicas_ready_says_the_loss(
 def test_a_shortfall_in_replicas_ready_has_its_reason() -> None:
     # Nothing lost, but only one of three fits: counted against spec.replicas, with the reason.
     (r,) = render(fleet([deployment(3)], [cluster("us-east-1", gpus=1)]))
-    ready = r.result.status.to_wire()["conditions"][-1]
+    ready = next(c for c in r.result.status.to_wire()["conditions"] if c["type"] == "ReplicasReady")
     assert (ready["status"], ready["reason"], ready["message"]) == (
         "False",
         "ReplicasNotScheduled",

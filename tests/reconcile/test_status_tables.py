@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from modelplane.reconcile.render import RenderedDeployment, render
@@ -34,6 +35,7 @@ def test_fresh_placement_is_scheduling_and_starting() -> None:
     assert conditions(r) == [
         ("ReplicasScheduled", "False", "Scheduling", ""),
         ("ReplicasReady", "False", "ModelStarting", "0 of 2 ready"),
+        ("Progressing", "True", "RolloutInProgress", "2 of 2 replicas updated, 0 ready"),
     ]
     assert r.endpoints == []
     assert [e.message for e in r.result.events] == [
@@ -53,6 +55,7 @@ def test_ready_replica_gets_an_endpoint_and_a_not_ready_one_does_not() -> None:
     assert conditions(r) == [
         ("ReplicasScheduled", "True", "ReplicasCreated", "Scheduled 2 of 2 replicas"),
         ("ReplicasReady", "False", "ModelStarting", "1 of 2 ready"),
+        ("Progressing", "True", "RolloutInProgress", "2 of 2 replicas updated, 1 ready"),
     ]
     assert len(r.endpoints) == 1
     endpoint = r.endpoints[0]
@@ -164,6 +167,7 @@ def test_zero_parks_the_deployment() -> None:
     assert conditions(r) == [
         ("ReplicasScheduled", "True", "NoReplicasDesired", "0 replicas desired"),
         ("ReplicasReady", "True", "NoReplicasDesired", "0 replicas desired"),
+        ("Progressing", "True", "RolloutComplete", "0 replicas desired"),
     ]
     assert [e.message for e in r.result.events] == ["Scaled to zero: removing all replicas"]
     assert r.result.composite_ready is True
@@ -185,6 +189,7 @@ def test_insufficient_capacity() -> None:
             "0 of 2 replicas scheduled: 0/2 clusters available: 2 NoMatchingPool",
         ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
+        ("Progressing", "True", "RolloutInProgress", "0 of 2 replicas updated, 0 ready"),
     ]
     assert [(e.severity, e.message) for e in r.result.events] == [
         ("Warning", "0 of 2 replicas scheduled: 0/2 clusters available: 2 NoMatchingPool")
@@ -250,7 +255,10 @@ def test_labels_on_replicas_and_endpoints_managed_labels_win() -> None:
         "modelplane.ai/deployment-namespace": "ml-team",
         "modelplane.ai/cluster": "us-east-1",
         "modelplane.ai/replica-index": "0",
+        # The template revision it runs (issue 18): 10 hex digits of SHA-256.
+        "modelplane.ai/template-hash": labels["modelplane.ai/template-hash"],
     }
+    assert re.fullmatch("[0-9a-f]{10}", labels["modelplane.ai/template-hash"])
     fed = [observed(x, True) for x in first.replicas]
     # An observed replica carrying a forged managed label gets the real one back.
     fed[0]["metadata"]["labels"]["modelplane.ai/cluster"] = "elsewhere"

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import crossplane.function.proto.v1.run_function_pb2_grpc as grpcv1
 import crossplane.function.proto.v1beta1.run_function_pb2_grpc as grpcv1beta1
 import grpc
 import pytest
 
+from modelplane.runtime.crossplane import deployment_fn
 from modelplane.runtime.crossplane.server import MAX_MESSAGE_BYTES, ServeConfig, build_server
+
+# The function's clock in every runtime test (issue 18): what it stamps and judges is then
+# the same on every run, and ``render --now`` at this time gives the same objects.
+NOW = datetime(2026, 1, 15, 9, 0, 0, tzinfo=UTC)
+NOW_TEXT = "2026-01-15T09:00:00Z"
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The deployment function told ``NOW`` instead of the wall clock."""
+    monkeypatch.setattr(deployment_fn, "clock", lambda: NOW)
+    yield
 
 
 @dataclass

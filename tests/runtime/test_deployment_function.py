@@ -10,7 +10,7 @@ from modelplane.runtime.crossplane.deployment_fn import gather_inputs
 from modelplane.runtime.crossplane.messages import FunctionRequest
 from modelplane.scheduling.occupancy import PUBLISHED
 
-from .conftest import Stubs
+from .conftest import NOW_TEXT, Stubs
 from .helpers import (
     composite_ready,
     composite_status,
@@ -123,7 +123,10 @@ def test_with_the_fleet_fetched_replicas_are_placed(stubs: Stubs) -> None:
     assert conditions(rsp) == [
         ("ReplicasScheduled", "False", "Scheduling", ""),
         ("ReplicasReady", "False", "ModelStarting", "0 of 2 ready"),
+        ("Progressing", "True", "RolloutInProgress", "2 of 2 replicas updated, 0 ready"),
     ]
+    # New replicas wait for Ready from the function's clock on (issue 18).
+    assert first["metadata"]["annotations"] == {"modelplane.ai/revision-since": NOW_TEXT}
     assert results(rsp) == [("NORMAL", "Scheduled 2 replicas across 1 clusters: us-east-1")]
 
 
@@ -145,6 +148,7 @@ def test_ready_replicas_get_endpoints_and_flags(stubs: Stubs) -> None:
     assert conditions(rsp) == [
         ("ReplicasScheduled", "True", "ReplicasCreated", "Scheduled 2 of 2 replicas"),
         ("ReplicasReady", "True", "AllReplicasReady", "2 of 2 ready"),
+        ("Progressing", "True", "RolloutComplete", "2 of 2 replicas updated"),
     ]
     assert results(rsp) == []
 
@@ -170,6 +174,7 @@ def test_parked_looks_nothing_up_and_is_ready(stubs: Stubs) -> None:
     assert conditions(rsp) == [
         ("ReplicasScheduled", "True", "NoReplicasDesired", "0 replicas desired"),
         ("ReplicasReady", "True", "NoReplicasDesired", "0 replicas desired"),
+        ("Progressing", "True", "RolloutComplete", "0 replicas desired"),
     ]
     assert results(rsp) == [("NORMAL", "Scaled to zero: removing all replicas")]
 

@@ -25,6 +25,9 @@ from .helpers import (
 EAST = replica_name("qwen3-8b", "us-east-1", 0)
 WEST = replica_name("qwen3-8b", "us-west-2", 0)
 NEXT = "removed, not re-placed (ReplicasScheduled says why)"
+# Issue 18: a Ready replica that must move (not a gone cluster) serves until it is replaced.
+SERVING = "kept serving until its replacement is Ready"
+NO_FIT = "kept serving, no replacement fits yet (ReplicasScheduled says why)"
 
 
 def _east(change: str) -> dict[str, Any]:
@@ -64,15 +67,15 @@ CASES = [
     (
         "draining",
         "ClusterDraining",
-        f"1 of 2 ready; cluster us-east-1 is draining (maintenance:NoExecute): replica {EAST} {NEXT}",
-        False,
+        f"2 of 2 ready; cluster us-east-1 is draining (maintenance:NoExecute): replica {EAST} "
+        f"{NO_FIT}",
+        True,
     ),
     (
         "pools-lost",
         "PoolsLost",
-        f"1 of 2 ready; cluster us-east-1 no longer publishes pool h100: replica {EAST} "
-        "removed, re-placed",
-        False,
+        f"2 of 2 ready; cluster us-east-1 no longer publishes pool h100: replica {EAST} {SERVING}",
+        True,
     ),
     (
         "gone",

@@ -412,3 +412,17 @@ def test_fatal_keeps_desired_resources_of_earlier_steps(stubs: Stubs) -> None:
     req = request({"apiVersion": "x/v1", "kind": "Y"}, desired=EARLIER)
     rsp = stubs.v1.RunFunction(req)
     assert desired(rsp) == {"replica-us-east-1-0": replica()}
+
+
+def test_the_previous_progressing_survives_a_bad_input(stubs: Stubs) -> None:
+    # Issue 18: a rollout's state is carried over like the rest, never dropped or reset.
+    xr = deployment()
+    stuck = {"type": "Progressing", "status": "False", "reason": "RolloutStuck",
+             "message": "1 of 2 replicas updated; replica x not Ready within 1800s; the rollout is stopped",
+             "lastTransitionTime": "2025-01-15T09:00:00Z"}  # fmt: skip
+    xr["status"]["conditions"].append(stuck)
+    cluster = existing_cluster()
+    cluster["spec"]["nodePools"][0]["nodeCount"] = 1.5
+    required = {"clusters": [cluster], "classes": [], "all-replicas": []}
+    rsp = stubs.v1.RunFunction(request(xr, observed=EARLIER, required=required))
+    assert conditions(rsp)[-1] == ("Progressing", "False", "RolloutStuck", stuck["message"])

@@ -21,7 +21,7 @@ from modelplane.naming import replica_key
 from modelplane.reconcile.deployment import DeploymentInputs, reconcile_deployment
 from modelplane.scheduling import CACHE_NONE, identity, schedule
 
-from .conftest import Stubs
+from .conftest import NOW, Stubs
 from .helpers import conditions, desired, published_by_function, request, satisfy
 
 READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
@@ -61,7 +61,7 @@ def _rendered(
     w: World, ours: list[ModelReplica]
 ) -> tuple[dict[str, Any], list[tuple[str, str, str, str]]]:
     result = reconcile_deployment(
-        DeploymentInputs(w.deployment, w.fleet, [], CACHE_NONE, [*w.others, *ours])
+        DeploymentInputs(w.deployment, w.fleet, [], CACHE_NONE, [*w.others, *ours], now=NOW)
     )
     objects = {o.key: o.object for o in [*result.replicas, *result.endpoints]}
     return objects, [(c.type, c.status, c.reason, c.message) for c in result.status.conditions]

@@ -24,7 +24,7 @@ from modelplane.cli.main import main
 from modelplane.naming import DEPLOYMENT_LABEL, child_name
 from tests.paths import EXAMPLES
 
-from .conftest import Stubs
+from .conftest import NOW_TEXT, Stubs
 from .helpers import (
     composite_status,
     conditions,
@@ -47,7 +47,8 @@ def _documents() -> list[dict[str, Any]]:
 def _render(paths: list[Path]) -> list[dict[str, Any]]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["render", "-o", "json", *map(str, paths)]) == 0
+        # The same clock as the function's in these tests (conftest.NOW).
+        assert main(["render", "-o", "json", "--now", NOW_TEXT, *map(str, paths)]) == 0
     return json.loads(out.getvalue())  # type: ignore[no-any-return]
 
 

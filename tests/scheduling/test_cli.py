@@ -80,6 +80,12 @@ def test_json_shape(fleet_dir: Path, capsys: pytest.CaptureFixture[str]) -> None
             "reason": "ModelStarting",
             "message": "0 of 2 ready",
         },
+        {
+            "type": "Progressing",
+            "status": "True",
+            "reason": "RolloutInProgress",
+            "message": "2 of 2 replicas updated, 0 ready",
+        },
     ]
 
 

@@ -44,6 +44,7 @@ def test_parked() -> None:
     assert conds(s) == [
         ("ReplicasScheduled", "True", "NoReplicasDesired", "0 replicas desired"),
         ("ReplicasReady", "True", "NoReplicasDesired", "0 replicas desired"),
+        ("Progressing", "True", "RolloutComplete", "0 replicas desired"),
     ]
     assert s.events == (Event("Normal", "Scaled to zero: removing all replicas"),)
     assert status(deployment("chat", 0), FLEET).events == ()
@@ -55,6 +56,8 @@ def test_fresh_deployment_is_scheduling() -> None:
     assert conds(s) == [
         ("ReplicasScheduled", "False", "Scheduling", ""),
         ("ReplicasReady", "False", "ModelStarting", "0 of 2 ready"),
+        # A first placement is a rollout too: every replica is at the revision, none ready.
+        ("Progressing", "True", "RolloutInProgress", "2 of 2 replicas updated, 0 ready"),
     ]
     assert s.events == (Event("Normal", "Scheduled 2 replicas across 2 clusters: a, b"),)
 
@@ -66,6 +69,8 @@ def test_observed_and_ready() -> None:
     assert conds(s) == [
         ("ReplicasScheduled", "True", "ReplicasCreated", "Scheduled 2 of 2 replicas"),
         ("ReplicasReady", "True", "AllReplicasReady", "2 of 2 ready"),
+        # Observed replicas without a template-hash label are adopted at the current revision.
+        ("Progressing", "True", "RolloutComplete", "2 of 2 replicas updated"),
     ]
     assert s.events == ()
 
@@ -87,13 +92,15 @@ def test_partial_shortfall_still_reads_created() -> None:
             "ReplicasNotScheduled",
             "1 of 3 ready; 1 not scheduled: 0/2 clusters available: 2 InsufficientCapacity",
         ),
+        ("Progressing", "True", "RolloutInProgress", "2 of 3 replicas updated, 1 ready"),
     ]
     assert s.events == (Event("Warning", text),)
 
 
 def test_new_placement_on_a_reused_identity_is_not_ready() -> None:
-    # The observed a/0 is on a pool the deployment no longer accepts: re-placed at a/0 anew.
-    observed = [replica("chat", "a", 0, pool_name="gone", ready=True)]
+    # The observed a/0 is not Ready, on a pool the deployment no longer accepts: it serves
+    # nothing, so it is re-placed at a/0 anew at once, and that new replica is not ready.
+    observed = [replica("chat", "a", 0, pool_name="gone")]
     s = status(deployment("chat", 1), FLEET[:1], observed)
     assert s.ready == 0
     assert conds(s)[0] == (
@@ -102,6 +109,21 @@ def test_new_placement_on_a_reused_identity_is_not_ready() -> None:
         "ReplicasCreated",
         "Scheduled 1 of 1 replicas",
     )
+
+
+def test_a_ready_replica_that_must_move_serves_until_its_replacement_is_ready() -> None:
+    # Issue 18: the same a/0, but Ready. It keeps serving (and its identity); the replacement
+    # takes a/1, so the deployment reads ready while it loads, and Progressing says Moving.
+    observed = [replica("chat", "a", 0, pool_name="gone", ready=True)]
+    d = deployment("chat", 1)
+    result = schedule(d, FLEET[:1], [], CACHE_NONE, observed)
+    assert [(p.cluster, p.index, p.retained) for p in result.replicas] == [("a", 1, False)]
+    assert [(m.placement.index, m.replacement_cluster) for m in result.superseded] == [(0, "a")]
+    s = deployment_status(d, result, CACHE_NONE, observed)
+    assert s.ready == 1
+    assert conds(s)[2] == (
+        "Progressing", "True", "Moving", "1 of 1 replicas updated; 1 replica moving within a (pool gone to h100)"
+    )  # fmt: skip
 
 
 def test_insufficient_capacity() -> None:
@@ -115,6 +137,7 @@ def test_insufficient_capacity() -> None:
             "0 of 2 replicas scheduled: 0/2 clusters available: 2 NoMatchingPool",
         ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
+        ("Progressing", "True", "RolloutInProgress", "0 of 2 replicas updated, 0 ready"),
     ]
 
 
@@ -136,6 +159,12 @@ def test_clusters_unresolved_not_fetched() -> None:
             "Waiting for InferenceClusters; keeping 2 existing replicas",
         ),
         ("ReplicasReady", "False", "ModelStarting", "1 of 2 ready"),
+        (
+            "Progressing",
+            "True",
+            "RolloutInProgress",
+            "2 of 2 replicas updated, 1 ready; paused while scheduling is held",
+        ),
     ]
     assert s.events == ()
     empty = status(deployment("chat", 2), UNRESOLVED)
@@ -174,6 +203,12 @@ def test_invalid_selector() -> None:
         ),
         ("ReplicasScheduled", "False", "InvalidNodeSelector", error),
         ("ReplicasReady", "True", "AllReplicasReady", "1 of 1 ready"),
+        (
+            "Progressing",
+            "True",
+            "RolloutComplete",
+            "1 of 1 replicas updated, 1 ready; paused while scheduling is held",
+        ),
     ]
     assert s.events == (
         Event("Warning", "ModelCache q not found; holding replica placement"),
@@ -196,6 +231,7 @@ def test_model_cache_resolved(cache: CacheState, row: tuple[str, str, str, str])
         "ModelCacheResolved",
         "ReplicasScheduled",
         "ReplicasReady",
+        "Progressing",
     ]
 
 
@@ -209,6 +245,7 @@ def test_absent_cache_with_nothing_to_retain() -> None:
             "0 of 1 replicas scheduled: 0/2 clusters available: 2 CacheUnavailable",
         ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
+        ("Progressing", "True", "RolloutInProgress", "0 of 1 replicas updated, 0 ready"),
     ]
 
 
@@ -223,6 +260,12 @@ def test_wire_form() -> None:
                 "status": "False",
                 "reason": "ModelStarting",
                 "message": "0 of 1 ready",
+            },
+            {
+                "type": "Progressing",
+                "status": "True",
+                "reason": "RolloutInProgress",
+                "message": "1 of 1 replicas updated, 0 ready",
             },
         ],
     }

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from typing import Any
+
 from modelplane.api import ModelDeployment
 from modelplane.naming import replica_name
 from modelplane.scheduling import CACHE_NONE, UNRESOLVED, replica_object, schedule, schedule_all
@@ -35,6 +39,20 @@ def seeded() -> ModelDeployment:
     )
 
 
+def revision_of(d: ModelDeployment) -> str:
+    """The template hash as docs/reconcile.md defines it (issue 18), computed independently:
+    SHA-256 of the canonical JSON of the template's labels, engines, modelCacheRef and serving.
+    """
+    template: dict[str, Any] = d.spec.template.to_wire()
+    spec = template["spec"]
+    content = {
+        "labels": (template.get("metadata") or {}).get("labels") or {},
+        **{k: spec[k] for k in ("engines", "modelCacheRef", "serving") if k in spec},
+    }
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
 def test_replica_object_for_a_new_placement() -> None:
     d = seeded()
     c1 = cluster("c1", pool("cpu", 1, host()), pool("h100", 4, gpu()))
@@ -50,6 +68,7 @@ def test_replica_object_for_a_new_placement() -> None:
             "modelplane.ai/deployment": "coder",
             "modelplane.ai/deployment-namespace": "ml-team",
             "modelplane.ai/replica-index": "0",
+            "modelplane.ai/template-hash": revision_of(d),
         },
     }
     assert list(obj["metadata"]["labels"]) == [
@@ -58,6 +77,7 @@ def test_replica_object_for_a_new_placement() -> None:
         "modelplane.ai/deployment",
         "modelplane.ai/deployment-namespace",
         "modelplane.ai/replica-index",
+        "modelplane.ai/template-hash",
     ]
     spec = obj["spec"]
     assert spec["clusterName"] == "c1"

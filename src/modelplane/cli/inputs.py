@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 
 from modelplane.api import (
     InferenceClass,
@@ -52,3 +55,31 @@ def fleet_of(loaded: Loaded) -> Fleet:
         replicas=loaded.of_kind(ModelReplica),
         endpoints=loaded.of_kind(ModelEndpoint),
     )
+
+
+def add_now(parser: argparse.ArgumentParser) -> None:
+    """``--now TIME``: the clock a local run is told (issue 18); without it there is none."""
+    parser.add_argument(
+        "--now",
+        metavar="TIME",
+        type=_instant,
+        default=None,
+        help="the time this reconcile runs at (RFC 3339, e.g. 2026-01-15T09:00:00Z): stamps "
+        "replicas waiting for Ready and judges the rollout deadline; without it nothing is "
+        "stamped and no rollout is ever stuck, so the output depends on the input alone",
+    )
+
+
+def _instant(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"not an RFC 3339 time: {text!r}") from err
+    if value.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"a time needs its offset (Z or +hh:mm): {text!r}")
+    return value.astimezone(UTC)
+
+
+def at(fleet: Fleet, now: datetime | None) -> Fleet:
+    """The fleet told the clock ``now``."""
+    return replace(fleet, now=now)

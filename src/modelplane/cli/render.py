@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from modelplane.api import InferenceGateway, ModelService
-from modelplane.cli.inputs import fleet_of, load_valid
+from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.cli.validate import print_warnings
 from modelplane.printable import printable
 from modelplane.reconcile.render import (
@@ -60,6 +60,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--out", metavar="DIR", help="write control-plane.<ext> and cluster-<name>.<ext> files"
     )
+    add_now(parser)
     parser.set_defaults(func=run)
 
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     """Load, reconcile, print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
     loaded = load_valid("render", args.paths)
     print_warnings(loaded)
-    fleet = fleet_of(loaded)
+    fleet = at(fleet_of(loaded), args.now)
     rendered = render(fleet)
     caches = render_caches(fleet)
     backends = render_endpoints(fleet, rendered)

@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from modelplane.api.meta import condition_wire
-from modelplane.cli.inputs import fleet_of, load_valid
+from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.printable import printable
 from modelplane.reconcile.deployment import DeploymentResult, reconcile_fleet
 from modelplane.scheduling import Placement
-from modelplane.scheduling.model import namespace_of
+from modelplane.scheduling.explain import move_message
+from modelplane.scheduling.model import Superseded, namespace_of
 
 EXAMPLE = """\
 example:
@@ -49,12 +50,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="say, per deployment, why each cluster that got no new replica was passed over",
     )
+    add_now(parser)
     parser.set_defaults(func=run, parser=parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Load, schedule and print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
-    results = reconcile_fleet(fleet_of(load_valid("schedule", args.paths)))
+    results = reconcile_fleet(at(fleet_of(load_valid("schedule", args.paths)), args.now))
     if args.output == "json":
         out = to_json(results, explain=args.explain)
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
@@ -98,6 +100,19 @@ def _placement_json(p: Placement) -> dict[str, Any]:
     }
 
 
+def _move_json(move: Superseded) -> dict[str, Any]:
+    p = move.placement
+    return {
+        "name": p.name,
+        "cluster": p.cluster,
+        "index": p.index,
+        "cause": move.cause.value,
+        "retiring": move.retiring,
+        "replacement": move.replacement or None,
+        "message": move_message(move),
+    }
+
+
 def to_json(results: Sequence[DeploymentResult], *, explain: bool) -> dict[str, Any]:
     """The ``-o json`` document of cli.md."""
     deployments = []
@@ -115,6 +130,7 @@ def to_json(results: Sequence[DeploymentResult], *, explain: bool) -> dict[str, 
                 {"cluster": e.cluster, "reason": e.reason, "message": e.message}
                 for e in result.schedule.explain
             ]
+            item["superseded"] = [_move_json(m) for m in result.schedule.superseded]
         deployments.append(item)
     return {"deployments": deployments}
 
@@ -135,6 +151,8 @@ def _columns(cells: Sequence[Sequence[str]]) -> str:
 
 
 def _state(p: Placement) -> str:
+    if p.revised:
+        return "updating"  # its template revision changes in this reconcile (issue 18)
     if p.held:
         return "held"
     return "retained" if p.retained else "new"
@@ -147,11 +165,21 @@ def to_table(results: Sequence[DeploymentResult], *, explain: bool) -> str:
     ]
     for result in results:
         ident = f"{namespace_of(result.deployment.metadata.namespace)}/{result.deployment.metadata.name}"
+        rollout = result.schedule.rollout
+        outdated = set(rollout.outdated) if rollout is not None else set()
         for p in result.schedule.replicas:
             members = ", ".join(
                 f"{e.name}/{m.role} -> {m.pool}" for e in p.engines for m in e.members
             )
-            rows.append([ident, p.name, p.cluster, str(p.index), _state(p), members])
+            state = "outdated" if p.name in outdated else _state(p)
+            rows.append([ident, p.name, p.cluster, str(p.index), state, members])
+        for move in result.schedule.superseded:
+            p = move.placement
+            members = ", ".join(
+                f"{e.name}/{m.role} -> {m.pool}" for e in p.engines for m in e.members
+            )
+            state = "retiring" if move.retiring else "superseded"
+            rows.append([ident, p.name, p.cluster, str(p.index), state, members])
     out = _columns(rows) if len(rows) > 1 else "No replicas placed.\n"
     for result in results:
         status = result.status
@@ -169,6 +197,10 @@ def to_table(results: Sequence[DeploymentResult], *, explain: bool) -> str:
             out += (
                 _indent(_indent(_columns(entries))) if entries else "    (no cluster passed over)\n"
             )
+            moves = result.schedule.superseded
+            if moves:
+                out += "  superseded:\n"
+                out += "".join(f"    {printable(move_message(m))}\n" for m in moves)
     return out
 
 

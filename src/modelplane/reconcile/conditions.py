@@ -7,8 +7,9 @@ deployment function.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
 from modelplane.api import Condition, ModelDeployment, ModelReplica
 from modelplane.api.meta import condition, condition_wire
@@ -23,12 +24,15 @@ from modelplane.scheduling.model import (
     ReplicaNotice,
     Schedule,
     Shortfall,
+    Superseded,
 )
 from modelplane.scheduling.replicas import identity, owns, sort_key
+from modelplane.scheduling.rollout import MAX_SURGE, PROGRESS_DEADLINE, overdue
 
 MODEL_CACHE_RESOLVED = "ModelCacheResolved"
 REPLICAS_SCHEDULED = "ReplicasScheduled"
 REPLICAS_READY = "ReplicasReady"
+PROGRESSING = "Progressing"
 
 NO_CLUSTERS_FOUND = "No InferenceClusters found"
 WAITING_FOR_CLUSTERS = "Waiting for InferenceClusters"
@@ -77,8 +81,15 @@ def deployment_status(
     schedule: Schedule,
     cache: CacheState,
     observed_replicas: Iterable[ModelReplica],
+    *,
+    now: datetime | None = None,
+    waiting_since: Mapping[str, str] | None = None,
 ) -> DeploymentStatus:
-    """Replica counts, conditions (§2.1 order) and events (§2.10 order) of one reconcile."""
+    """Replica counts, conditions (§2.1 order) and events (§2.10 order) of one reconcile.
+
+    ``now`` and ``waiting_since`` (the ``revision-since`` stamp of each replica waiting for
+    Ready) judge the progress deadline of ``Progressing`` (issue 18).
+    """
     observed = observed_by_identity(deployment, observed_replicas)
     if schedule.mode is Mode.PARKED:
         return DeploymentStatus(
@@ -87,17 +98,25 @@ def deployment_status(
             (
                 condition(REPLICAS_SCHEDULED, True, "NoReplicasDesired", ZERO_DESIRED),
                 condition(REPLICAS_READY, True, "NoReplicasDesired", ZERO_DESIRED),
+                condition(PROGRESSING, True, ROLLOUT_COMPLETE, ZERO_DESIRED),
             ),
             (Event("Normal", SCALED_TO_ZERO),) if observed else (),
         )
     total = schedule.total
     # A replica placed in this reconcile is never ready yet, even on a reused identity.
-    ready = sum(
-        1
-        for p in schedule.replicas
-        if p.retained
-        and (p.cluster, p.index) in observed
-        and is_ready(observed[(p.cluster, p.index)])
+    # A replica updated in place now restarts (issue 18); a superseded replica still routed
+    # serves for the replacement it waits for, so Ready capacity never reads lower than it is.
+    ready = min(
+        schedule.desired,
+        sum(
+            1
+            for p in schedule.replicas
+            if p.retained
+            and not p.revised
+            and (p.cluster, p.index) in observed
+            and is_ready(observed[(p.cluster, p.index)])
+        )
+        + sum(1 for s in schedule.superseded if not s.retiring),
     )
     any_observed = any((p.cluster, p.index) in observed for p in schedule.replicas)
     conditions: list[Condition] = []
@@ -110,6 +129,8 @@ def deployment_status(
     reported = reported_message(deployment, REPLICAS_SCHEDULED)
     conditions.append(_scheduled(schedule, total, any_observed, events, reported))
     conditions.append(_ready(schedule, ready))
+    late = overdue(waiting_since or {}, now)
+    conditions.append(_progressing(schedule, ready, late))
     if schedule.mode is Mode.NORMAL and total > 0 and not any_observed:
         names = sorted({p.cluster for p in schedule.replicas})
         events.append(
@@ -172,7 +193,7 @@ def _scheduled(
     if schedule.cluster_count == 0:
         events.append(Event("Warning", NO_CLUSTERS_FOUND))
         return condition(REPLICAS_SCHEDULED, False, "NoClusters", NO_CLUSTERS_FOUND)
-    if total < desired:
+    if total + schedule.waiting < desired:
         # Only here is a shortfall worded: its counts are codes, formatted once (issue 14).
         shortfall = _shortfall(schedule)
         if total == 0:
@@ -182,6 +203,7 @@ def _scheduled(
                 f"Scheduled {total} of {desired} replicas; {desired - total} did not fit: "
                 f"{shortfall.message()}"
             )
+        message += _kept_clause(schedule)
         if message != reported:
             events.append(Event("Warning", message))
         if total == 0:
@@ -189,11 +211,33 @@ def _scheduled(
         if not any_observed:
             return condition(REPLICAS_SCHEDULED, False, "Scheduling", message)
         return condition(REPLICAS_SCHEDULED, True, "ReplicasCreated", message)
-    if not any_observed:
-        return condition(REPLICAS_SCHEDULED, False, "Scheduling")
-    return condition(
-        REPLICAS_SCHEDULED, True, "ReplicasCreated", f"Scheduled {total} of {desired} replicas"
+    waits = (
+        f"; {schedule.waiting} waiting for a move to finish (at most {MAX_SURGE} extra)"
+        if schedule.waiting
+        else ""
     )
+    if not any_observed:
+        held_back = f"Scheduled {total} of {desired} replicas{waits}" if waits else ""
+        return condition(REPLICAS_SCHEDULED, False, "Scheduling", held_back)
+    return condition(
+        REPLICAS_SCHEDULED,
+        True,
+        "ReplicasCreated",
+        f"Scheduled {total} of {desired} replicas{waits}",
+    )
+
+
+def _kept_clause(schedule: Schedule) -> str:
+    """``; <n> running replica(s) kept until a replacement fits`` (issue 18), or nothing."""
+    stuck = [s for s in schedule.superseded if not s.retiring and not s.replacement]
+    if not stuck:
+        return ""
+    n = len(stuck)
+    return f"; {n} running {_plural(n, 'replica')} kept until a replacement fits"
+
+
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else word + "s"
 
 
 INVALID_INPUT = "InvalidInput"
@@ -218,6 +262,8 @@ def invalid_input_status(deployment: ModelDeployment, problem: str, kept: int) -
         conditions.append(_carried(previous[REPLICAS_READY]))
     else:
         conditions.append(condition(REPLICAS_READY, "Unknown", INVALID_INPUT, message))
+    if PROGRESSING in previous:  # nothing moves or rolls while held (issue 18)
+        conditions.append(_carried(previous[PROGRESSING]))
     counts = status.replicas if status is not None else None
     total = counts.total if counts is not None and counts.total is not None else kept
     ready = counts.ready if counts is not None and counts.ready is not None else 0
@@ -255,21 +301,22 @@ def _ready(schedule: Schedule, ready: int) -> Condition:
     """
     desired, total = schedule.desired, schedule.total
     notices = schedule.notices
-    if total == 0 and not notices:
+    if total == 0 and not notices and not schedule.superseded:
         return condition(REPLICAS_READY, False, "NoReplicasScheduled")
     counted = f"{ready} of {desired} ready"
     if notices:
-        clauses = [notice_message(n, total >= desired) for n in notices]
+        moving = {s.placement.name: s for s in schedule.superseded}
+        clauses = [notice_message(n, total >= desired, moving) for n in notices]
         return condition(
             REPLICAS_READY, False, notices[0].cause.value, "; ".join([counted, *clauses])
         )
-    if total < desired:
+    if total + schedule.waiting < desired:
         why = schedule.shortfall.message() if schedule.shortfall else "ReplicasScheduled says why"
         return condition(
             REPLICAS_READY,
             False,
             "ReplicasNotScheduled",
-            f"{counted}; {desired - total} not scheduled: {why}",
+            f"{counted}; {desired - total} not scheduled: {why}{_kept_clause(schedule)}",
         )
     if ready == desired:
         return condition(REPLICAS_READY, True, "AllReplicasReady", counted)
@@ -285,15 +332,26 @@ _LOSS_TEXT = {
 }
 
 
-def notice_message(notice: ReplicaNotice, replaced: bool) -> str:
+def notice_message(
+    notice: ReplicaNotice, replaced: bool, moving: Mapping[str, Superseded] | None = None
+) -> str:
     """``cluster <c> <state>: replica(s) <names> <what happens next>`` (docs/reconcile.md).
 
     ``replaced``: the schedule reached ``spec.replicas``, so removed replicas have their
-    replacements; otherwise they wait for room, as ReplicasScheduled says.
+    replacements; otherwise they wait for room, as ReplicasScheduled says. ``moving``: the
+    superseded replicas by name (issue 18): they keep serving until they are replaced.
     """
     state = _LOSS_TEXT[notice.cause].format(detail=notice.detail)
     who = ("replica " if len(notice.replicas) == 1 else "replicas ") + ", ".join(notice.replicas)
-    if notice.cause is LossCause.NOT_READY:
+    first = (moving or {}).get(notice.replicas[0])
+    if first is not None:
+        if first.retiring:
+            fate = "replaced, withdrawn from routing and removed next"
+        elif first.replacement:
+            fate = "kept serving until its replacement is Ready"
+        else:
+            fate = "kept serving, no replacement fits yet (ReplicasScheduled says why)"
+    elif notice.cause is LossCause.NOT_READY:
         fate = "kept"
     elif notice.cause is LossCause.NO_GATEWAY:
         fate = "kept, withdrawn from routing"
@@ -302,3 +360,74 @@ def notice_message(notice: ReplicaNotice, replaced: bool) -> str:
     else:
         fate = "removed, not re-placed (ReplicasScheduled says why)"
     return f"cluster {notice.cluster} {state}: {who} {fate}"
+
+
+ROLLOUT_IN_PROGRESS = "RolloutInProgress"
+MOVING = "Moving"
+ROLLOUT_COMPLETE = "RolloutComplete"
+ROLLOUT_STUCK = "RolloutStuck"
+
+
+def _progressing(schedule: Schedule, ready: int, late: tuple[str, ...]) -> Condition:
+    """Progressing (issue 18): where the rollout and the moves stand, with counts.
+
+    First matching row: a replica waited past the deadline (``RolloutStuck``); a running
+    replica must move and nothing can replace it (``RolloutStuck``); replicas are moving
+    (``Moving``); replicas are at an older revision or not Ready yet (``RolloutInProgress``);
+    otherwise ``RolloutComplete``.
+    """
+    desired = schedule.desired
+    rollout = schedule.rollout
+    updated = rollout.updated if rollout is not None else schedule.total
+    counts = f"{updated} of {desired} replicas updated"
+    if schedule.mode is Mode.HELD:
+        # Nothing is placed, moved or updated while held (status.md §2.4).
+        state = ROLLOUT_IN_PROGRESS if updated < desired or ready < desired else ROLLOUT_COMPLETE
+        return condition(
+            PROGRESSING, True, state, f"{counts}, {ready} ready; paused while scheduling is held"
+        )
+    if late:
+        deadline = int(PROGRESS_DEADLINE.total_seconds())
+        who = f"{_plural(len(late), 'replica')} {', '.join(late)}"
+        return condition(
+            PROGRESSING,
+            False,
+            ROLLOUT_STUCK,
+            f"{counts}; {who} not Ready within {deadline}s; the rollout is stopped",
+        )
+    moves = [s for s in schedule.superseded if s.cause.moves]
+    unplaced = [s for s in moves if not s.retiring and not s.replacement]
+    if unplaced and schedule.total + schedule.waiting < desired:
+        n = len(unplaced)
+        return condition(
+            PROGRESSING,
+            False,
+            ROLLOUT_STUCK,
+            f"{counts}; {n} running {_plural(n, 'replica')} cannot move: no replacement fits "
+            "(ReplicasScheduled says why); the previous placement keeps serving",
+        )
+    if moves:
+        n = len(moves)
+        paths = ", ".join(_path(s) for s in moves)
+        return condition(
+            PROGRESSING, True, MOVING, f"{counts}; {n} {_plural(n, 'replica')} moving {paths}"
+        )
+    outdated = rollout.outdated if rollout is not None else ()
+    if outdated or updated < desired or ready < desired:
+        return condition(PROGRESSING, True, ROLLOUT_IN_PROGRESS, f"{counts}, {ready} ready")
+    return condition(PROGRESSING, True, ROLLOUT_COMPLETE, counts)
+
+
+def _path(move: Superseded) -> str:
+    """``from <c1> to <c2>`` (``within <c> (pool <p1> to <p2>)`` inside one cluster); a retiring
+    one is leaving, one without a replacement waits."""
+    source = move.placement.cluster
+    if move.retiring:
+        return f"from {source} (replaced, leaving)"
+    if move.replacement and move.replacement_cluster == source:
+        # A move inside one cluster (a renamed pool, a new shape): say which pools.
+        old, new = ", ".join(move.pools), ", ".join(move.replacement_pools)
+        return f"within {source} (pool {old} to {new})" if old != new else f"within {source}"
+    if move.replacement:
+        return f"from {source} to {move.replacement_cluster}"
+    return f"from {source} (waiting for a replacement)"

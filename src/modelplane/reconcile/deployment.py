@@ -9,7 +9,8 @@ both end in ``finish_deployment``, so the runtimes cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from modelplane.api import (
     InferenceClass,
@@ -23,7 +24,7 @@ from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.composition import ComposedObject, model_endpoint
 from modelplane.composition.types import Json
 from modelplane.events import Event
-from modelplane.naming import CLUSTER_LABEL, endpoint_key, replica_key
+from modelplane.naming import CLUSTER_LABEL, REVISION_SINCE_ANNOTATION, endpoint_key, replica_key
 from modelplane.reconcile.conditions import (
     DeploymentStatus,
     deployment_status,
@@ -43,6 +44,7 @@ from modelplane.scheduling.replicas import (
     owns,
     replica_object,
 )
+from modelplane.scheduling.rollout import ready, since_of, timestamp
 from modelplane.scheduling.scheduler import schedule, schedule_all
 
 __all__ = [
@@ -66,6 +68,9 @@ class Fleet:
     caches: Sequence[ModelCache] = ()
     replicas: Sequence[ModelReplica] = ()
     endpoints: Sequence[ModelEndpoint] = ()
+    # The shell's clock (issue 18): stamps replicas waiting for Ready and judges the progress
+    # deadline. None (a plain local render): nothing is stamped, no rollout is ever stuck.
+    now: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,7 @@ class DeploymentInputs:
     observed_replicas: Sequence[ModelReplica]
     observed_endpoints: Sequence[ModelEndpoint] = ()
     occupancy: OccupancySource = None
+    now: datetime | None = None  # the shell's clock (issue 18), as ``Fleet.now``
 
 
 @dataclass
@@ -119,6 +125,7 @@ def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
         inputs.cache,
         inputs.observed_replicas,
         inputs.observed_endpoints,
+        now=inputs.now,
     )
 
 
@@ -134,7 +141,12 @@ def reconcile_fleet(fleet: Fleet) -> list[DeploymentResult]:
     )
     return [
         finish_deployment(
-            item.deployment, item.schedule, item.cache, fleet.replicas, fleet.endpoints
+            item.deployment,
+            item.schedule,
+            item.cache,
+            fleet.replicas,
+            fleet.endpoints,
+            now=fleet.now,
         )
         for item in scheduled
     ]
@@ -146,25 +158,56 @@ def finish_deployment(
     cache: CacheState,
     observed_replicas: Sequence[ModelReplica],
     observed_endpoints: Sequence[ModelEndpoint],
+    *,
+    now: datetime | None = None,
 ) -> DeploymentResult:
-    """Everything after the schedule: replica objects, endpoints, status and readiness."""
+    """Everything after the schedule: replica objects, endpoints, status and readiness.
+
+    A superseded replica (issue 18) is emitted beside the desired set, with its endpoint while
+    it covers for a replacement; once it retires, its endpoint goes first and the replica
+    itself only when the endpoint is no longer observed.
+    """
     ours = observed_by_identity(deployment, observed_replicas)
     endpoints_seen = _endpoints_by_identity(deployment, observed_endpoints)
-    status = deployment_status(deployment, result, cache, observed_replicas)
-    models = [replica_object(deployment, p) for p in result.replicas]
+    leaving = [
+        s
+        for s in result.superseded
+        if not s.retiring or (s.placement.cluster, s.placement.index) in endpoints_seen
+    ]
+    # What the status says of the moves is what this reconcile emits: a retired replica
+    # whose endpoint is gone is removed now, so it is no longer said to be moving.
+    result = replace(result, superseded=tuple(leaving))
+    stamps = _since(result, ours, now)
+    status = deployment_status(
+        deployment,
+        result,
+        cache,
+        observed_replicas,
+        now=now,
+        waiting_since=stamps,
+    )
+    # Every emitted replica in (cluster, index) order; a retiring one has no endpoint: it is
+    # withdrawn a reconcile before the replica goes.
+    emitted = sorted(
+        [(p, True) for p in result.replicas] + [(s.placement, not s.retiring) for s in leaving],
+        key=lambda item: (item[0].cluster, item[0].index),
+    )
+    placements = [p for p, _ in emitted]
+    routed = [route for _, route in emitted]
+    models = [_stamped(replica_object(deployment, p), stamps.get(p.name)) for p in placements]
     replicas = [
         ComposedObject(
             replica_key(p.cluster, p.index),
             desired_object(model.to_wire()),
             True if _ready_at(ours, p) else None,
         )
-        for p, model in zip(result.replicas, models, strict=True)
+        for p, model in zip(placements, models, strict=True)
     ]
     held = result.mode is Mode.HELD
     endpoints = [
         obj
-        for p, model in zip(result.replicas, models, strict=True)
-        if (obj := _endpoint(p, model, ours, endpoints_seen, held)) is not None
+        for p, model, route in zip(placements, models, routed, strict=True)
+        if route and (obj := _endpoint(p, model, ours, endpoints_seen, held)) is not None
     ]
     return DeploymentResult(
         deployment=deployment,
@@ -179,10 +222,48 @@ def finish_deployment(
     )
 
 
+def _since(
+    result: Schedule, ours: dict[tuple[str, int], ModelReplica], now: datetime | None
+) -> dict[str, str]:
+    """The ``revision-since`` stamp of every replica of the desired set waiting for Ready.
+
+    A replica created or updated now is stamped ``now``; one still waiting at the revision it
+    was stamped for keeps its stamp; a Ready one has none (issue 18).
+    """
+    outdated = set(result.rollout.outdated) if result.rollout is not None else set()
+    out: dict[str, str] = {}
+    for p in result.replicas:
+        observed = ours.get((p.cluster, p.index)) if p.retained else None
+        if p.revised or observed is None:
+            stamp = timestamp(now) if now is not None else None
+        elif ready(observed) or p.name in outdated:
+            stamp = None  # Ready, or not at the current revision: nothing awaited of it
+        else:
+            stamp = since_of(observed)
+        if stamp is not None:
+            out[p.name] = stamp
+    return out
+
+
+def _stamped(model: ModelReplica, since: str | None) -> ModelReplica:
+    if since is None:
+        return model
+    annotations = {REVISION_SINCE_ANNOTATION: since}
+    return model.model_copy(
+        update={"metadata": model.metadata.model_copy(update={"annotations": annotations})}
+    )
+
+
 def _ready_at(ours: dict[tuple[str, int], ModelReplica], placement: Placement) -> bool:
-    # A replica placed afresh on a reused identity is a new object: never ready yet.
+    # A replica placed afresh on a reused identity is a new object: never ready yet; one
+    # updated in place now restarts (issue 18).
     observed = ours.get((placement.cluster, placement.index))
-    return placement.retained and observed is not None and status_is_ready(observed.status)
+    return (
+        placement.retained
+        and not placement.revised
+        and observed is not None
+        and status_is_ready(observed.status)
+    )
 
 
 def _endpoint(

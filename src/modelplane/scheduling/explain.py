@@ -16,7 +16,7 @@ from modelplane.scheduling.fleet import (
     taint_text,
     untolerated_taint,
 )
-from modelplane.scheduling.model import CacheKind, CacheState, Reason, Unfit
+from modelplane.scheduling.model import CacheKind, CacheState, MoveCause, Reason, Superseded, Unfit
 from modelplane.scheduling.placement import Failure, Trial
 
 
@@ -159,3 +159,33 @@ def explain_cluster(
         Reason.NO_NEW_REPLICAS_NEEDED,
         lambda: f"eligible; {kept} replica(s) already meet spec.replicas {desired}",
     )
+
+
+_MOVE_TEXT = {
+    MoveCause.NOT_SELECTED: "its cluster no longer matches the deployment's selectors",
+    MoveCause.DRAINING: "its cluster is draining (an untolerated NoExecute taint)",
+    MoveCause.POOLS_LOST: "its cluster no longer publishes a pool it is pinned to",
+    MoveCause.SHAPE_CHANGED: "its pins no longer satisfy the deployment's engines",
+    MoveCause.TEMPLATE_CHANGED: "it runs an older template revision and is replaced first "
+    "(an update in place would leave nothing serving)",
+    MoveCause.SCALED_DOWN: "scaled down",
+}
+
+
+def move_message(move: Superseded) -> str:
+    """Why a running replica is superseded and what takes its place (issue 18, ``--explain``).
+
+    ``<name> on <cluster>: <why>; <what next>``: replaced by a named replica not Ready yet,
+    replaced and leaving (its endpoint withdrawn first), or kept with no replacement placed.
+    """
+    p = move.placement
+    head = f"{p.name} on {p.cluster}: {_MOVE_TEXT[move.cause]}"
+    if move.retiring:
+        done = "" if move.cause is MoveCause.SCALED_DOWN else "replaced, "
+        return f"{head}; {done}its endpoint is withdrawn and it is removed next"
+    if move.replacement:
+        return (
+            f"{head}; serving until its replacement {move.replacement} on "
+            f"{move.replacement_cluster} is Ready"
+        )
+    return f"{head}; serving, no replacement placed yet (a move in flight, or nothing fits)"

@@ -137,6 +137,11 @@ class Placement:
     engines: tuple[EnginePlacement, ...]
     held: bool = False
     observed: ModelReplica | None = field(default=None, compare=False, repr=False)
+    # Updated in place in this reconcile: its template revision changes now (issue 18), so it
+    # counts not ready and is withdrawn from routing until it is Ready at the new revision.
+    revised: bool = False
+    # The template revision it is written at (computed once per schedule; "" for a held one).
+    revision: str = ""
 
 
 class Reason(StrEnum):
@@ -258,6 +263,67 @@ class ReplicaNotice:
     detail: str = ""
 
 
+class MoveCause(StrEnum):
+    """Why a running replica is superseded (issue 18): it must move, so it is replaced first;
+    or it is scaled down, so its endpoint is withdrawn before it goes."""
+
+    NOT_SELECTED = "ClusterNotSelected"  # its cluster no longer matches the selectors
+    DRAINING = "ClusterDraining"  # an untolerated NoExecute taint
+    POOLS_LOST = "PoolsLost"  # a pinned pool is no longer published
+    SHAPE_CHANGED = "ShapeChanged"  # its pins no longer satisfy the engines (or the stack)
+    # At an older template revision and replaced rather than updated in place: updating it
+    # would leave nothing serving (a single replica), or it is surplus beside its replacement.
+    TEMPLATE_CHANGED = "TemplateChanged"
+    SCALED_DOWN = "ScaledDown"  # spec.replicas went down: retiring, never replaced
+
+    @property
+    def moves(self) -> bool:
+        """Whether the replica is replaced elsewhere (every cause but a scale-down)."""
+        return self is not MoveCause.SCALED_DOWN
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """A Ready replica that must move: it keeps serving until a replacement is Ready (issue 18).
+
+    ``placement`` re-emits it exactly as observed (held). ``retiring``: enough replacements
+    are Ready, so its endpoint is withdrawn now and the replica is removed once the endpoint
+    is gone. ``replacement`` names the not-yet-Ready replica it waits for ("" when none could
+    be placed).
+    """
+
+    placement: Placement
+    cause: MoveCause
+    retiring: bool = False
+    replacement: str = ""
+    replacement_cluster: str = ""
+    replacement_pools: tuple[str, ...] = ()  # the pools the replacement is pinned to, sorted
+
+    @property
+    def pools(self) -> tuple[str, ...]:
+        """The pools the superseded replica is pinned to, sorted."""
+        return _pools(self.placement)
+
+
+def _pools(placement: Placement) -> tuple[str, ...]:
+    return tuple(sorted({m.pool for e in placement.engines for m in e.members if m.pool}))
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """Where the template rollout stands after this reconcile (issue 18).
+
+    ``revision`` is the deployment's template hash; ``updated`` counts the replicas of the
+    desired set at it; ``outdated`` names those still at an older revision, ``updating`` those
+    updated in place in this reconcile.
+    """
+
+    revision: str
+    updated: int
+    outdated: tuple[str, ...] = ()
+    updating: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Schedule:
     """The result of scheduling one deployment (§1.1).
@@ -279,6 +345,11 @@ class Schedule:
     selector_error: str | None = None
     shortfall: Shortfall | None = None  # Normal mode with fewer replicas than desired
     notices: tuple[ReplicaNotice, ...] = ()  # by cluster name: replicas kept or lost (issue 15)
+    # Running replicas that must move, kept serving beside ``replicas`` (issue 18).
+    superseded: tuple[Superseded, ...] = ()
+    rollout: Rollout | None = None
+    # New replicas held back by the surge bound while replicas move: not a shortfall.
+    waiting: int = 0
 
     @property
     def total(self) -> int:

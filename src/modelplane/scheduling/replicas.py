@@ -20,6 +20,8 @@ from modelplane.naming import (
     DEPLOYMENT_LABEL,
     DEPLOYMENT_NAMESPACE_LABEL,
     INDEX_LABEL,
+    TEMPLATE_HASH_LABEL,
+    template_hash,
 )
 from modelplane.scheduling.model import EnginePlacement, MemberPlacement, Placement, namespace_of
 
@@ -65,7 +67,9 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
     """The ModelReplica composed for one placement (composition.md §3).
 
     A held placement is re-emitted with its observed spec unchanged and its
-    managed labels re-asserted over its observed labels (scheduling.md §10).
+    managed labels re-asserted over its observed labels (scheduling.md §10), its template
+    hash label included (it still runs that revision). Any other placement is written from
+    the current template and labelled with its hash (issue 18).
     """
     namespace = namespace_of(deployment.metadata.namespace)
     managed = managed_labels(deployment, placement.cluster, placement.index)
@@ -76,7 +80,11 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
             spec=placement.observed.spec.model_copy(deep=True),
         )
     template = deployment.spec.template
-    labels = {**((template.metadata.labels if template.metadata else None) or {}), **managed}
+    labels = {
+        **((template.metadata.labels if template.metadata else None) or {}),
+        **managed,
+        TEMPLATE_HASH_LABEL: placement.revision or template_hash(template.to_wire()),
+    }
     serving = template.spec.serving
     spec = ModelReplicaSpec(
         cluster_name=placement.cluster,

@@ -8,9 +8,9 @@ from __future__ import annotations
 import heapq
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from modelplane.api import InferenceClass, ModelCache, ModelDeployment, ModelReplica
+from modelplane.api import InferenceClass, ModelCache, ModelDeployment, ModelReplica, Toleration
 from modelplane.api.meta import UNRESOLVED
 from modelplane.cel import check_selector
 from modelplane.naming import DEPLOYMENT_LABEL, replica_name
@@ -31,11 +31,14 @@ from modelplane.scheduling.model import (
     HoldCause,
     MemberPlacement,
     Mode,
+    MoveCause,
     Placement,
     Reason,
     ResolvedRequest,
+    Rollout,
     Schedule,
     Shortfall,
+    Superseded,
     Unfit,
     cache_state,
     namespace_of,
@@ -56,6 +59,7 @@ from modelplane.scheduling.replicas import (
     replica_object,
     sort_key,
 )
+from modelplane.scheduling.rollout import MAX_SURGE, MAX_UNAVAILABLE, ready, revision, revision_of
 
 
 def schedule(
@@ -156,6 +160,10 @@ def _held(
         view = views.get(key[0])
         kept.append(held_placement(deployment, replica, view.gateway if view else ""))
     kept = scale_down(kept, deployment.spec.replicas)
+    current = revision(deployment)
+    # Nothing is updated while held: the rollout waits where it stands (issue 18).
+    outdated = sorted(p.name for p in kept if revision_of(_observed(p), current) != current)
+    rollout = Rollout(current, len(kept) - len(outdated), tuple(outdated))
     unfit: tuple[Unfit, ...] = ()
     checked = 0
     if cause is HoldCause.INVALID_NODE_SELECTOR:
@@ -178,6 +186,7 @@ def _held(
         clusters_fetched=fetched,
         cluster_count=len(views),
         selector_error=error,
+        rollout=rollout,
         # Held replicas are kept whatever their cluster's state; NotReady or gatewayless
         # clusters are still said (issue 15). Nothing is removed while held.
         notices=tuple(
@@ -279,15 +288,24 @@ class _Run:
         )
         self.engines: tuple[EngineSpec, ...] = engine_specs(deployment)
         self.candidates = {v.name: v for v in views if selector_failure(self.gates, v) is None}
+        self.by_name = {v.name: v for v in views}
+        self.revision = revision(deployment)
         self.trials: dict[str, Trial | Failure] = {}
 
     def schedule(self) -> Schedule:
         desired = self.deployment.spec.replicas
-        kept = scale_down(self._retain(), desired)
+        retained, moving = self._retain()
+        kept = self._scale_down(retained, desired, moving)
+        self._surge_update(kept, moving, desired)
+        superseded = self._superseded(kept, moving, desired) + self._scaled_down(
+            retained, kept, moving
+        )
+        holding = [*kept, *(s.placement for s in superseded)]
         # Each cluster starts from its occupancy, which charges every replica on it, ours
-        # included: one being dropped or scaled down stays charged until its cluster no
-        # longer counts it (it runs until then). Ours the occupancy does not list yet are
-        # charged on top, in (namespace, name) order (docs/scheduling.md "Occupancy").
+        # included: a superseded one stays charged while it runs (issue 18), and one being
+        # dropped or scaled down until its cluster no longer counts it. Ours the occupancy
+        # does not list yet are charged on top, in (namespace, name) order
+        # (docs/scheduling.md "Occupancy").
         self.ledger = Ledger.build(list(self.candidates.values()), self.bases.occupancy)
         for replica in unlisted(self.ours, self.bases.occupancy):
             view = self.candidates.get(replica.spec.cluster_name)
@@ -295,14 +313,21 @@ class _Run:
                 continue
             self.ledger.charge_observed(replica, view)
         new: list[Placement] = []
-        if len(kept) < desired and self.cache.gate_open:
-            new = self._fill(kept, desired - len(kept))
+        # Surge: while replicas move, at most MAX_SURGE beyond spec.replicas exist at once.
+        room = max(0, desired + MAX_SURGE - len(holding))
+        needed = min(desired - len(kept), room)
+        if needed > 0 and self.cache.gate_open:
+            new = self._fill(kept, needed, holding)
+        # Held back by the surge bound only when everything allowed was placed.
+        held_back = desired - len(kept) - needed if len(new) == needed else 0
         new_clusters = sorted({p.cluster for p in new})
         unfit = tuple(
             explain_cluster(self.gates, v, self._trial, new_clusters, len(kept), desired)
             for v in self.views
             if v.name not in new_clusters
         )
+        moves = _paired(superseded, [*kept, *new])
+        kept, rollout = self._roll(kept, new, moves, desired)
         # Retained placements carry their observed replica only to be told apart above.
         replicas = [p if p.held else _detach(p) for p in kept] + new
         total = len(replicas)
@@ -313,11 +338,152 @@ class _Run:
             checked=len(self.candidates),
             unfit=unfit,
             cluster_count=len(self.views),
-            shortfall=self._shortfall(unfit) if total < desired else None,
+            shortfall=self._shortfall(unfit) if total + held_back < desired else None,
             notices=replica_notices(
                 self.ours, {v.name: v for v in self.views}, self.gates.tolerations, kept
             ),
+            superseded=moves,
+            rollout=rollout,
+            waiting=held_back,
         )
+
+    def _superseded(
+        self, kept: list[Placement], moving: list[tuple[ModelReplica, MoveCause]], desired: int
+    ) -> list[Superseded]:
+        """Ready replicas that must move, kept while kept Ready replicas fall short (issue 18).
+
+        Each one covers a missing Ready replica of the desired set; the others retire (their
+        endpoint is withdrawn, then they go). Never more kept than ``desired`` needs.
+        """
+        serving = sum(1 for p in kept if ready(p.observed))
+        covering = max(0, desired - serving)
+        out: list[Superseded] = []
+        for i, (replica, cause) in enumerate(moving):
+            view = self.by_name.get(replica.spec.cluster_name)
+            placement = held_placement(self.deployment, replica, view.gateway if view else "")
+            out.append(Superseded(placement, cause, retiring=i >= covering))
+        return out
+
+    @staticmethod
+    def _moved(p: Placement, moving: list[tuple[ModelReplica, MoveCause]]) -> bool:
+        return any(replica is p.observed for replica, _ in moving)
+
+    def _outdated(self, p: Placement) -> bool:
+        return revision_of(_observed(p), self.revision) != self.revision
+
+    def _scale_down(
+        self, retained: list[Placement], desired: int, moving: list[tuple[ModelReplica, MoveCause]]
+    ) -> list[Placement]:
+        """Scale down (§9.3), taking replicas at an older template revision first (issue 18).
+
+        A Ready one taken so is replaced, not dropped: it joins ``moving`` and serves until the
+        replica at the current revision beside it is Ready (a surge update).
+        """
+        if all(not self._outdated(p) for p in retained):
+            return scale_down(retained, desired)  # the spec's order, unchanged
+        current = [p for p in retained if not self._outdated(p)]
+        old = [p for p in retained if self._outdated(p)]
+        keep_old = scale_down(old, max(0, desired - len(current)))
+        staying = {id(p) for p in keep_old}
+        for p in old:
+            if id(p) not in staying and ready(p.observed) and not p.held:
+                moving.append((_observed(p), MoveCause.TEMPLATE_CHANGED))
+        survivors = {id(p) for p in scale_down(current, desired)} | staying
+        return [p for p in retained if id(p) in survivors]  # in walk order, as retained
+
+    def _surge_update(
+        self, kept: list[Placement], moving: list[tuple[ModelReplica, MoveCause]], desired: int
+    ) -> None:
+        """Replace a lone outdated Ready replica instead of updating it in place (issue 18).
+
+        When ``desired - MAX_UNAVAILABLE`` is below one, an in-place update would take the
+        deployment from Ready to nothing; the replica is superseded instead, so fill places its
+        replacement at the current revision beside it (within ``MAX_SURGE``).
+        """
+        if desired - MAX_UNAVAILABLE >= 1 or moving or len(kept) != 1:
+            return
+        (p,) = kept
+        if self._outdated(p) and ready(p.observed) and not p.held:
+            kept.remove(p)
+            moving.append((_observed(p), MoveCause.TEMPLATE_CHANGED))
+
+    def _scaled_down(
+        self,
+        retained: list[Placement],
+        kept: list[Placement],
+        moving: list[tuple[ModelReplica, MoveCause]],
+    ) -> list[Superseded]:
+        """Ready replicas removed by a scale-down retire like replaced ones (issue 18): their
+        endpoint is withdrawn first, the replica goes once it is no longer observed."""
+        staying = {id(p) for p in kept} | {id(p) for p in retained if self._moved(p, moving)}
+        return [
+            Superseded(
+                held_placement(self.deployment, _observed(p), p.gateway_address),
+                MoveCause.SCALED_DOWN,
+                retiring=True,
+            )
+            for p in retained
+            if id(p) not in staying and ready(p.observed)
+        ]
+
+    def _roll(
+        self,
+        kept: list[Placement],
+        new: list[Placement],
+        superseded: Sequence[Superseded],
+        desired: int,
+    ) -> tuple[list[Placement], Rollout]:
+        """Apply a template change to kept replicas in place, a few at a time (issue 18).
+
+        A kept replica at an older revision is re-emitted as observed until its turn. A turn
+        comes only when every replica at the current revision is Ready (new ones included), no
+        move is in flight, and taking one more out of service leaves at least
+        ``max(1, desired - MAX_UNAVAILABLE)`` serving; a replica that is not Ready anyway is
+        taken first, at no cost.
+        """
+        current = self.revision
+        outdated = {id(p) for p in kept if revision_of(_observed(p), current) != current}
+        # A move in flight (a replacement placed, or a replaced replica leaving) goes first:
+        # an update now would make the leaving replica cover again (docs/reconcile.md).
+        moving = any(s.retiring or s.replacement for s in superseded)
+        waiting = (
+            bool(new) or moving or any(not ready(p.observed) for p in kept if id(p) not in outdated)
+        )
+        # A replica kept exactly as observed (its cluster's pools unknown) waits for them.
+        eligible = [p for p in kept if id(p) in outdated and not p.held]
+        chosen: list[Placement] = []
+        if eligible and not waiting:
+            serving = sum(1 for p in kept if ready(p.observed)) + sum(
+                1 for s in superseded if not s.retiring
+            )
+            # Never down to nothing: a lone replica is replaced by surge (_surge_update).
+            budget = serving - max(1, desired - MAX_UNAVAILABLE)
+            for p in sorted(eligible, key=lambda p: (ready(p.observed), p.cluster, p.index)):
+                if len(chosen) >= MAX_UNAVAILABLE:
+                    break
+                if ready(p.observed):
+                    if budget <= 0:
+                        break
+                    budget -= 1
+                chosen.append(p)
+        picked = {id(p) for p in chosen}
+        out: list[Placement] = []
+        for p in kept:
+            if id(p) in picked:
+                out.append(replace(p, revised=True))
+            elif id(p) in outdated and not p.held:
+                # Not its turn: it keeps running its revision, re-emitted as observed.
+                out.append(held_placement(self.deployment, _observed(p), p.gateway_address))
+            else:
+                out.append(p)
+        left = [p.name for p in kept if id(p) in outdated and id(p) not in picked]
+        rollout = Rollout(
+            revision=current,
+            updated=len(kept) + len(new) - len(left),
+            outdated=tuple(sorted(left)),
+            updating=tuple(sorted(p.name for p in chosen)),
+        )
+        return out, rollout
 
     def _shortfall(self, unfit: Sequence[Unfit]) -> Shortfall:
         """Every candidate counted by why it cannot take one more replica now (status.md §2.7).
@@ -333,24 +499,33 @@ class _Run:
                     reasons[name] = entry.reason
         return Shortfall.of(reasons.values(), len(self.candidates))
 
-    def _retain(self) -> list[Placement]:
-        """Walk our observed replicas in (namespace, name) order; keep those that pass (§9.2)."""
+    def _retain(self) -> tuple[list[Placement], list[tuple[ModelReplica, MoveCause]]]:
+        """Walk our observed replicas in (namespace, name) order; keep those that pass (§9.2).
+
+        A Ready replica that fails for a reason other than its cluster being gone must move
+        (issue 18): it is returned with the cause, to keep serving until it is replaced. One
+        that is not Ready serves nothing and is dropped as before.
+        """
         kept: list[Placement] = []
+        moving: list[tuple[ModelReplica, MoveCause]] = []
         held: set[tuple[str, int]] = set()
         tolerations = self.gates.tolerations
         for replica in self.ours:
             cluster, index = identity(replica)
-            view = self.candidates.get(cluster) if cluster else None
-            if view is None or (cluster, index) in held or evicts(view, tolerations):
+            if not cluster or cluster not in self.by_name or (cluster, index) in held:
+                continue  # never pinned, gone, or a duplicate identity: nothing can be kept
+            view = self.candidates.get(cluster)
+            judged = self._judge(replica, view, tolerations)
+            if isinstance(judged, MoveCause):
+                if ready(replica):
+                    moving.append((replica, judged))
+                    held.add((cluster, index))
                 continue
-            if view.pool_unknown:
+            assert view is not None
+            if judged is None:
                 kept.append(held_placement(self.deployment, replica, view.gateway))
             else:
-                if view.dynamo and self.gates.rank_engine is not None:
-                    continue  # re-placed like a changed shape (§4 stack check)
-                engines = self._reresolve(replica, view)
-                if engines is None:
-                    continue
+                engines = judged
                 kept.append(
                     Placement(
                         cluster=cluster,
@@ -360,10 +535,32 @@ class _Run:
                         gateway_address=view.gateway,
                         engines=engines,
                         observed=replica,
+                        revision=self.revision,
                     )
                 )
             held.add((cluster, index))
-        return kept
+        return kept, moving
+
+    def _judge(
+        self, replica: ModelReplica, view: ClusterView | None, tolerations: Sequence[Toleration]
+    ) -> MoveCause | tuple[EnginePlacement, ...] | None:
+        """An observed replica on an existing cluster: why it must move, or its re-resolved
+        engines, or None to keep it exactly as observed (its cluster's pools are unknown)."""
+        if view is None:
+            return MoveCause.NOT_SELECTED
+        if evicts(view, tolerations):
+            return MoveCause.DRAINING
+        if view.pool_unknown:
+            return None  # kept exactly as observed (§9.2 check 4)
+        if view.dynamo and self.gates.rank_engine is not None:
+            return MoveCause.SHAPE_CHANGED  # re-placed like a changed shape (§4 stack check)
+        engines = self._reresolve(replica, view)
+        if engines is not None:
+            return engines
+        pinned = {m.node_pool_name for e in replica.spec.engines for m in e.members}
+        if any(name and view.pool(name) is None for name in pinned):
+            return MoveCause.POOLS_LOST
+        return MoveCause.SHAPE_CHANGED
 
     def _reresolve(
         self, replica: ModelReplica, view: ClusterView
@@ -407,11 +604,17 @@ class _Run:
             self.trials[view.name] = outcome
         return outcome
 
-    def _fill(self, kept: list[Placement], needed: int) -> list[Placement]:
-        """Place new replicas: fewest of ours first, then cluster name, lowest free index (§9.4)."""
+    def _fill(
+        self, kept: list[Placement], needed: int, holding: list[Placement]
+    ) -> list[Placement]:
+        """Place new replicas: fewest of ours first, then cluster name, lowest free index (§9.4).
+
+        ``holding`` (kept and superseded replicas) hold their identities: a replacement on the
+        same cluster takes a new index, so it never replaces the replica it stands in for.
+        """
         load: Counter[str] = Counter(p.cluster for p in kept)
         used: defaultdict[str, set[int]] = defaultdict(set)
-        for p in kept:
+        for p in holding:
             used[p.cluster].add(p.index)
         eligible = {
             name: v
@@ -446,6 +649,7 @@ class _Run:
                     retained=False,
                     gateway_address=view.gateway,
                     engines=trial.engines,
+                    revision=self.revision,
                 )
             )
             self.ledger.commit(cluster, trial.state)
@@ -465,7 +669,38 @@ def _detach(placement: Placement) -> Placement:
         retained=placement.retained,
         gateway_address=placement.gateway_address,
         engines=placement.engines,
+        revised=placement.revised,
+        revision=placement.revision,
     )
+
+
+def _observed(placement: Placement) -> ModelReplica:
+    assert placement.observed is not None  # a kept placement carries its observed replica
+    return placement.observed
+
+
+def _paired(
+    superseded: Sequence[Superseded], replicas: Sequence[Placement]
+) -> tuple[Superseded, ...]:
+    """Each superseded replica still covering for one, paired with a replica not yet Ready.
+
+    The replacements are the desired set's replicas that are not Ready (placed now, or
+    placed earlier and still loading), in (cluster, index) order; a move waits for one of them.
+    """
+    waiting = sorted(
+        (p for p in replicas if not p.retained or not ready(p.observed)),
+        key=lambda p: (p.cluster, p.index),
+    )
+    out: list[Superseded] = []
+    for s in superseded:
+        if not s.retiring and waiting:
+            p = waiting.pop(0)
+            pools = tuple(sorted({m.pool for e in p.engines for m in e.members if m.pool}))
+            s = replace(
+                s, replacement=p.name, replacement_cluster=p.cluster, replacement_pools=pools
+            )
+        out.append(s)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -509,12 +744,14 @@ def schedule_all(
         cache = cache_state(deployment, caches)
         result = schedule(deployment, clusters, classes, cache, observed, current)
         given = tuple(replica_object(deployment, p) for p in result.replicas)
+        # Superseded replicas still run: later deployments see them charged (issue 18).
+        moving = tuple(replica_object(deployment, s.placement) for s in result.superseded)
         dropped = [r for r in observed if owns(deployment, r)]
-        observed = [r for r in observed if not owns(deployment, r)] + list(given)
+        observed = [r for r in observed if not owns(deployment, r)] + [*given, *moving]
         # Only the clusters this deployment left or joined change occupancy.
-        for name in {r.spec.cluster_name for r in (*dropped, *given)}:
+        for name in {r.spec.cluster_name for r in (*dropped, *given, *moving)}:
             pinned[name] = [r for r in pinned[name] if not owns(deployment, r)]
-            pinned[name].extend(g for g in given if g.spec.cluster_name == name)
+            pinned[name].extend(g for g in (*given, *moving) if g.spec.cluster_name == name)
             if name in views:
                 current[name] = occupancy_of(views[name], pinned[name])
         results.append(Scheduled(deployment, cache, result, given))

@@ -7,7 +7,8 @@ code ``render`` runs. This module gathers its inputs from the request (compositi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from modelplane.api import (
@@ -51,6 +52,16 @@ from modelplane.scheduling.model import (
 from modelplane.scheduling.occupancy import PUBLISHED
 
 
+def wall_clock() -> datetime:
+    """The function's clock: now, in UTC."""
+    return datetime.now(UTC)
+
+
+# The shell owns the clock (issue 18): the core is told "now" to stamp replicas waiting for
+# Ready and to judge the progress deadline. Tests replace it to replay a fixed sequence.
+clock: Callable[[], datetime] = wall_clock
+
+
 def cache_lookup(deployment: ModelDeployment, items: Sequence[ModelCache] | None) -> CacheState:
     """The three-state cache lookup of status.md §2.5: ``items`` None is not fetched yet."""
     if items is None and deployment.spec.template.spec.model_cache_ref is not None:
@@ -87,6 +98,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
             cache=CACHE_NONE,
             observed_replicas=ours,
             observed_endpoints=endpoints,
+            now=clock(),
         )
     clusters = documents.required(request.required, CLUSTERS, InferenceCluster)
     classes = documents.required(request.required, CLASSES, InferenceClass)
@@ -106,6 +118,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
         observed_replicas=ours,
         observed_endpoints=endpoints,
         occupancy=PUBLISHED,
+        now=clock(),
     )
 
 

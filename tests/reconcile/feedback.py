@@ -1,0 +1,158 @@
+"""Render feed-back as a user drives it (issue 18): render, apply, let replicas load, repeat.
+
+``World`` holds what the control plane would observe: the ModelReplicas and ModelEndpoints
+the previous render asked for. Each ``step`` renders the fleet against them and applies the
+result: a replica whose spec and labels are unchanged keeps its readiness, a new or changed
+one is not Ready until it is told to load (``load``), as a model server restarts on a change.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from modelplane.reconcile.deployment import reconcile_fleet
+from modelplane.reconcile.render import RenderedDeployment, render
+from tests.reconcile.fleet import fleet
+
+HASH = "modelplane.ai/template-hash"  # spelled here: a test must notice when it changes
+
+Load = bool | Collection[str] | Callable[[str], bool]
+
+
+def _ready(obj: dict[str, Any]) -> bool:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """The same running replica: spec and labels unchanged (annotations are bookkeeping)."""
+    return bool(
+        a["spec"] == b["spec"] and a["metadata"].get("labels") == b["metadata"].get("labels")
+    )
+
+
+def _loads(load: Load, name: str) -> bool:
+    if isinstance(load, bool):
+        return load
+    if callable(load):
+        return load(name)
+    return name in load
+
+
+class World:
+    """The observed replicas and endpoints of a fleet driven by render feed-back."""
+
+    def __init__(
+        self,
+        deployments: list[dict[str, Any]],
+        clusters: list[dict[str, Any]],
+        now: datetime | None = None,
+        *,
+        compose: bool = True,
+    ) -> None:
+        self.compose = compose  # False: the deployment reconcile alone, no replica composition
+        self.deployments = deployments
+        self.clusters = clusters
+        self.now = now
+        self.replicas: list[dict[str, Any]] = []
+        self.endpoints: list[dict[str, Any]] = []
+        self.last: list[RenderedDeployment] = []
+
+    def render(self) -> list[RenderedDeployment]:
+        """One reconcile of the fleet against what is observed now (nothing applied)."""
+        f = replace(
+            fleet(self.deployments, self.clusters, self.replicas, self.endpoints), now=self.now
+        )
+        if self.compose:
+            return render(f)
+        out = []
+        for result in reconcile_fleet(f):
+            wire = result.deployment.to_wire()
+            wire["status"] = result.status.to_wire()
+            replicas = [r.object for r in result.replicas]
+            out.append(
+                RenderedDeployment(wire, result, replicas, [], [e.object for e in result.endpoints])
+            )
+        return out
+
+    def step(self, load: Load = False) -> RenderedDeployment:
+        """Render, apply, then let the replicas ``load`` names (or all/none) become Ready.
+
+        Returns the (first) deployment's rendered result of this reconcile.
+        """
+        self.last = self.render()
+        before = {r["metadata"]["name"]: r for r in self.replicas}
+        applied: list[dict[str, Any]] = []
+        for r in self.last:
+            for desired in r.replicas:
+                obj = copy.deepcopy(desired)
+                name = obj["metadata"]["name"]
+                previous = before.get(name)
+                ready = _loads(load, name) or (
+                    previous is not None and _same(previous, obj) and _ready(previous)
+                )
+                obj["status"] = {
+                    "conditions": [
+                        {"type": "Ready", "status": "True" if ready else "False", "reason": "x"}
+                    ]
+                }
+                applied.append(obj)
+        self.replicas = applied
+        self.endpoints = [
+            {**copy.deepcopy(e), "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+            for r in self.last
+            for e in r.endpoints
+        ]
+        return self.last[0]
+
+    def settle(self, steps: int = 12) -> RenderedDeployment:
+        """Step with every replica loading until nothing changes (at most ``steps`` times)."""
+        out = self.step(True)
+        for _ in range(steps):
+            names = self.names()
+            out = self.step(True)
+            if self.names() == names and not _changing(out):
+                break
+        return out
+
+    def names(self) -> list[str]:
+        """The observed replica names, sorted."""
+        return sorted(r["metadata"]["name"] for r in self.replicas)
+
+    def ready(self) -> list[str]:
+        """The observed Ready replica names, sorted."""
+        return sorted(r["metadata"]["name"] for r in self.replicas if _ready(r))
+
+    def routed(self) -> list[str]:
+        """The names of the observed endpoints, sorted."""
+        return sorted(e["metadata"]["name"] for e in self.endpoints)
+
+    def clusters_of(self) -> dict[str, str]:
+        """Replica name to cluster."""
+        return {r["metadata"]["name"]: r["spec"]["clusterName"] for r in self.replicas}
+
+    def revisions(self) -> dict[str, str]:
+        """Replica name to its template hash label."""
+        return {r["metadata"]["name"]: r["metadata"]["labels"].get(HASH, "") for r in self.replicas}
+
+
+def _changing(r: RenderedDeployment) -> bool:
+    progressing = condition(r, "Progressing")
+    return progressing is None or progressing["reason"] != "RolloutComplete"
+
+
+def condition(r: RenderedDeployment, kind: str) -> dict[str, Any] | None:
+    """The deployment's condition of type ``kind`` as rendered."""
+    conditions: Sequence[dict[str, Any]] = r.deployment["status"]["conditions"]
+    return next((c for c in conditions if c["type"] == kind), None)
+
+
+def said(r: RenderedDeployment, kind: str) -> tuple[str, str, str]:
+    """(status, reason, message) of the deployment's condition ``kind``."""
+    c = condition(r, kind)
+    assert c is not None, f"no {kind} condition"
+    return c["status"], c.get("reason", ""), c.get("message", "")
