@@ -20,6 +20,7 @@ import yaml
 
 from modelplane.api.base import KubeModel
 from modelplane.api.kinds import KIND_BY_NAME, KindInfo
+from modelplane import fastyaml
 from modelplane.api.validation import Problem, ValidationResult, validate_document
 from modelplane.jsonvalues import (
     ALIAS_SLACK,
@@ -279,6 +280,17 @@ _Loader.yaml_implicit_resolvers = {
 
 
 def _read_yaml(file: str, data: bytes) -> Iterator[Document | str]:
+    fast = fastyaml.read(data)
+    if fast is not None:
+        # The plain block YAML fleets are written in: the same values and lines, much faster.
+        for line, content in fast:
+            yield Document(file, line, content)
+        return
+    yield from read_yaml_located(file, data)
+
+
+def read_yaml_located(file: str, data: bytes) -> Iterator[Document | str]:
+    """The documents of a YAML file read with PyYAML: every value located, every problem named."""
     loader = _Loader(data)
     # One value per input byte plus a fixed slack: aliases can never expand a file's
     # documents past a small multiple of its size (a billion laughs stops at once).
@@ -387,7 +399,9 @@ def _add_document(doc: Document, loaded: Loaded, seen: set[tuple[str, str, str]]
     if not isinstance(doc.content, dict):
         loaded.problems.append(printable(f"{doc.file}:{doc.line}: document is not an object"))
         return
-    result = validate_document(doc.content)
+    # The readers build a fresh JSON value per document (jsonvalues, json.loads, fastyaml):
+    # validation may default it in place rather than copy it once more.
+    result = validate_document(doc.content, owned=True)
     problems = list(result.problems)
     identity = _identity(result)
     if identity is not None:

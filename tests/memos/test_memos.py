@@ -36,6 +36,8 @@ EXAMPLES = REPO / "examples"
 # and to the note; a memo made outside modelplane.memo fails test_no_memo_outside_the_owner.
 INVENTORY = {
     "api.validation.patterns",
+    "api.validation.rule_verdicts",
+    "api.validation.transition_rules",
     "api.validator_schemas",
     "cel.crd_cost.parsed",
     "cel.engine.decoded",
