@@ -19,8 +19,9 @@ import copy
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -37,7 +38,7 @@ from modelplane.api.base import (
 from modelplane.api.kinds import KIND_BY_NAME, KINDS, KindInfo
 from modelplane.api.openapi import INT_OR_STRING, PRESERVE_UNKNOWN, Schema, validator_schema
 from modelplane.cel import CelError, CompiledRule, check_selector, compile_rule
-from modelplane.memo import memoized
+from modelplane.memo import Memo, memoized
 
 SELECTOR_PREFIX = "Invalid nodeSelector CEL expression: "
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -117,18 +118,24 @@ def _validate(doc: Any, rules: bool = True) -> ValidationResult:
         return result
 
     schema = validator_schema(info.model)
-    defaulted = doc  # already a private copy: _normalize rebuilt every container
-    _apply_defaults(schema, defaulted)
+    compiled = _compiled_kind(info.kind)
+    defaulted = doc  # a private copy: _normalize rebuilt every container, or the caller's own
+    # The content keys of the spec and status as written: their defaulted form, and so
+    # their verdicts, follow from them.
+    contents = _contents(defaulted)
+    compiled.defaults(defaulted, contents)
     _default_namespace(defaulted, info)
     result.defaulted = defaulted
     result.name = _meta_field(defaulted, "name")
     if info.namespaced:
         result.namespace = _meta_field(defaulted, "namespace")
 
-    result.problems = _check_root(schema, defaulted, info)
-    if result.problems:
-        return result
-    if rules:
+    # The compiled verdicts first; the located walkers only to name what is wrong.
+    if not compiled.clean(defaulted, info, contents):
+        result.problems = _check_root(schema, defaulted, info)
+        if result.problems:
+            return result
+    if rules and not compiled.rules(defaulted, contents):
         result.problems = _check_rules(schema, defaulted, "")
         if result.problems:
             return result
@@ -432,7 +439,20 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern))
 
 
+_REMEMBERED_MATCH = 256
+"""The longest value whose match is remembered (names, label keys and values repeat)."""
+
+
 def _matches(pattern: str, value: str) -> bool:
+    if len(value) <= _REMEMBERED_MATCH:
+        return _matches_remembered(pattern, value)
+    return _regex(pattern).search(value) is not None
+
+
+# At 10,000 replicas the same label keys, class names and cluster names are matched
+# 120,000 times; an entry is a pattern and a value of at most 256 characters.
+@memoized("api.validation.pattern_verdicts", 32768)
+def _matches_remembered(pattern: str, value: str) -> bool:
     return _regex(pattern).search(value) is not None
 
 
@@ -500,13 +520,11 @@ def _valid_label_key(key: str) -> bool:
 
 def _check_rules(schema: Schema, value: Any, path: str) -> list[Problem]:
     out: list[Problem] = []
-    _walk_rules(schema, value, path, out, {})
+    _walk_rules(schema, value, path, out)
     return out
 
 
-def _walk_rules(
-    schema: Schema, value: Any, path: str, out: list[Problem], frozen: dict[int, Frozen]
-) -> None:
+def _walk_rules(schema: Schema, value: Any, path: str, out: list[Problem]) -> None:
     for entry in schema.get(VALIDATIONS_KEY, []):
         text = entry["rule"]
         if _is_transition_rule(text):
@@ -514,7 +532,7 @@ def _walk_rules(
         # A rule at the root sees the whole document, whose name makes it unlike any other:
         # evaluated directly. Below the root, many documents share a sub-object (the same
         # engine, the same container), so the verdict is remembered by the value's content.
-        held = _holds(text, value) if not path else _holds_frozen(text, _freeze(value, frozen))
+        held = _holds(text, value) if not path else _holds_remembered(text, value, repr(value))
         if not held:
             # A rule at the root checks the name (MD-01, IC-10), so it is reported there.
             out.append(Problem(path or "metadata.name", entry["message"]))
@@ -528,62 +546,26 @@ def _walk_rules(
         if properties is not None:
             for name, sub in properties.items():
                 if name in value:
-                    _walk_rules(sub, value[name], _join(path, name), out, frozen)
+                    _walk_rules(sub, value[name], _join(path, name), out)
         elif isinstance(extra, dict):
             for key in sorted(value):
-                _walk_rules(extra, value[key], f"{path}[{key}]", out, frozen)
+                _walk_rules(extra, value[key], f"{path}[{key}]", out)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for index, item in enumerate(value):
-            _walk_rules(schema["items"], item, f"{path}[{index}]", out, frozen)
-
-
-Frozen = tuple[Any, ...]
-"""A JSON value as a hashable key: (type, content), containers in their own order."""
-
-
-def _freeze(value: Any, seen: dict[int, Frozen]) -> Frozen:
-    """The content key of ``value``; ``seen`` (by id, one walk long) freezes each node once.
-
-    The type is part of the key because 1, 1.0 and True are equal in Python but not in CEL;
-    a float keys by its repr, so 0.0 and -0.0 stay apart. Object keys keep their order,
-    so two values share a key only when they are the same JSON text.
-    """
-    known = seen.get(id(value))
-    if known is not None:
-        return known
-    kind = type(value)
-    key: Frozen
-    if kind is dict:
-        key = (dict, tuple((name, _freeze(item, seen)) for name, item in value.items()))
-    elif kind is list:
-        key = (list, tuple(_freeze(item, seen) for item in value))
-    elif kind is float:
-        key = (float, repr(value))
-    else:
-        key = (kind, value)
-    if kind is dict or kind is list:
-        seen[id(value)] = key  # containers only: a scalar is cheaper to freeze again
-    return key
-
-
-def _thaw(key: Frozen) -> Any:
-    """The JSON value a content key was made from."""
-    kind, content = key
-    if kind is dict:
-        return {name: _thaw(item) for name, item in content}
-    if kind is list:
-        return [_thaw(item) for item in content]
-    if kind is float:
-        return float(content)
-    return content
+            _walk_rules(schema["items"], item, f"{path}[{index}]", out)
 
 
 # The verdicts of rules on sub-objects, by rule text and the value's content. At 10,000
-# replicas, their 166,000 rule evaluations had fewer than 3,000 distinct (rule, value) pairs;
-# an entry holds a sub-object's key (a few KB at most), so the bound keeps it to tens of MB.
-@memoized("api.validation.rule_verdicts", 8192)
-def _holds_frozen(text: str, key: Frozen) -> bool:
-    return _holds(text, _thaw(key))
+# replicas, their 166,000 rule evaluations had about 5,000 distinct (rule, value) pairs.
+# The content is the value's repr: one text per JSON value (it tells 1, 1.0 and True apart,
+# keeps key order and float signs), made in C. An entry holds a sub-object's text (a few KB
+# at most), so the bound keeps the memo to tens of MB.
+_RULE_VERDICTS: Memo[tuple[str, str], bool] = Memo("api.validation.rule_verdicts", 8192)
+
+
+def _holds_remembered(text: str, value: Any, content: str) -> bool:
+    """_holds, remembered by (rule, content): ``content`` must be ``repr(value)``."""
+    return _RULE_VERDICTS.get((text, content), lambda: _holds(text, value))
 
 
 # Rule texts come from our own schemas: a few hundred.
@@ -609,3 +591,414 @@ def _holds(text: str, value: Any) -> bool:
         return compiled.evaluate(value) is True
     except Exception:  # noqa: BLE001 - the adapter promises False, but a user must never see a trace
         return False
+
+
+# ---------------------------------------------------------------------------
+# The fast path (issue 16): each kind's schema compiled once into closures that apply the
+# defaults and answer "clean or not" without building a path or a message. Only a
+# document they call unclean is walked again by the located checks above, which name
+# every problem; so the problems, their order and their messages are the located
+# walkers' by construction, and tests/api/test_validation_fast.py holds the two to the
+# same verdict on mutated documents.
+
+Clean = Callable[[Any], bool]
+Defaults = Callable[[Any], None]
+Rules = Callable[[Any, bool], bool]
+
+_TYPE_NAMES: dict[type, str] = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    dict: "object",
+    list: "array",
+    type(None): "null",
+}
+
+
+@dataclass(frozen=True)
+class _CompiledKind:
+    """One kind's schema as closures: defaults, the structural verdict, the rules' verdict."""
+
+    defaults: Callable[[dict[str, Any], dict[str, str]], None]
+    clean: Callable[[dict[str, Any], KindInfo, dict[str, str]], bool]
+    rules: Callable[[dict[str, Any], dict[str, str]], bool]
+
+
+_BODIES = ("spec", "status")
+"""The root's fields whose verdicts are remembered by content (see _VERDICTS)."""
+
+# The structural and rule verdicts of a kind's whole spec or status, by its content as
+# written (its repr before defaulting, which the defaulted body follows from). Replicas of one deployment on one cluster have equal
+# specs; clusters of one shape have equal statuses: a remembered verdict skips the walk.
+# An entry holds one spec's or status's text (a few KB).
+_VERDICTS: Memo[tuple[str, str, str, str], bool] = Memo("api.validation.verdicts", 16384)
+
+
+def _contents(doc: dict[str, Any]) -> dict[str, str]:
+    """The content keys of the root's remembered fields."""
+    return {name: repr(doc[name]) for name in _BODIES if name in doc}
+
+
+@memoized("api.validation.compiled", 64)
+def _compiled_kind(kind: str) -> _CompiledKind:
+    """The compiled schema of one of the six kinds (by name)."""
+    info = KIND_BY_NAME[kind]
+    schema = validator_schema(info.model)
+    return _CompiledKind(
+        _compile_root_defaults(schema),
+        _compile_root(schema, kind),
+        _compile_root_rules(schema, kind),
+    )
+
+
+def _compile_root_defaults(schema: Schema) -> Callable[[dict[str, Any], dict[str, str]], None]:
+    """_apply_defaults on a document; a spec or status without null only gets its defaults.
+
+    ``contents`` are the bodies' content keys taken before defaulting: a body whose text
+    has no ``None`` holds no null (a string spelling None only costs the full walk).
+    """
+    whole = _compile_defaults(schema)
+    properties: dict[str, Schema] = schema.get("properties", {})
+    if isinstance(schema.get("additionalProperties"), dict) or "items" in schema:
+        return lambda doc, contents: whole(doc) if whole is not None else None
+    names = frozenset(properties)
+    defaults = [(name, sub["default"]) for name, sub in properties.items() if "default" in sub]
+    full = {name: _compile_defaults(sub) for name, sub in properties.items()}
+    lean = {
+        name: _compile_defaults(properties[name], False) for name in _BODIES if name in properties
+    }
+
+    def apply(doc: dict[str, Any], contents: dict[str, str]) -> None:
+        for name in [n for n, item in doc.items() if item is None and n in names]:
+            del doc[name]
+        for name, default in defaults:
+            if name not in doc:
+                doc[name] = copy.deepcopy(default)
+        for name, item in doc.items():
+            if name in lean and "None" not in contents.get(name, "None"):
+                child = lean[name]
+            else:
+                child = full.get(name)
+            if child is not None:
+                child(item)
+
+    return apply
+
+
+def _compile_root_rules(
+    schema: Schema, kind: str
+) -> Callable[[dict[str, Any], dict[str, str]], bool]:
+    """True exactly when _check_rules from the root would report nothing."""
+    texts = [
+        entry["rule"]
+        for entry in schema.get(VALIDATIONS_KEY, [])
+        if not _is_transition_rule(entry["rule"])
+    ]
+    properties: dict[str, Schema] = schema.get("properties", {})
+    bodies = {
+        name: fn
+        for name in _BODIES
+        if name in properties and (fn := _compile_rules(properties[name])) is not None
+    }
+    others = {
+        name: fn
+        for name, sub in properties.items()
+        if name not in _BODIES and (fn := _compile_rules(sub)) is not None
+    }
+
+    def holds(doc: dict[str, Any], contents: dict[str, str]) -> bool:
+        # A root rule sees the whole document, whose name makes it unlike any other.
+        if not all(_holds(text, doc) for text in texts):
+            return False
+        for name, child in others.items():
+            if name in doc and not child(doc[name], False):
+                return False
+        for name, body in bodies.items():
+            if name in doc:
+                value = doc[name]
+                content = contents.get(name)
+                if content is None:  # added by a default: nothing to remember it by
+                    if not body(value, False):
+                        return False
+                elif not _VERDICTS.get(("rules", kind, name, content), partial(body, value, False)):
+                    return False
+        return True
+
+    return holds
+
+
+def _always(_value: Any) -> bool:
+    return True
+
+
+def _compile_defaults(schema: Schema, prune: bool = True) -> Defaults | None:
+    """_apply_defaults as a closure; None where it would change nothing.
+
+    With ``prune=False``, for values known to hold no null: only the missing defaults are
+    added, so a subtree whose schema has no default is not visited at all.
+    """
+    properties: dict[str, Schema] = schema.get("properties", {})
+    extra = schema.get("additionalProperties")
+    items = schema.get("items")
+    extra_fn = _compile_defaults(extra, prune) if isinstance(extra, dict) else None
+    items_fn = _compile_defaults(items, prune) if isinstance(items, dict) else None
+    names = frozenset(properties) if prune else frozenset()
+    defaults = [(name, sub["default"]) for name, sub in properties.items() if "default" in sub]
+    children = {
+        name: fn
+        for name, sub in properties.items()
+        if (fn := _compile_defaults(sub, prune)) is not None
+    }
+    if not names and not defaults and not children and extra_fn is None and items_fn is None:
+        return None
+
+    def apply(value: Any) -> None:
+        if isinstance(value, dict):
+            if names or defaults or children:
+                # The same end state as _apply_defaults' one pass per property: null fields
+                # go, then missing defaults are appended in schema order.
+                if names and None in value.values():
+                    for name in [n for n, item in value.items() if item is None and n in names]:
+                        del value[name]
+                for name, default in defaults:
+                    if name not in value:
+                        value[name] = copy.deepcopy(default)
+                for name, item in value.items():
+                    child = children.get(name)
+                    if child is not None:
+                        child(item)
+            if extra_fn is not None:
+                for entry in value.values():
+                    extra_fn(entry)
+        elif isinstance(value, list) and items_fn is not None:
+            for item in value:
+                items_fn(item)
+
+    return apply
+
+
+def _compile_root(
+    schema: Schema, kind: str
+) -> Callable[[dict[str, Any], KindInfo, dict[str, str]], bool]:
+    """True exactly when _check_root would find nothing."""
+    properties: dict[str, Schema] = schema["properties"]
+    required = set(schema.get("required", []))
+    subs = {
+        name: _compile_clean(properties[name]) for name in ("spec", "status") if name in properties
+    }
+    needed = [name for name in ("spec", "status") if name in required]
+    known = frozenset(_ROOT_ORDER)
+
+    def clean(doc: dict[str, Any], info: KindInfo, contents: dict[str, str]) -> bool:
+        for name in doc:
+            if name not in known:
+                return False
+        for name in needed:
+            if name not in doc:
+                return False
+        for name, sub in subs.items():
+            if name in doc:
+                value = doc[name]
+                content = contents.get(name)
+                if content is None:  # added by a default: nothing to remember it by
+                    if not sub(value):
+                        return False
+                elif not _VERDICTS.get(("clean", kind, name, content), partial(sub, value)):
+                    return False
+        for name in ("spec", "status"):
+            if name in doc and name not in subs:
+                return False  # the located walker says what (it has no schema to check it by)
+        found: list[Problem] = []
+        _check_metadata(doc.get("metadata", {}), info, found)
+        return not found
+
+    return clean
+
+
+def _compile_clean(schema: Schema) -> Clean:
+    """True exactly when _check would report nothing for a value (any JSON value)."""
+    expected = frozenset(_expected_types(schema))
+    on_scalar = _compile_scalar(schema)
+    # Containers are compiled on first use: a schema without a type (``items: {}``) takes
+    # any value, and compiling its object and array forms eagerly would never end.
+    compiled: dict[str, Clean] = {}
+
+    def container(actual: str) -> Clean:
+        found = compiled.get(actual)
+        if found is None:
+            found = _compile_object(schema) if actual == "object" else _compile_array(schema)
+            compiled[actual] = found
+        return found
+
+    def clean(value: Any) -> bool:
+        actual = _TYPE_NAMES.get(type(value))
+        if actual is None:
+            return False  # not a plain JSON value: the located walker decides
+        if expected and actual not in expected:
+            return False
+        if actual == "object" or actual == "array":
+            return container(actual)(value)
+        return on_scalar(value)
+
+    return clean
+
+
+def _count_bounds(schema: Schema, low: str, high: str) -> tuple[int | None, int | None]:
+    return schema.get(low), schema.get(high)
+
+
+def _compile_object(schema: Schema) -> Clean:
+    least, most = _count_bounds(schema, "minProperties", "maxProperties")
+    properties: dict[str, Schema] | None = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    preserve = bool(schema.get(PRESERVE_UNKNOWN))
+
+    def sized(value: dict[str, Any]) -> bool:
+        return (least is None or len(value) >= least) and (most is None or len(value) <= most)
+
+    if properties is None and isinstance(extra, dict):
+        entry = _compile_clean(extra)
+        return lambda value: sized(value) and all(entry(item) for item in value.values())
+    if properties is None and preserve:
+        return sized
+    subs = {name: _compile_clean(sub) for name, sub in (properties or {}).items()}
+    # Only a required field the schema also describes is reported missing (as _check_object).
+    required = [name for name in schema.get("required", []) if name in subs]
+
+    def clean(value: dict[str, Any]) -> bool:
+        if not sized(value):
+            return False
+        for name in required:
+            if name not in value:
+                return False
+        for name, item in value.items():
+            sub = subs.get(name)
+            if sub is None:
+                if not preserve:
+                    return False  # an unknown field
+            elif not sub(item):
+                return False
+        return True
+
+    return clean
+
+
+def _compile_array(schema: Schema) -> Clean:
+    least, most = _count_bounds(schema, "minItems", "maxItems")
+    item_clean = _compile_clean(schema.get("items", {}))
+    keys: list[str] = (
+        schema.get("x-kubernetes-list-map-keys", [])
+        if schema.get("x-kubernetes-list-type") == "map"
+        else []
+    )
+
+    def clean(value: list[Any]) -> bool:
+        if (least is not None and len(value) < least) or (most is not None and len(value) > most):
+            return False
+        seen: set[Any] = set()
+        for item in value:
+            if keys and isinstance(item, dict) and all(k in item for k in keys):
+                identity = _list_map_identity([item[k] for k in keys])
+                if identity in seen:
+                    return False  # a duplicate entry
+                seen.add(identity)
+            if not item_clean(item):
+                return False
+        return True
+
+    return clean
+
+
+def _list_map_identity(values: list[Any]) -> Any:
+    """Equal exactly when _check_array's JSON identities are equal; strings as they are."""
+    if all(type(v) is str for v in values):
+        return tuple(values)  # one string's JSON text is a function of the string
+    return json.dumps(values, sort_keys=True, default=str)
+
+
+def _compile_scalar(schema: Schema) -> Clean:
+    checks: list[Clean] = []
+    if "enum" in schema:
+        allowed = schema["enum"]
+        checks.append(lambda value: value in allowed)
+    if "minimum" in schema:
+        low = schema["minimum"]
+        checks.append(lambda value: not _is_number(value) or value >= low)
+    if "maximum" in schema:
+        high = schema["maximum"]
+        checks.append(lambda value: not _is_number(value) or value <= high)
+    if "minLength" in schema:
+        shortest = schema["minLength"]
+        checks.append(lambda value: not isinstance(value, str) or len(value) >= shortest)
+    if "maxLength" in schema:
+        longest = schema["maxLength"]
+        checks.append(lambda value: not isinstance(value, str) or len(value) <= longest)
+    if "pattern" in schema:
+        pattern = schema["pattern"]
+        checks.append(lambda value: not isinstance(value, str) or _matches(pattern, value))
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
+    return lambda value: all(check(value) for check in checks)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _compile_rules(schema: Schema) -> Rules | None:
+    """True exactly when _walk_rules would report nothing; None where nothing is checked."""
+    texts = [
+        entry["rule"]
+        for entry in schema.get(VALIDATIONS_KEY, [])
+        if not _is_transition_rule(entry["rule"])
+    ]
+    selector = bool(schema.get(DRA_SELECTOR_KEY))
+    properties: dict[str, Schema] | None = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    items = schema.get("items")
+    children: dict[str, Rules] = {}
+    extra_fn: Rules | None = None
+    if properties is not None:
+        children = {
+            name: fn for name, sub in properties.items() if (fn := _compile_rules(sub)) is not None
+        }
+    elif isinstance(extra, dict):
+        extra_fn = _compile_rules(extra)
+    items_fn = _compile_rules(items) if isinstance(items, dict) else None
+    if not texts and not selector and not children and extra_fn is None and items_fn is None:
+        return None
+
+    # All of a node's rules as one entry: "each of these holds" (for one rule, the same
+    # entry the located walker keeps).
+    together = "\n".join(texts)
+
+    def all_hold(value: Any) -> bool:
+        return all(_holds(text, value) for text in texts)
+
+    def holds(value: Any, root: bool) -> bool:
+        if texts:
+            if root:
+                if not all_hold(value):
+                    return False
+            elif not _RULE_VERDICTS.get((together, repr(value)), lambda: all_hold(value)):
+                return False
+        if selector and isinstance(value, str) and check_selector(value) is not None:
+            return False
+        if isinstance(value, dict):
+            for name, child in children.items():
+                if name in value and not child(value[name], False):
+                    return False
+            if extra_fn is not None:
+                for item in value.values():
+                    if not extra_fn(item, False):
+                        return False
+        elif isinstance(value, list) and items_fn is not None:
+            for item in value:
+                if not items_fn(item, False):
+                    return False
+        return True
+
+    return holds
