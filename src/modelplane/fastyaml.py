@@ -49,15 +49,15 @@ from modelplane.jsonvalues import INT64, MAX_DEPTH
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
 # Characters that may start a node property or indicator; where one follows a space or a
 # line start, _unsafe_indicator looks at it.
-_INDICATORS = re.compile(rb"[!&*?%@`|>\\]")
+_INDICATORS = re.compile(rb"[!&*?%@`|>\[{\\]")
 _BLOCK_HEADER = re.compile(rb"[|>][-+0-9]*[ ]*(?:#[^\n]*)?(?:\n|\Z)")
 _SPECIAL_FLOAT = re.compile(rb"inf|nan")
 _SIGNED_DOT = re.compile(rb"[-+]\.[0-9]")
 # A flow collection ([a, {b: c}]) nests without indenting: where one starts, the values
 # are measured after parsing instead.
-_FLOW_START = re.compile(rb"(?:\A|[ \n])[\[{](?![\]}])")
 _MAX_FLOW_DEPTH = MAX_DEPTH - 10
-_DEEP_LINE = re.compile(rb"(?:\A|\n)[ -]{40}")
+_ITEM_PREFIX = re.compile(rb"[ ]*(?:-[ ]+)*\Z")
+_DEEP_LINE = re.compile(rb"\n[ -]{40}")
 # PyYAML 6's implicit resolvers (yaml/resolver.py) without the timestamp one, which the
 # loader drops: a plain scalar matching one is not a string to PyYAML. As one alternation,
 # tested against PyYAML's own resolver in tests/api/test_fast_yaml.py.
@@ -69,8 +69,9 @@ RESOLVED = (
     r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+"
     r"|<<|~|null|Null|NULL|="
 )
-# A lookahead on the first character first: most strings fail there, at C speed.
-_FIRST = "(?=[-+0-9.yYnNtTfFoO~<=])"
+# A lookahead on the first two characters first: most strings ("name", "template") fail
+# there, before the alternation is tried.
+_FIRST = "(?=[-+0-9.~<=]|[yY][eE]|[nN][oOuU]|[tT][rR]|[fF][aA]|[oO][nNfF]|YE|NO|NU|TR|FA|O[NF])"
 _RESOLVED_STRING = re.compile('"' + _FIRST + "(" + RESOLVED + ')"')
 _RESOLVED_QUOTED = re.compile(b"['\"]" + _FIRST.encode() + b"(" + RESOLVED.encode() + b")['\"]")
 _PYYAML_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?\Z")
@@ -84,9 +85,9 @@ class _Unfaithful(Exception):
 
 def read(data: bytes) -> list[tuple[int, Any]] | None:
     """The (first line, value) of every non-empty document, or None to read the slow way."""
-    if _unsafe(data):
+    unsafe, flow = _scan(data)
+    if unsafe:
         return None
-    flow = _FLOW_START.search(data) is not None
     starts = _document_lines(data)
     if not starts:
         return None  # nothing but comments and blank lines: the slow path says so
@@ -143,36 +144,44 @@ def _document_lines(data: bytes) -> list[int]:
     return lines
 
 
-def _unsafe(data: bytes) -> bool:
-    """True when ``data`` has a byte, indicator or scalar the two readers may read apart."""
+def _scan(data: bytes) -> tuple[bool, bool]:
+    """(unsafe, flow): a byte, indicator or scalar the two readers may read apart; a flow
+    collection that is not empty (whose nesting is then measured after parsing).
+
+    Each test is a plain substring search or a scan for one rare character class, then a
+    look at each candidate: a few tens of milliseconds for a 7 MB fleet file.
+    """
     if not data.isascii() or data.translate(None, _PRINTABLE) or b"\n..." in data:
-        return True  # a tab, CR or control character; a document end marker
-    if data.startswith(b"...") or _DEEP_LINE.search(data):
-        return True
+        return True, False  # a tab, CR or control character; a document end marker
+    if data.startswith((b"...", b" " * 40)) or _DEEP_LINE.search(data):
+        return True, False
+    flow = False
     for found in _INDICATORS.finditer(data):
         at = found.start()
         char = data[at : at + 1]
         if char == b"\\":
-            return True
+            return True, False
         if at and data[at - 1 : at] not in b" \n":
             continue  # inside a plain scalar: just a character
-        after = data[at + 1 : at + 2]
-        if char == b"[" and after == b"]" or char == b"{" and after == b"}":
-            continue  # an empty flow collection
+        if char in b"[{":
+            flow = flow or data[at + 1 : at + 2] not in (b"]", b"}")
+            continue  # a flow collection: both readers agree on them (see the tests)
         if char in b"|>" and _BLOCK_HEADER.match(data, at) is None:
             continue  # ">= 0" in a CEL selector, not a block scalar
-        return True
+        return True, False
     lowered = data.lower()
-    for found in _SPECIAL_FLOAT.finditer(lowered):
-        before = lowered[found.start() - 1 : found.start()] if found.start() else b" "
-        after = lowered[found.end() : found.end() + 1]
-        if (not before.isalnum() and before != b"_") and (not after.isalnum() and after != b"_"):
-            return True  # inf, .inf, -.inf, nan, .NaN: rapidyaml writes them anew
-    for found in _SIGNED_DOT.finditer(data):
-        before = data[found.start() - 1 : found.start()] if found.start() else b" "
-        if not before.isalnum() and before not in b"_.":
-            return True  # -.5: a string to PyYAML, a number to rapidyaml
-    return False
+    if b"inf" in lowered or b"nan" in lowered:
+        for found in _SPECIAL_FLOAT.finditer(lowered):
+            before = lowered[found.start() - 1 : found.start()] if found.start() else b" "
+            after = lowered[found.end() : found.end() + 1]
+            if not (before.isalnum() or before == b"_" or after.isalnum() or after == b"_"):
+                return True, False  # inf, .inf, -.inf, nan, .NaN: rapidyaml writes them anew
+    if b"-." in data or b"+." in data:
+        for found in _SIGNED_DOT.finditer(data):
+            before = data[found.start() - 1 : found.start()] if found.start() else b" "
+            if not before.isalnum() and before not in b"_.":
+                return True, False  # -.5: a string to PyYAML, a number to rapidyaml
+    return False, flow
 
 
 def _resolved_plain(data: bytes, text: str) -> bool:
@@ -194,15 +203,24 @@ def _resolved_plain(data: bytes, text: str) -> bool:
 
 
 def _whole_scalar(data: bytes, start: int, end: int) -> bool:
-    """True when data[start:end] is a node of its own: a value, an item or a key."""
+    """True when data[start:end] is a whole node on its line: a value, an item or a key.
+
+    Strict on purpose: a quoted-looking text that is not counted (say a scalar on the line
+    after its key) only sends the file the slow way, while one counted by mistake could
+    hide a plain scalar of the same text.
+    """
     line_start = data.rfind(b"\n", 0, start) + 1
     before = data[line_start:start]
-    stripped = before.rstrip(b" ")
-    if stripped.strip(b" -") and not stripped.endswith((b":", b"-", b"---")):
-        return False
     newline = data.find(b"\n", end)
     rest = data[end : len(data) if newline < 0 else newline].lstrip(b" ")
-    return not rest or rest.startswith(b"#") or rest.startswith(b":")
+    ends_line = not rest or rest.startswith(b"#")
+    is_key = rest.startswith(b":") and rest[1:2] in (b"", b" ")
+    if _ITEM_PREFIX.match(before):  # indentation and "- " markers only
+        return is_key or (ends_line and b"-" in before)
+    stripped = before.rstrip(b" ")
+    if stripped == before:
+        return False  # no space before the quote: inside some other scalar
+    return ends_line and (stripped.endswith(b":") or stripped == b"---")
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

@@ -10,6 +10,7 @@ pin both halves: where it answers, the values and document lines are the located
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any
 
 import pytest
@@ -81,9 +82,44 @@ def test_plain_scalars_written_by_hand_read_the_same(
     agree(data)
 
 
+def quoted(token: str, style: int) -> str:
+    """The token plain (0), single-quoted (1) or double-quoted (2, when it has no quote)."""
+    if style == 1:
+        return "'" + token.replace("'", "''") + "'"
+    if style == 2 and '"' not in token:
+        return '"' + token + '"'
+    return token
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(TRICKY),
+            st.integers(0, 2),
+            st.sampled_from(TRICKY),
+            st.integers(0, 2),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from(["{k}: {v}\n", "- {k}: {v}\n", "- {v}\n", "{k}:\n  {v}\n", "{k}: x\n  {v}\n"]),
+)
+def test_quoted_and_plain_scalars_side_by_side_read_the_same(
+    rows: list[tuple[str, int, str, int]], shape: str
+) -> None:
+    """A quoted '8080' may take the fast path; the same text unquoted elsewhere may not."""
+    lines = [
+        f"r{i}:\n" + textwrap.indent(shape.format(k=quoted(k, ks), v=quoted(v, vs)), "  ")
+        for i, (k, ks, v, vs) in enumerate(rows)
+    ]
+    agree("".join(lines).encode())
+
+
 @pytest.mark.parametrize(
     "text",
     [
+        "a: yes\nb: x\n  'yes'\n",  # a quoted-looking continuation cannot hide a plain yes
         "a:\t1\n",  # a tab: rapidyaml reads one string
         "a: inf\n",  # rapidyaml writes .inf
         "a: -.5\n",  # a string to PyYAML, a number to rapidyaml
@@ -126,14 +162,21 @@ def test_a_fleet_snapshot_is_read_fast_with_its_lines() -> None:
     data = ("# a fleet\n" + yaml.safe_dump_all([replica, replica, replica])).encode()
     fast = agree(data)
     assert fast is not None
-    assert [line for line, _ in fast] == [2, 2 + data.count(b"\n") // 3, 2 + 2 * data.count(b"\n") // 3]
+    assert [line for line, _ in fast] == [
+        2,
+        2 + data.count(b"\n") // 3,
+        2 + 2 * data.count(b"\n") // 3,
+    ]
 
 
 def test_a_parse_error_prints_nothing_and_is_located(tmp_path: Any, capfd: Any) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("a: 1\n---\nb: c: d\n")
     loaded = load([str(path)])
-    assert loaded.problems[-1] == f"{path}:3: invalid YAML: mapping values are not allowed in this context"
+    assert (
+        loaded.problems[-1]
+        == f"{path}:3: invalid YAML: mapping values are not allowed in this context"
+    )
     assert capfd.readouterr().err == ""
 
 
