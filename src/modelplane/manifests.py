@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 import yaml
 
+from modelplane import fastyaml
 from modelplane.api.base import KubeModel
 from modelplane.api.kinds import KIND_BY_NAME, KindInfo
-from modelplane import fastyaml
 from modelplane.api.validation import Problem, ValidationResult, validate_document
 from modelplane.jsonvalues import (
     ALIAS_SLACK,
