@@ -72,8 +72,17 @@ RESOLVED = (
 # A lookahead on the first two characters first: most strings ("name", "template") fail
 # there, before the alternation is tried.
 _FIRST = "(?=[-+0-9.~<=]|[yY][eE]|[nN][oOuU]|[tT][rR]|[fF][aA]|[oO][nNfF]|YE|NO|NU|TR|FA|O[NF])"
-_RESOLVED_STRING = re.compile('"' + _FIRST + "(" + RESOLVED + ')"')
+# The plain scalars rapidyaml writes as JSON numbers, booleans and null (pinned by
+# tests/api/test_fast_yaml.py): a JSON value string of this form was quoted in the YAML,
+# as PyYAML reads it too. Every other resolvable value string is a suspect, and so is
+# every resolvable key (JSON keys are strings whatever the YAML said).
+TYPED = r"true|false|null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
+_NOT_TYPED = "(?!(?:" + TYPED + ')")'
+_SUSPECT_STRING = re.compile(
+    '"' + _FIRST + "(?:(?P<key>" + RESOLVED + ')":|' + _NOT_TYPED + "(?P<value>" + RESOLVED + ')")'
+)
 _RESOLVED_QUOTED = re.compile(b"['\"]" + _FIRST.encode() + b"(" + RESOLVED.encode() + b")['\"]")
+_TYPED_FULL = re.compile("(?:" + TYPED + r")\Z")
 _PYYAML_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?\Z")
 _DOCUMENT_START = re.compile(rb"(?m)^---(?=[ \n]|\Z)")
 _CONTENT_LINE = re.compile(rb"(?m)^(?![ ]*(?:#.*)?$)")
@@ -187,23 +196,30 @@ def _scan(data: bytes) -> tuple[bool, bool]:
 def _resolved_plain(data: bytes, text: str) -> bool:
     """True when a JSON string that PyYAML would resolve to a non-string came from a plain scalar.
 
-    Such a string (``yes``, ``~``, ``0x1F``, ``'8080'``) is fine when it was quoted: so each
-    one must occur in the JSON exactly as often as it is written quoted, as a whole scalar.
+    A string such as ``"8080"`` or ``"true"`` cannot have: rapidyaml writes those plain
+    scalars as a number or a boolean (TYPED), so the YAML quoted it. Any other such string
+    (``yes``, ``~``, ``0x1F``) is fine only where it was quoted: each must occur in the JSON
+    exactly as often as it is written quoted, as a whole scalar.
     """
-    in_json = Counter(m.group(1) for m in _RESOLVED_STRING.finditer(text))
+    in_json = Counter(
+        (m["key"], True) if m["key"] is not None else (m["value"], False)
+        for m in _SUSPECT_STRING.finditer(text)
+    )
     if not in_json:
         return False
-    quoted: Counter[str] = Counter()
+    quoted: Counter[tuple[str, bool]] = Counter()
     for found in _RESOLVED_QUOTED.finditer(data):
         if data[found.start()] != data[found.end() - 1]:
             continue  # 'x" is no quoted scalar
-        if _whole_scalar(data, found.start(), found.end()):
-            quoted[found.group(1).decode()] += 1
+        role = _whole_scalar(data, found.start(), found.end())
+        token = found.group(1).decode()
+        if role == "key" or role == "value" and not _TYPED_FULL.match(token):
+            quoted[token, role == "key"] += 1
     return in_json != quoted
 
 
-def _whole_scalar(data: bytes, start: int, end: int) -> bool:
-    """True when data[start:end] is a whole node on its line: a value, an item or a key.
+def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
+    """ "key" or "value" when data[start:end] is a whole node on its line (an item is a value).
 
     Strict on purpose: a quoted-looking text that is not counted (say a scalar on the line
     after its key) only sends the file the slow way, while one counted by mistake could
@@ -216,11 +232,13 @@ def _whole_scalar(data: bytes, start: int, end: int) -> bool:
     ends_line = not rest or rest.startswith(b"#")
     is_key = rest.startswith(b":") and rest[1:2] in (b"", b" ")
     if _ITEM_PREFIX.match(before):  # indentation and "- " markers only
-        return is_key or (ends_line and b"-" in before)
+        if is_key:
+            return "key"
+        return "value" if ends_line and b"-" in before else None
     stripped = before.rstrip(b" ")
     if stripped == before:
-        return False  # no space before the quote: inside some other scalar
-    return ends_line and (stripped.endswith(b":") or stripped == b"---")
+        return None  # no space before the quote: inside some other scalar
+    return "value" if ends_line and (stripped.endswith(b":") or stripped == b"---") else None
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

@@ -9,11 +9,13 @@ pin both halves: where it answers, the values and document lines are the located
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from typing import Any
 
 import pytest
+import ryml
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -189,3 +191,16 @@ def test_the_resolved_pattern_is_pyyamls(token: str) -> None:
     """
     tag = _Loader.resolve(_Loader, yaml.ScalarNode, token, (True, False))  # type: ignore[arg-type]
     assert (re.fullmatch(fastyaml.RESOLVED, token) is not None) == (tag != "tag:yaml.org,2002:str")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(rf"\A(?:{fastyaml.TYPED})\Z", fullmatch=True))
+def test_rapidyaml_writes_the_typed_plain_scalars_as_json_values(token: str) -> None:
+    """What TYPED assumes: these plain scalars never come out of rapidyaml as strings.
+
+    So a JSON string of that form was quoted in the file, and needs no search for a plain
+    occurrence (PyYAML reads a quoted '8080' as a string too).
+    """
+    tree = ryml.parse_in_arena(f"a: {token}\n".encode())
+    value = json.loads(ryml.emit_json_malloc(tree, tree.root_id()))["a"]
+    assert not isinstance(value, str)

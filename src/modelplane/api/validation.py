@@ -674,7 +674,7 @@ def _compile_root_defaults(schema: Schema) -> Callable[[dict[str, Any], dict[str
             del doc[name]
         for name, default in defaults:
             if name not in doc:
-                doc[name] = copy.deepcopy(default)
+                doc[name] = _fresh(default)
         for name, item in doc.items():
             if name in lean and "None" not in contents.get(name, "None"):
                 child = lean[name]
@@ -763,7 +763,7 @@ def _compile_defaults(schema: Schema, prune: bool = True) -> Defaults | None:
                         del value[name]
                 for name, default in defaults:
                     if name not in value:
-                        value[name] = copy.deepcopy(default)
+                        value[name] = _fresh(default)
                 for name, item in value.items():
                     child = children.get(name)
                     if child is not None:
@@ -778,6 +778,11 @@ def _compile_defaults(schema: Schema, prune: bool = True) -> Defaults | None:
     return apply
 
 
+def _fresh(default: Any) -> Any:
+    """A default to put into a document: a scalar as it is, a container copied."""
+    return copy.deepcopy(default) if isinstance(default, dict | list) else default
+
+
 def _compile_root(
     schema: Schema, kind: str
 ) -> Callable[[dict[str, Any], KindInfo, dict[str, str]], bool]:
@@ -785,7 +790,9 @@ def _compile_root(
     properties: dict[str, Schema] = schema["properties"]
     required = set(schema.get("required", []))
     subs = {
-        name: _compile_clean(properties[name]) for name in ("spec", "status") if name in properties
+        name: _compile_clean(properties[name], (kind, name))
+        for name in ("spec", "status")
+        if name in properties
     }
     needed = [name for name in ("spec", "status") if name in required]
     known = frozenset(_ROOT_ORDER)
@@ -809,15 +816,63 @@ def _compile_root(
         for name in ("spec", "status"):
             if name in doc and name not in subs:
                 return False  # the located walker says what (it has no schema to check it by)
-        found: list[Problem] = []
-        _check_metadata(doc.get("metadata", {}), info, found)
-        return not found
+        return _metadata_clean(doc.get("metadata", {}), info.namespaced)
 
     return clean
 
 
-def _compile_clean(schema: Schema) -> Clean:
-    """True exactly when _check would report nothing for a value (any JSON value)."""
+def _metadata_clean(meta: Any, namespaced: bool) -> bool:
+    """True exactly when _check_metadata would find nothing."""
+    if type(meta) is not dict:
+        return False
+    name = meta.get("name")
+    if type(name) is not str or not name or len(name) > 253:
+        return False
+    if not _matches(_DNS_SUBDOMAIN, name):
+        return False
+    if namespaced:
+        namespace = meta.get("namespace")
+        if type(namespace) is not str or len(namespace) > 63:
+            return False
+        if not _matches(DNS_LABEL, namespace):
+            return False
+    for field_name, check_values in (("labels", True), ("annotations", False)):
+        entries = meta.get(field_name)
+        if entries is None:
+            continue
+        if type(entries) is not dict:
+            return False
+        for key, value in entries.items():
+            if type(key) is not str or type(value) is not str:
+                return False
+            if len(key) > _LONGEST_KEY or (check_values and len(value) > 63):
+                return False  # invalid whatever it says; kept out of the memo
+            if not _entry_clean(key, value if check_values else None):
+                return False
+    return True
+
+
+_LONGEST_KEY = 253 + 1 + 63
+"""A label key's longest form: a DNS subdomain prefix, a slash, a 63-character name."""
+
+
+# Label and annotation entries repeat across a fleet (the same keys, the same cluster and
+# deployment names). An entry is a key and a label value (at most 63 characters for a
+# valid one; an annotation's value is not part of the key, only its key is checked).
+@memoized("api.validation.metadata_entries", 16384)
+def _entry_clean(key: str, label_value: str | None) -> bool:
+    if not _valid_label_key(key):
+        return False
+    return label_value is None or (len(label_value) <= 63 and _matches(LABEL_VALUE, label_value))
+
+
+def _compile_clean(schema: Schema, body: tuple[str, str] | None = None) -> Clean:
+    """True exactly when _check would report nothing for a value (any JSON value).
+
+    ``body`` (kind, field) marks a spec or status: the verdicts of its members that are
+    arrays or objects are remembered by content too (a cluster's status differs from the
+    next one's by its address, while its pools are the same).
+    """
     expected = frozenset(_expected_types(schema))
     on_scalar = _compile_scalar(schema)
     # Containers are compiled on first use: a schema without a type (``items: {}``) takes
@@ -827,7 +882,7 @@ def _compile_clean(schema: Schema) -> Clean:
     def container(actual: str) -> Clean:
         found = compiled.get(actual)
         if found is None:
-            found = _compile_object(schema) if actual == "object" else _compile_array(schema)
+            found = _compile_object(schema, body) if actual == "object" else _compile_array(schema)
             compiled[actual] = found
         return found
 
@@ -848,7 +903,18 @@ def _count_bounds(schema: Schema, low: str, high: str) -> tuple[int | None, int 
     return schema.get(low), schema.get(high)
 
 
-def _compile_object(schema: Schema) -> Clean:
+def _remembered(check: Clean, kind: str, site: str) -> Clean:
+    """``check`` with its verdicts on arrays and objects remembered by content."""
+
+    def clean(value: Any) -> bool:
+        if type(value) is dict or type(value) is list:
+            return _VERDICTS.get(("clean", kind, site, repr(value)), partial(check, value))
+        return check(value)
+
+    return clean
+
+
+def _compile_object(schema: Schema, body: tuple[str, str] | None = None) -> Clean:
     least, most = _count_bounds(schema, "minProperties", "maxProperties")
     properties: dict[str, Schema] | None = schema.get("properties")
     extra = schema.get("additionalProperties")
@@ -863,6 +929,9 @@ def _compile_object(schema: Schema) -> Clean:
     if properties is None and preserve:
         return sized
     subs = {name: _compile_clean(sub) for name, sub in (properties or {}).items()}
+    if body is not None:
+        kind, field_name = body
+        subs = {name: _remembered(sub, kind, f"{field_name}.{name}") for name, sub in subs.items()}
     # Only a required field the schema also describes is reported missing (as _check_object).
     required = [name for name in schema.get("required", []) if name in subs]
 
