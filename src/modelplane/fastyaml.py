@@ -1,34 +1,40 @@
-"""The fast reader of plain block YAML, the form fleet snapshots are written in (issue 16).
+"""The fast reader of plain YAML, the form fleet snapshots are written in (issue 16).
 
-PyYAML with libyaml reads a 7 MB fleet file in about 1.6 s: the parser is C, but every node
+PyYAML with libyaml reads a 7 MB fleet file in about 2 s: the parser is C, but every node
 and value is built by Python code. Here rapidyaml (``ryml``, a C++ parser with Python
 wheels) parses the file, emits it as JSON, and ``json.loads`` builds the values: about a
 quarter of that time. The result must be exactly what :mod:`modelplane.manifests` builds
 with PyYAML (the same values, the same document lines), so this reader answers only for
 files where the two provably agree, and returns None for every other file, which is then
-read the located way (``manifests._read_yaml``), messages and all.
+read the located way (``manifests.read_yaml_located``), messages and all.
 
 A file is read here only when all of these hold (each is a difference between rapidyaml's
-JSON and PyYAML's SafeLoader that the tests in tests/api/test_fast_yaml.py pin):
+JSON and PyYAML's SafeLoader that tests/api/test_fast_yaml.py pins):
 
 * printable ASCII, newlines and spaces only: no tab (rapidyaml reads ``a:<TAB>1`` as one
   string), no CR, no control character, no byte above 0x7f, no backslash (double-quoted
   escapes such as ``\\N`` are not kept by rapidyaml);
-* no node properties or other indicators where a node starts (at a line start or after a
-  space): no tag ``!``, anchor ``&``, alias ``*``, complex key ``?``, directive ``%``,
-  reserved ``@`` or backtick, block scalar header ``|`` / ``>``, non-empty flow collection
-  ``[`` / ``{``; no ``...`` document end;
+* no node property or indicator where a node starts (at a line start or after a space):
+  no tag ``!`` (rapidyaml's JSON drops tags), anchor ``&`` or alias ``*`` (written as the
+  text ``*x``), complex key ``?``, directive ``%``, reserved ``@`` or backtick, block scalar
+  header ``|`` / ``>``; no ``...`` document end. Flow collections are read (both readers
+  agree on them), and then the values' nesting is measured after parsing;
 * no plain scalar that rapidyaml spells anew: ``inf`` / ``.NaN`` (it writes ``.inf`` /
   ``.nan``), a sign before a leading dot (``-.5``: a string to PyYAML, a number to
   rapidyaml);
-* no line starting with 40 or more spaces and dashes (a document can then not nest past
-  jsonvalues.MAX_DEPTH, whose located error the slow path gives);
+* no line starting with 40 or more spaces and dashes (a block document can then not nest
+  past jsonvalues.MAX_DEPTH, whose located error the slow path gives);
 * every number of the JSON is one PyYAML reads the same (an int64 integer; a float in
-  PyYAML's float syntax), every object has distinct keys, and no JSON string that
-  PyYAML would have resolved to a non-string (``yes``, ``~``, ``0x1F``, ``1_000``, ``<<``)
-  appears unquoted in the file;
+  PyYAML's float syntax, so ``1e3``, a string to PyYAML, is not), every object has
+  distinct keys, and no JSON string that PyYAML would have resolved to a non-string
+  (``yes``, ``~``, ``0x1F``, ``1_000``, ``<<``, or any such key) came from a plain scalar:
+  each is written quoted as often as it occurs (a ``"8080"`` or ``"true"`` value needs no
+  search: rapidyaml writes those plain scalars as JSON numbers and booleans, TYPED);
 * rapidyaml parses the file, and its documents are the non-empty documents found between
   ``---`` markers (which gives each document's first line).
+
+Its parse errors are not read here: rapidyaml prints them on file descriptor 2, which is
+closed to it while it parses, and the slow path then names the line.
 """
 
 from __future__ import annotations
