@@ -119,6 +119,29 @@ def test_quoted_and_plain_scalars_side_by_side_read_the_same(
 
 
 @pytest.mark.parametrize(
+    ("text", "fast"),
+    [
+        ("# c\n\n---\n# c2\n\na: 1\n---\n\n---\nb: 2\n", True),  # lines after comments
+        ("--- # comment\na: 1\n--- b\n--- 'c'\n", True),  # content on the marker's line
+        ("a: 1 # x\nb: 'x # y'\nc: x#y\nd: \"q\"\n", True),
+        ("a: b\n  c\n  d\ne: f\n", True),  # a plain scalar over three lines
+        ("- - a\n  - b\n- - c\n", True),
+        ("a: {}\nb: []\nc: {x: 1, y: [1, 2]}\nd: [a, b, {c: d}]\n", True),
+        ("a: [1, 2,\n  3]\n", True),
+        ("a: 'it''s'\nb: ''\nc: \"\"\n", True),
+        ("a: 'true'\nb: true\nc: 'null'\nd: null\ne: '1'\nf: 1\n", True),
+        ("'1': a\n'true': b\n", True),  # quoted keys: strings to both
+        ("a: 0.5\nb: 1.\nc: .5\nd: 5.e3\n", False),
+        ("a: 12:30:00\n", False),  # sexagesimal: an integer to PyYAML
+        ("a: 1\r\n", False),
+        ("\ufeffa: 1\n", False),
+    ],
+)
+def test_hand_written_files_read_the_same(text: str, fast: bool) -> None:
+    assert (agree(text.encode()) is not None) == fast
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "a: yes\nb: x\n  'yes'\n",  # a quoted-looking continuation cannot hide a plain yes
