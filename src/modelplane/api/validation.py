@@ -635,9 +635,11 @@ _BODIES = ("spec", "status")
 """The root's fields whose verdicts are remembered by content (see _VERDICTS)."""
 
 # The structural and rule verdicts of a kind's whole spec or status, by its content as
-# written (its repr before defaulting, which the defaulted body follows from). Replicas of one deployment on one cluster have equal
-# specs; clusters of one shape have equal statuses: a remembered verdict skips the walk.
-# An entry holds one spec's or status's text (a few KB).
+# written (its repr before defaulting, which the defaulted body follows from). Replicas
+# of one deployment on one cluster have equal specs; clusters of one shape have equal
+# statuses: a remembered verdict skips the walk. An entry holds one spec's or status's
+# text (a few KB). Members of a body are remembered under "<body>.<member>" sites, by
+# their defaulted content (see _remembered).
 _VERDICTS: Memo[tuple[str, str, str, str], bool] = Memo("api.validation.verdicts", 16384)
 
 
