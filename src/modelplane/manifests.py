@@ -4,6 +4,8 @@ Files and directories (searched recursively for ``*.yaml``, ``*.yml``, ``*.json`
 in byte-wise sorted path order), multi-document YAML, JSON files holding one
 object or an array of objects. Every document remembers its file and the line
 it starts on; every problem comes out as the one line ``validate`` prints.
+A YAML file is read by :mod:`modelplane.fastyaml` where it can prove it reads what
+PyYAML reads, and by PyYAML (``read_yaml_located``) everywhere else.
 """
 
 from __future__ import annotations
@@ -282,7 +284,7 @@ _Loader.yaml_implicit_resolvers = {
 def _read_yaml(file: str, data: bytes) -> Iterator[Document | str]:
     fast = fastyaml.read(data)
     if fast is not None:
-        # The plain block YAML fleets are written in: the same values and lines, much faster.
+        # The plain YAML fleets are written in: the same values and lines, much faster.
         for line, content in fast:
             yield Document(file, line, content)
         return
