@@ -110,6 +110,8 @@ def read(data: bytes) -> list[tuple[int, Any]] | None:
         with _quiet_stderr():
             tree = ryml.parse_in_arena(data)
             text = ryml.emit_json_malloc(tree, tree.root_id())
+            stream = tree.is_stream(tree.root_id())
+        del tree  # its arena and nodes (tens of MB for a fleet) are not needed past here
         if not isinstance(text, str) or _resolved_plain(data, text):
             return None
         value = json.loads(
@@ -119,7 +121,8 @@ def read(data: bytes) -> list[tuple[int, Any]] | None:
             parse_float=_float,
             parse_constant=_constant,
         )
-        documents = value if tree.is_stream(tree.root_id()) else [value]
+        del text
+        documents = value if stream else [value]
     except (_Unfaithful, ValueError, RecursionError):
         return None
     except Exception:  # noqa: BLE001 - rapidyaml's own parse errors: the slow path explains them
