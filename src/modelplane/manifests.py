@@ -4,6 +4,8 @@ Files and directories (searched recursively for ``*.yaml``, ``*.yml``, ``*.json`
 in byte-wise sorted path order), multi-document YAML, JSON files holding one
 object or an array of objects. Every document remembers its file and the line
 it starts on; every problem comes out as the one line ``validate`` prints.
+A YAML file is read by :mod:`modelplane.fastyaml` where it can prove it reads what
+PyYAML reads, and by PyYAML (``read_yaml_located``) everywhere else.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from modelplane import fastyaml
 from modelplane.api.base import KubeModel
 from modelplane.api.kinds import KIND_BY_NAME, KindInfo
 from modelplane.api.validation import Problem, ValidationResult, validate_document
@@ -279,6 +282,17 @@ _Loader.yaml_implicit_resolvers = {
 
 
 def _read_yaml(file: str, data: bytes) -> Iterator[Document | str]:
+    fast = fastyaml.read(data)
+    if fast is not None:
+        # The plain YAML fleets are written in: the same values and lines, much faster.
+        for line, content in fast:
+            yield Document(file, line, content)
+        return
+    yield from read_yaml_located(file, data)
+
+
+def read_yaml_located(file: str, data: bytes) -> Iterator[Document | str]:
+    """The documents of a YAML file read with PyYAML: every value located, every problem named."""
     loader = _Loader(data)
     # One value per input byte plus a fixed slack: aliases can never expand a file's
     # documents past a small multiple of its size (a billion laughs stops at once).
@@ -387,7 +401,9 @@ def _add_document(doc: Document, loaded: Loaded, seen: set[tuple[str, str, str]]
     if not isinstance(doc.content, dict):
         loaded.problems.append(printable(f"{doc.file}:{doc.line}: document is not an object"))
         return
-    result = validate_document(doc.content)
+    # The readers build a fresh JSON value per document (jsonvalues, json.loads, fastyaml):
+    # validation may default it in place rather than copy it once more.
+    result = validate_document(doc.content, owned=True)
     problems = list(result.problems)
     identity = _identity(result)
     if identity is not None:

@@ -35,7 +35,13 @@ EXAMPLES = REPO / "examples"
 # Every memo of the process (the inventory of the issue 14 note). A new memo is added here
 # and to the note; a memo made outside modelplane.memo fails test_no_memo_outside_the_owner.
 INVENTORY = {
+    "api.validation.compiled",
+    "api.validation.pattern_verdicts",
+    "api.validation.metadata_entries",
     "api.validation.patterns",
+    "api.validation.rule_verdicts",
+    "api.validation.transition_rules",
+    "api.validation.verdicts",
     "api.validator_schemas",
     "cel.crd_cost.parsed",
     "cel.engine.decoded",

@@ -19,8 +19,9 @@ import copy
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -37,7 +38,7 @@ from modelplane.api.base import (
 from modelplane.api.kinds import KIND_BY_NAME, KINDS, KindInfo
 from modelplane.api.openapi import INT_OR_STRING, PRESERVE_UNKNOWN, Schema, validator_schema
 from modelplane.cel import CelError, CompiledRule, check_selector, compile_rule
-from modelplane.memo import memoized
+from modelplane.memo import Memo, memoized
 
 SELECTOR_PREFIX = "Invalid nodeSelector CEL expression: "
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -85,14 +86,17 @@ class ValidationResult:
         return f"{kind} {name}"
 
 
-def validate_document(raw: Any, *, rules: bool = True) -> ValidationResult:
+def validate_document(raw: Any, *, rules: bool = True, owned: bool = False) -> ValidationResult:
     """Validate one parsed document; never raises on any JSON-like input.
 
     With ``rules=False`` only steps 1 to 3 run (identity, defaults, structure): what the
     Crossplane runtime checks, the API server having already run the CRD rules.
+    With ``owned=True`` the caller hands over a value that is JSON already (string keys,
+    JSON scalars: what manifests' readers build) and that nobody else holds: it is
+    defaulted in place instead of copied first.
     """
     try:
-        return _validate(_normalize(raw), rules)
+        return _validate(raw if owned else _normalize(raw), rules)
     except RecursionError:
         return ValidationResult(
             None, None, None, None, {}, [Problem("", "document nests too deeply")]
@@ -114,18 +118,24 @@ def _validate(doc: Any, rules: bool = True) -> ValidationResult:
         return result
 
     schema = validator_schema(info.model)
-    defaulted = doc  # already a private copy: _normalize rebuilt every container
-    _apply_defaults(schema, defaulted)
+    compiled = _compiled_kind(info.kind)
+    defaulted = doc  # a private copy: _normalize rebuilt every container, or the caller's own
+    # The content keys of the spec and status as written: their defaulted form, and so
+    # their verdicts, follow from them.
+    contents = _contents(defaulted)
+    compiled.defaults(defaulted, contents)
     _default_namespace(defaulted, info)
     result.defaulted = defaulted
     result.name = _meta_field(defaulted, "name")
     if info.namespaced:
         result.namespace = _meta_field(defaulted, "namespace")
 
-    result.problems = _check_root(schema, defaulted, info)
-    if result.problems:
-        return result
-    if rules:
+    # The compiled verdicts first; the located walkers only to name what is wrong.
+    if not compiled.clean(defaulted, info, contents):
+        result.problems = _check_root(schema, defaulted, info)
+        if result.problems:
+            return result
+    if rules and not compiled.rules(defaulted, contents):
         result.problems = _check_rules(schema, defaulted, "")
         if result.problems:
             return result
@@ -200,8 +210,14 @@ def _meta_field(doc: dict[str, Any], name: str) -> Any:
 # Step 1: apiVersion and kind.
 
 
+_KIND_NAMES = [k.kind for k in KINDS]
+
+
 def _check_identity(doc: dict[str, Any]) -> list[Problem]:
-    kinds = [k.kind for k in KINDS]
+    kind = doc.get("kind")
+    if doc.get("apiVersion") == GROUP_VERSION and type(kind) is str and kind in KIND_BY_NAME:
+        return []  # the common case, without building the messages' lists
+    kinds = _KIND_NAMES
     return [
         *_check_enum_field(doc, "apiVersion", [GROUP_VERSION]),
         *_check_enum_field(doc, "kind", kinds),
@@ -429,7 +445,20 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern))
 
 
+_REMEMBERED_MATCH = 256
+"""The longest value whose match is remembered (names, label keys and values repeat)."""
+
+
 def _matches(pattern: str, value: str) -> bool:
+    if len(value) <= _REMEMBERED_MATCH:
+        return _matches_remembered(pattern, value)
+    return _regex(pattern).search(value) is not None
+
+
+# At 10,000 replicas the same label keys, class names and cluster names are matched
+# 120,000 times; an entry is a pattern and a value of at most 256 characters.
+@memoized("api.validation.pattern_verdicts", 32768)
+def _matches_remembered(pattern: str, value: str) -> bool:
     return _regex(pattern).search(value) is not None
 
 
@@ -506,7 +535,11 @@ def _walk_rules(schema: Schema, value: Any, path: str, out: list[Problem]) -> No
         text = entry["rule"]
         if _is_transition_rule(text):
             continue  # there is no previous object to compare with
-        if not _holds(text, value):
+        # A rule at the root sees the whole document, whose name makes it unlike any other:
+        # evaluated directly. Below the root, many documents share a sub-object (the same
+        # engine, the same container), so the verdict is remembered by the value's content.
+        held = _holds(text, value) if not path else _holds_remembered(text, value, repr(value))
+        if not held:
             # A rule at the root checks the name (MD-01, IC-10), so it is reported there.
             out.append(Problem(path or "metadata.name", entry["message"]))
     if schema.get(DRA_SELECTOR_KEY) and isinstance(value, str):
@@ -528,6 +561,21 @@ def _walk_rules(schema: Schema, value: Any, path: str, out: list[Problem]) -> No
             _walk_rules(schema["items"], item, f"{path}[{index}]", out)
 
 
+# The verdicts of rules on sub-objects, by rule text and the value's content. At 10,000
+# replicas, their 166,000 rule evaluations had about 5,000 distinct (rule, value) pairs.
+# The content is the value's repr: one text per JSON value (it tells 1, 1.0 and True apart,
+# keeps key order and float signs), made in C. An entry holds a sub-object's text (a few KB
+# at most), so the bound keeps the memo to tens of MB.
+_RULE_VERDICTS: Memo[tuple[str, str], bool] = Memo("api.validation.rule_verdicts", 8192)
+
+
+def _holds_remembered(text: str, value: Any, content: str) -> bool:
+    """_holds, remembered by (rule, content): ``content`` must be ``repr(value)``."""
+    return _RULE_VERDICTS.get((text, content), lambda: _holds(text, value))
+
+
+# Rule texts come from our own schemas: a few hundred.
+@memoized("api.validation.transition_rules", 1024)
 def _is_transition_rule(text: str) -> bool:
     return re.search(r"\boldSelf\b", text) is not None
 
@@ -549,3 +597,485 @@ def _holds(text: str, value: Any) -> bool:
         return compiled.evaluate(value) is True
     except Exception:  # noqa: BLE001 - the adapter promises False, but a user must never see a trace
         return False
+
+
+# ---------------------------------------------------------------------------
+# The fast path (issue 16): each kind's schema compiled once into closures that apply the
+# defaults and answer "clean or not" without building a path or a message. Only a
+# document they call unclean is walked again by the located checks above, which name
+# every problem; so the problems, their order and their messages are the located
+# walkers' by construction, and tests/api/test_validation_fast.py holds the two to the
+# same verdict on mutated documents.
+
+Clean = Callable[[Any], bool]
+Defaults = Callable[[Any], None]
+Rules = Callable[[Any, bool], bool]
+
+_TYPE_NAMES: dict[type, str] = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    dict: "object",
+    list: "array",
+    type(None): "null",
+}
+
+
+@dataclass(frozen=True)
+class _CompiledKind:
+    """One kind's schema as closures: defaults, the structural verdict, the rules' verdict."""
+
+    defaults: Callable[[dict[str, Any], dict[str, str]], None]
+    clean: Callable[[dict[str, Any], KindInfo, dict[str, str]], bool]
+    rules: Callable[[dict[str, Any], dict[str, str]], bool]
+
+
+_BODIES = ("spec", "status")
+"""The root's fields whose verdicts are remembered by content (see _VERDICTS)."""
+
+# The structural and rule verdicts of a kind's whole spec or status, by its content as
+# written (its repr before defaulting, which the defaulted body follows from). Replicas
+# of one deployment on one cluster have equal specs; clusters of one shape have equal
+# statuses: a remembered verdict skips the walk. An entry holds one spec's or status's
+# text (a few KB). Members of a body are remembered under "<body>.<member>" sites, by
+# their defaulted content (see _remembered).
+_VERDICTS: Memo[tuple[str, str, str, str], bool] = Memo("api.validation.verdicts", 16384)
+
+
+def _contents(doc: dict[str, Any]) -> dict[str, str]:
+    """The content keys of the root's remembered fields."""
+    return {name: repr(doc[name]) for name in _BODIES if name in doc}
+
+
+@memoized("api.validation.compiled", 64)
+def _compiled_kind(kind: str) -> _CompiledKind:
+    """The compiled schema of one of the six kinds (by name)."""
+    info = KIND_BY_NAME[kind]
+    schema = validator_schema(info.model)
+    return _CompiledKind(
+        _compile_root_defaults(schema),
+        _compile_root(schema, kind),
+        _compile_root_rules(schema, kind),
+    )
+
+
+def _compile_root_defaults(schema: Schema) -> Callable[[dict[str, Any], dict[str, str]], None]:
+    """_apply_defaults on a document; a spec or status without null only gets its defaults.
+
+    ``contents`` are the bodies' content keys taken before defaulting: a body whose text
+    has no ``None`` holds no null (a string spelling None only costs the full walk).
+    """
+    whole = _compile_defaults(schema)
+    properties: dict[str, Schema] = schema.get("properties", {})
+    if isinstance(schema.get("additionalProperties"), dict) or "items" in schema:
+        return lambda doc, contents: whole(doc) if whole is not None else None
+    names = frozenset(properties)
+    defaults = [(name, sub["default"]) for name, sub in properties.items() if "default" in sub]
+    full = {name: _compile_defaults(sub) for name, sub in properties.items()}
+    lean = {
+        name: _compile_defaults(properties[name], False) for name in _BODIES if name in properties
+    }
+
+    def apply(doc: dict[str, Any], contents: dict[str, str]) -> None:
+        for name in [n for n, item in doc.items() if item is None and n in names]:
+            del doc[name]
+        for name, default in defaults:
+            if name not in doc:
+                doc[name] = _fresh(default)
+        for name, item in doc.items():
+            if name in lean and "None" not in contents.get(name, "None"):
+                child = lean[name]
+            else:
+                child = full.get(name)
+            if child is not None:
+                child(item)
+
+    return apply
+
+
+def _compile_root_rules(
+    schema: Schema, kind: str
+) -> Callable[[dict[str, Any], dict[str, str]], bool]:
+    """True exactly when _check_rules from the root would report nothing."""
+    texts = [
+        entry["rule"]
+        for entry in schema.get(VALIDATIONS_KEY, [])
+        if not _is_transition_rule(entry["rule"])
+    ]
+    properties: dict[str, Schema] = schema.get("properties", {})
+    bodies = {
+        name: fn
+        for name in _BODIES
+        if name in properties and (fn := _compile_rules(properties[name])) is not None
+    }
+    others = {
+        name: fn
+        for name, sub in properties.items()
+        if name not in _BODIES and (fn := _compile_rules(sub)) is not None
+    }
+
+    def holds(doc: dict[str, Any], contents: dict[str, str]) -> bool:
+        # A root rule sees the whole document, whose name makes it unlike any other.
+        if not all(_holds(text, doc) for text in texts):
+            return False
+        for name, child in others.items():
+            if name in doc and not child(doc[name], False):
+                return False
+        for name, body in bodies.items():
+            if name in doc:
+                value = doc[name]
+                content = contents.get(name)
+                if content is None:  # added by a default: nothing to remember it by
+                    if not body(value, False):
+                        return False
+                elif not _VERDICTS.get(("rules", kind, name, content), partial(body, value, False)):
+                    return False
+        return True
+
+    return holds
+
+
+def _always(_value: Any) -> bool:
+    return True
+
+
+def _compile_defaults(schema: Schema, prune: bool = True) -> Defaults | None:
+    """_apply_defaults as a closure; None where it would change nothing.
+
+    With ``prune=False``, for values known to hold no null: only the missing defaults are
+    added, so a subtree whose schema has no default is not visited at all.
+    """
+    properties: dict[str, Schema] = schema.get("properties", {})
+    extra = schema.get("additionalProperties")
+    items = schema.get("items")
+    extra_fn = _compile_defaults(extra, prune) if isinstance(extra, dict) else None
+    items_fn = _compile_defaults(items, prune) if isinstance(items, dict) else None
+    names = frozenset(properties) if prune else frozenset()
+    defaults = [(name, sub["default"]) for name, sub in properties.items() if "default" in sub]
+    children = {
+        name: fn
+        for name, sub in properties.items()
+        if (fn := _compile_defaults(sub, prune)) is not None
+    }
+    if not names and not defaults and not children and extra_fn is None and items_fn is None:
+        return None
+
+    def apply(value: Any) -> None:
+        if isinstance(value, dict):
+            if names or defaults or children:
+                # The same end state as _apply_defaults' one pass per property: null fields
+                # go, then missing defaults are appended in schema order.
+                if names and None in value.values():
+                    for name in [n for n, item in value.items() if item is None and n in names]:
+                        del value[name]
+                for name, default in defaults:
+                    if name not in value:
+                        value[name] = _fresh(default)
+                for name, item in value.items():
+                    child = children.get(name)
+                    if child is not None:
+                        child(item)
+            if extra_fn is not None:
+                for entry in value.values():
+                    extra_fn(entry)
+        elif isinstance(value, list) and items_fn is not None:
+            for item in value:
+                items_fn(item)
+
+    return apply
+
+
+def _fresh(default: Any) -> Any:
+    """A default to put into a document: a scalar as it is, a container copied."""
+    return copy.deepcopy(default) if isinstance(default, dict | list) else default
+
+
+def _compile_root(
+    schema: Schema, kind: str
+) -> Callable[[dict[str, Any], KindInfo, dict[str, str]], bool]:
+    """True exactly when _check_root would find nothing."""
+    properties: dict[str, Schema] = schema["properties"]
+    required = set(schema.get("required", []))
+    subs = {
+        name: _compile_clean(properties[name], (kind, name))
+        for name in ("spec", "status")
+        if name in properties
+    }
+    needed = [name for name in ("spec", "status") if name in required]
+    known = frozenset(_ROOT_ORDER)
+
+    def clean(doc: dict[str, Any], info: KindInfo, contents: dict[str, str]) -> bool:
+        for name in doc:
+            if name not in known:
+                return False
+        for name in needed:
+            if name not in doc:
+                return False
+        for name, sub in subs.items():
+            if name in doc:
+                value = doc[name]
+                content = contents.get(name)
+                if content is None:  # added by a default: nothing to remember it by
+                    if not sub(value):
+                        return False
+                elif not _VERDICTS.get(("clean", kind, name, content), partial(sub, value)):
+                    return False
+        for name in ("spec", "status"):
+            if name in doc and name not in subs:
+                return False  # the located walker says what (it has no schema to check it by)
+        return _metadata_clean(doc.get("metadata", {}), info.namespaced)
+
+    return clean
+
+
+def _metadata_clean(meta: Any, namespaced: bool) -> bool:
+    """True exactly when _check_metadata would find nothing."""
+    if type(meta) is not dict:
+        return False
+    name = meta.get("name")
+    if type(name) is not str or not name or len(name) > 253:
+        return False
+    if not _matches(_DNS_SUBDOMAIN, name):
+        return False
+    if namespaced:
+        namespace = meta.get("namespace")
+        if type(namespace) is not str or len(namespace) > 63:
+            return False
+        if not _matches(DNS_LABEL, namespace):
+            return False
+    for field_name, check_values in (("labels", True), ("annotations", False)):
+        entries = meta.get(field_name)
+        if entries is None:
+            continue
+        if type(entries) is not dict:
+            return False
+        for key, value in entries.items():
+            if type(key) is not str or type(value) is not str:
+                return False
+            if len(key) > _LONGEST_KEY or (check_values and len(value) > 63):
+                return False  # invalid whatever it says; kept out of the memo
+            if not _entry_clean(key, value if check_values else None):
+                return False
+    return True
+
+
+_LONGEST_KEY = 253 + 1 + 63
+"""A label key's longest form: a DNS subdomain prefix, a slash, a 63-character name."""
+
+
+# Label and annotation entries repeat across a fleet (the same keys, the same cluster and
+# deployment names). An entry is a key and a label value (at most 63 characters for a
+# valid one; an annotation's value is not part of the key, only its key is checked).
+@memoized("api.validation.metadata_entries", 16384)
+def _entry_clean(key: str, label_value: str | None) -> bool:
+    if not _valid_label_key(key):
+        return False
+    return label_value is None or (len(label_value) <= 63 and _matches(LABEL_VALUE, label_value))
+
+
+def _compile_clean(schema: Schema, body: tuple[str, str] | None = None) -> Clean:
+    """True exactly when _check would report nothing for a value (any JSON value).
+
+    ``body`` (kind, field) marks a spec or status: the verdicts of its members that are
+    arrays or objects are remembered by content too (a cluster's status differs from the
+    next one's by its address, while its pools are the same).
+    """
+    expected = frozenset(_expected_types(schema))
+    on_scalar = _compile_scalar(schema)
+    # Containers are compiled on first use: a schema without a type (``items: {}``) takes
+    # any value, and compiling its object and array forms eagerly would never end.
+    compiled: dict[str, Clean] = {}
+
+    def container(actual: str) -> Clean:
+        found = compiled.get(actual)
+        if found is None:
+            found = _compile_object(schema, body) if actual == "object" else _compile_array(schema)
+            compiled[actual] = found
+        return found
+
+    def clean(value: Any) -> bool:
+        actual = _TYPE_NAMES.get(type(value))
+        if actual is None:
+            return False  # not a plain JSON value: the located walker decides
+        if expected and actual not in expected:
+            return False
+        if actual == "object" or actual == "array":
+            return container(actual)(value)
+        return on_scalar(value)
+
+    return clean
+
+
+def _count_bounds(schema: Schema, low: str, high: str) -> tuple[int | None, int | None]:
+    return schema.get(low), schema.get(high)
+
+
+def _remembered(check: Clean, kind: str, site: str) -> Clean:
+    """``check`` with its verdicts on arrays and objects remembered by content."""
+
+    def clean(value: Any) -> bool:
+        if type(value) is dict or type(value) is list:
+            return _VERDICTS.get(("clean", kind, site, repr(value)), partial(check, value))
+        return check(value)
+
+    return clean
+
+
+def _compile_object(schema: Schema, body: tuple[str, str] | None = None) -> Clean:
+    least, most = _count_bounds(schema, "minProperties", "maxProperties")
+    properties: dict[str, Schema] | None = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    preserve = bool(schema.get(PRESERVE_UNKNOWN))
+
+    def sized(value: dict[str, Any]) -> bool:
+        return (least is None or len(value) >= least) and (most is None or len(value) <= most)
+
+    if properties is None and isinstance(extra, dict):
+        entry = _compile_clean(extra)
+        return lambda value: sized(value) and all(entry(item) for item in value.values())
+    if properties is None and preserve:
+        return sized
+    subs = {name: _compile_clean(sub) for name, sub in (properties or {}).items()}
+    if body is not None:
+        kind, field_name = body
+        subs = {name: _remembered(sub, kind, f"{field_name}.{name}") for name, sub in subs.items()}
+    # Only a required field the schema also describes is reported missing (as _check_object).
+    required = [name for name in schema.get("required", []) if name in subs]
+
+    def clean(value: dict[str, Any]) -> bool:
+        if not sized(value):
+            return False
+        for name in required:
+            if name not in value:
+                return False
+        for name, item in value.items():
+            sub = subs.get(name)
+            if sub is None:
+                if not preserve:
+                    return False  # an unknown field
+            elif not sub(item):
+                return False
+        return True
+
+    return clean
+
+
+def _compile_array(schema: Schema) -> Clean:
+    least, most = _count_bounds(schema, "minItems", "maxItems")
+    item_clean = _compile_clean(schema.get("items", {}))
+    keys: list[str] = (
+        schema.get("x-kubernetes-list-map-keys", [])
+        if schema.get("x-kubernetes-list-type") == "map"
+        else []
+    )
+
+    def clean(value: list[Any]) -> bool:
+        if (least is not None and len(value) < least) or (most is not None and len(value) > most):
+            return False
+        seen: set[Any] = set()
+        for item in value:
+            if keys and isinstance(item, dict) and all(k in item for k in keys):
+                identity = _list_map_identity([item[k] for k in keys])
+                if identity in seen:
+                    return False  # a duplicate entry
+                seen.add(identity)
+            if not item_clean(item):
+                return False
+        return True
+
+    return clean
+
+
+def _list_map_identity(values: list[Any]) -> Any:
+    """Equal exactly when _check_array's JSON identities are equal; strings as they are."""
+    if all(type(v) is str for v in values):
+        return tuple(values)  # one string's JSON text is a function of the string
+    return json.dumps(values, sort_keys=True, default=str)
+
+
+def _compile_scalar(schema: Schema) -> Clean:
+    checks: list[Clean] = []
+    if "enum" in schema:
+        allowed = schema["enum"]
+        checks.append(lambda value: value in allowed)
+    if "minimum" in schema:
+        low = schema["minimum"]
+        checks.append(lambda value: not _is_number(value) or value >= low)
+    if "maximum" in schema:
+        high = schema["maximum"]
+        checks.append(lambda value: not _is_number(value) or value <= high)
+    if "minLength" in schema:
+        shortest = schema["minLength"]
+        checks.append(lambda value: not isinstance(value, str) or len(value) >= shortest)
+    if "maxLength" in schema:
+        longest = schema["maxLength"]
+        checks.append(lambda value: not isinstance(value, str) or len(value) <= longest)
+    if "pattern" in schema:
+        pattern = schema["pattern"]
+        checks.append(lambda value: not isinstance(value, str) or _matches(pattern, value))
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
+    return lambda value: all(check(value) for check in checks)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _compile_rules(schema: Schema) -> Rules | None:
+    """True exactly when _walk_rules would report nothing; None where nothing is checked."""
+    texts = [
+        entry["rule"]
+        for entry in schema.get(VALIDATIONS_KEY, [])
+        if not _is_transition_rule(entry["rule"])
+    ]
+    selector = bool(schema.get(DRA_SELECTOR_KEY))
+    properties: dict[str, Schema] | None = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    items = schema.get("items")
+    children: dict[str, Rules] = {}
+    extra_fn: Rules | None = None
+    if properties is not None:
+        children = {
+            name: fn for name, sub in properties.items() if (fn := _compile_rules(sub)) is not None
+        }
+    elif isinstance(extra, dict):
+        extra_fn = _compile_rules(extra)
+    items_fn = _compile_rules(items) if isinstance(items, dict) else None
+    if not texts and not selector and not children and extra_fn is None and items_fn is None:
+        return None
+
+    # All of a node's rules as one entry: "each of these holds" (for one rule, the same
+    # entry the located walker keeps).
+    together = "\n".join(texts)
+
+    def all_hold(value: Any) -> bool:
+        return all(_holds(text, value) for text in texts)
+
+    def holds(value: Any, root: bool) -> bool:
+        if texts:
+            if root:
+                if not all_hold(value):
+                    return False
+            elif not _RULE_VERDICTS.get((together, repr(value)), lambda: all_hold(value)):
+                return False
+        if selector and isinstance(value, str) and check_selector(value) is not None:
+            return False
+        if isinstance(value, dict):
+            for name, child in children.items():
+                if name in value and not child(value[name], False):
+                    return False
+            if extra_fn is not None:
+                for item in value.values():
+                    if not extra_fn(item, False):
+                        return False
+        elif isinstance(value, list) and items_fn is not None:
+            for item in value:
+                if not items_fn(item, False):
+                    return False
+        return True
+
+    return holds

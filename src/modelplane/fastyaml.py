@@ -1,0 +1,305 @@
+"""The fast reader of plain YAML, the form fleet snapshots are written in (issue 16).
+
+PyYAML with libyaml reads a 7 MB fleet file in about 2 s: the parser is C, but every node
+and value is built by Python code. Here rapidyaml (``ryml``, a C++ parser with Python
+wheels) parses the file, emits it as JSON, and ``json.loads`` builds the values: about a
+quarter of that time. The result must be exactly what :mod:`modelplane.manifests` builds
+with PyYAML (the same values, the same document lines), so this reader answers only for
+files where the two provably agree, and returns None for every other file, which is then
+read the located way (``manifests.read_yaml_located``), messages and all.
+
+A file is read here only when all of these hold (each is a difference between rapidyaml's
+JSON and PyYAML's SafeLoader that tests/api/test_fast_yaml.py pins):
+
+* printable ASCII, newlines and spaces only: no tab (rapidyaml reads ``a:<TAB>1`` as one
+  string), no CR, no control character, no byte above 0x7f, no backslash (double-quoted
+  escapes such as ``\\N`` are not kept by rapidyaml);
+* no node property or indicator where a node starts (at a line start or after a space):
+  no tag ``!`` (rapidyaml's JSON drops tags), anchor ``&`` or alias ``*`` (written as the
+  text ``*x``), complex key ``?``, directive ``%``, reserved ``@`` or backtick, block scalar
+  header ``|`` / ``>``; no ``...`` document end. Flow collections are read (both readers
+  agree on them), and then the values' nesting is measured after parsing;
+* no plain scalar that rapidyaml spells anew: ``inf`` / ``.NaN`` (it writes ``.inf`` /
+  ``.nan``), a sign before a leading dot (``-.5``: a string to PyYAML, a number to
+  rapidyaml);
+* no line starting with 40 or more spaces and dashes (a block document can then not nest
+  past jsonvalues.MAX_DEPTH, whose located error the slow path gives);
+* every number of the JSON is one PyYAML reads the same (an int64 integer; a float in
+  PyYAML's float syntax, so ``1e3``, a string to PyYAML, is not), every object has
+  distinct keys, and no JSON string that PyYAML would have resolved to a non-string
+  (``yes``, ``~``, ``0x1F``, ``1_000``, ``<<``, or any such key) came from a plain scalar:
+  each is written quoted as often as it occurs (a ``"8080"`` or ``"true"`` value needs no
+  search: rapidyaml writes those plain scalars as JSON numbers and booleans, TYPED);
+* rapidyaml parses the file, and its documents are the non-empty documents found between
+  ``---`` markers (which gives each document's first line).
+
+Its parse errors are not read here: rapidyaml prints them on file descriptor 2, which is
+closed to it while it parses, and the slow path then names the line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import ryml
+
+from modelplane.jsonvalues import INT64, MAX_DEPTH
+
+_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
+# Characters that may start a node property or indicator; where one follows a space or a
+# line start, _unsafe_indicator looks at it.
+_INDICATORS = re.compile(rb"[!&*?%@`|>\[{\\]")
+_BLOCK_HEADER = re.compile(rb"[|>][-+0-9]*[ ]*(?:#[^\n]*)?(?:\n|\Z)")
+_SPECIAL_FLOAT = re.compile(rb"inf|nan")
+_SIGNED_DOT = re.compile(rb"[-+]\.[0-9]")
+# A flow collection ([a, {b: c}]) nests without indenting: where one starts, the values
+# are measured after parsing instead.
+_MAX_FLOW_DEPTH = MAX_DEPTH - 10
+_ITEM_PREFIX = re.compile(rb"[ ]*(?:-[ ]+)*\Z")
+_DEEP_LINE = re.compile(rb"\n[ -]{40}")
+# PyYAML 6's implicit resolvers (yaml/resolver.py) without the timestamp one, which the
+# loader drops: a plain scalar matching one is not a string to PyYAML. As one alternation,
+# tested against PyYAML's own resolver in tests/api/test_fast_yaml.py.
+RESOLVED = (
+    r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
+    r"|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?"
+    r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+    r"|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
+    r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+"
+    r"|<<|~|null|Null|NULL|="
+)
+# A lookahead on the first two characters first: most strings ("name", "template") fail
+# there, before the alternation is tried.
+_FIRST = "(?=[-+0-9.~<=]|[yY][eE]|[nN][oOuU]|[tT][rR]|[fF][aA]|[oO][nNfF]|YE|NO|NU|TR|FA|O[NF])"
+# The plain scalars rapidyaml writes as JSON numbers, booleans and null (pinned by
+# tests/api/test_fast_yaml.py): a JSON value string of this form was quoted in the YAML,
+# as PyYAML reads it too. Every other resolvable value string is a suspect, and so is
+# every resolvable key (JSON keys are strings whatever the YAML said).
+TYPED = r"true|false|null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
+_NOT_TYPED = "(?!(?:" + TYPED + ')")'
+_SUSPECT_STRING = re.compile(
+    '"' + _FIRST + "(?:(?P<key>" + RESOLVED + ')":|' + _NOT_TYPED + "(?P<value>" + RESOLVED + ')")'
+)
+_RESOLVED_QUOTED = re.compile(b"['\"]" + _FIRST.encode() + b"(" + RESOLVED.encode() + b")['\"]")
+_TYPED_FULL = re.compile("(?:" + TYPED + r")\Z")
+_PYYAML_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?\Z")
+_DOCUMENT_START = re.compile(rb"(?m)^---(?=[ \n]|\Z)")
+_CONTENT_LINE = re.compile(rb"(?m)^(?![ ]*(?:#.*)?$)")
+
+
+class _Unfaithful(Exception):
+    """The JSON would differ from what PyYAML reads: the file is read the slow way."""
+
+
+def read(data: bytes) -> list[tuple[int, Any]] | None:
+    """The (first line, value) of every non-empty document, or None to read the slow way."""
+    unsafe, flow = _scan(data)
+    if unsafe:
+        return None
+    starts = _document_lines(data)
+    if not starts:
+        return None  # nothing but comments and blank lines: the slow path says so
+    try:
+        with _quiet_stderr():
+            tree = ryml.parse_in_arena(data)
+            text = ryml.emit_json_malloc(tree, tree.root_id())
+            stream = tree.is_stream(tree.root_id())
+        del tree  # its arena and nodes (tens of MB for a fleet) are not needed past here
+        if not isinstance(text, str) or _resolved_plain(data, text):
+            return None
+        value = json.loads(
+            text,
+            object_pairs_hook=_object,
+            parse_int=_int,
+            parse_float=_float,
+            parse_constant=_constant,
+        )
+        del text
+        documents = value if stream else [value]
+    except (_Unfaithful, ValueError, RecursionError):
+        return None
+    except Exception:  # noqa: BLE001 - rapidyaml's own parse errors: the slow path explains them
+        return None
+    present = [doc for doc in documents if doc is not None]
+    if flow and any(_deeper_than(doc, _MAX_FLOW_DEPTH) for doc in present):
+        return None  # the slow path names the line where nesting passes MAX_DEPTH
+    if len(present) != len(starts):
+        return None
+    return list(zip(starts, present, strict=True))
+
+
+def _document_lines(data: bytes) -> list[int]:
+    """The line of the first content of each document that has content."""
+    offsets: list[int] = []
+    markers = [m.start() for m in _DOCUMENT_START.finditer(data)]
+    bounds = [0, *markers, len(data)]
+    for index, (begin, end) in enumerate(zip(bounds, bounds[1:], strict=False)):
+        at = begin
+        if index > 0:  # every part but the first starts at a marker
+            newline = data.find(b"\n", begin, end)
+            line_end = end if newline < 0 else newline
+            rest = data[begin + 3 : line_end].strip()
+            if rest and not rest.startswith(b"#"):
+                offsets.append(begin)  # content on the marker's own line
+                continue
+            at = line_end
+        found = _CONTENT_LINE.search(data, at, end)
+        if found is not None:
+            offsets.append(found.start())
+    lines: list[int] = []
+    line, counted = 1, 0
+    for offset in offsets:  # counted forward once: a file of many documents stays linear
+        line += data.count(b"\n", counted, offset)
+        counted = offset
+        lines.append(line)
+    return lines
+
+
+def _scan(data: bytes) -> tuple[bool, bool]:
+    """(unsafe, flow): a byte, indicator or scalar the two readers may read apart; a flow
+    collection that is not empty (whose nesting is then measured after parsing).
+
+    Each test is a plain substring search or a scan for one rare character class, then a
+    look at each candidate: a few tens of milliseconds for a 7 MB fleet file.
+    """
+    if not data.isascii() or data.translate(None, _PRINTABLE) or b"\n..." in data:
+        return True, False  # a tab, CR or control character; a document end marker
+    if data.startswith((b"...", b" " * 40)) or _DEEP_LINE.search(data):
+        return True, False
+    flow = False
+    for found in _INDICATORS.finditer(data):
+        at = found.start()
+        char = data[at : at + 1]
+        if char == b"\\":
+            return True, False
+        if at and data[at - 1 : at] not in b" \n":
+            continue  # inside a plain scalar: just a character
+        if char in b"[{":
+            flow = flow or data[at + 1 : at + 2] not in (b"]", b"}")
+            continue  # a flow collection: both readers agree on them (see the tests)
+        if char in b"|>" and _BLOCK_HEADER.match(data, at) is None:
+            continue  # ">= 0" in a CEL selector, not a block scalar
+        return True, False
+    lowered = data.lower()
+    if b"inf" in lowered or b"nan" in lowered:
+        for found in _SPECIAL_FLOAT.finditer(lowered):
+            before = lowered[found.start() - 1 : found.start()] if found.start() else b" "
+            after = lowered[found.end() : found.end() + 1]
+            if not (before.isalnum() or before == b"_" or after.isalnum() or after == b"_"):
+                return True, False  # inf, .inf, -.inf, nan, .NaN: rapidyaml writes them anew
+    if b"-." in data or b"+." in data:
+        for found in _SIGNED_DOT.finditer(data):
+            before = data[found.start() - 1 : found.start()] if found.start() else b" "
+            if not before.isalnum() and before not in b"_.":
+                return True, False  # -.5: a string to PyYAML, a number to rapidyaml
+    return False, flow
+
+
+def _resolved_plain(data: bytes, text: str) -> bool:
+    """True when a JSON string that PyYAML would resolve to a non-string came from a plain scalar.
+
+    A string such as ``"8080"`` or ``"true"`` cannot have: rapidyaml writes those plain
+    scalars as a number or a boolean (TYPED), so the YAML quoted it. Any other such string
+    (``yes``, ``~``, ``0x1F``) is fine only where it was quoted: each must occur in the JSON
+    exactly as often as it is written quoted, as a whole scalar.
+    """
+    in_json = Counter(
+        (m["key"], True) if m["key"] is not None else (m["value"], False)
+        for m in _SUSPECT_STRING.finditer(text)
+    )
+    if not in_json:
+        return False
+    quoted: Counter[tuple[str, bool]] = Counter()
+    for found in _RESOLVED_QUOTED.finditer(data):
+        if data[found.start()] != data[found.end() - 1]:
+            continue  # 'x" is no quoted scalar
+        role = _whole_scalar(data, found.start(), found.end())
+        token = found.group(1).decode()
+        if role == "key" or role == "value" and not _TYPED_FULL.match(token):
+            quoted[token, role == "key"] += 1
+    return in_json != quoted
+
+
+def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
+    """ "key" or "value" when data[start:end] is a whole node on its line (an item is a value).
+
+    Strict on purpose: a quoted-looking text that is not counted (say a scalar on the line
+    after its key) only sends the file the slow way, while one counted by mistake could
+    hide a plain scalar of the same text.
+    """
+    line_start = data.rfind(b"\n", 0, start) + 1
+    before = data[line_start:start]
+    newline = data.find(b"\n", end)
+    rest = data[end : len(data) if newline < 0 else newline].lstrip(b" ")
+    ends_line = not rest or rest.startswith(b"#")
+    is_key = rest.startswith(b":") and rest[1:2] in (b"", b" ")
+    if _ITEM_PREFIX.match(before):  # indentation and "- " markers only
+        if is_key:
+            return "key"
+        return "value" if ends_line and b"-" in before else None
+    stripped = before.rstrip(b" ")
+    if stripped == before:
+        return None  # no space before the quote: inside some other scalar
+    return "value" if ends_line and (stripped.endswith(b":") or stripped == b"---") else None
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """True when ``value`` nests arrays and objects more than ``limit`` levels deep."""
+    level: list[Any] = [value]
+    for _ in range(limit + 1):
+        level = [
+            item
+            for node in level
+            if isinstance(node, dict | list)
+            for item in (node.values() if isinstance(node, dict) else node)
+        ]
+        if not level:
+            return False
+    return True
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _Unfaithful("duplicate key")
+    return result
+
+
+def _int(text: str) -> int:
+    value = int(text)
+    if not INT64[0] <= value <= INT64[1]:
+        raise _Unfaithful("outside int64")
+    return value
+
+
+def _float(text: str) -> float:
+    if _PYYAML_FLOAT.match(text) is None:
+        raise _Unfaithful("not a PyYAML float")
+    return float(text.replace("_", ""))
+
+
+def _constant(text: str) -> Any:
+    raise _Unfaithful(text)
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """rapidyaml prints its parse errors on file descriptor 2; the slow path reports them."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)

@@ -1,0 +1,229 @@
+"""The fast YAML reader (issue 16) reads exactly what the located PyYAML reader reads.
+
+modelplane.fastyaml answers only for files where rapidyaml's JSON and PyYAML's SafeLoader
+agree; everywhere else it returns None and the file is read the located way. These tests
+pin both halves: where it answers, the values and document lines are the located reader's
+(hypothesis, over documents full of scalars that YAML 1.1 resolves: yes, ~, 0x1F, 1_000,
+.5, 1e3); and each known difference between the two readers sends the file the slow way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from typing import Any
+
+import pytest
+import ryml
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from modelplane import fastyaml
+from modelplane.manifests import Document, _Loader, load, read_yaml_located
+
+# Scalars on which YAML 1.1 (PyYAML), YAML 1.2 (rapidyaml) and JSON disagree or nearly do.
+TRICKY = [
+    "yes", "No", "ON", "off", "y", "n", "true", "True", "FALSE", "null", "Null", "NULL", "~",
+    "0", "-0", "+1", "007", "08", "0x1F", "0b101", "0o17", "1_000", "1:30", "190:20:30.15",
+    "1.5", "1.", ".5", "-.5", "+.5", "1e3", "1.5e3", "1.5e+3", "1.e+3", "5e-3", "0.1e-5",
+    "inf", ".inf", "-.Inf", ".NaN", "nan", "infinity", "<<", "=", "10.0.0.1", "2001-12-14",
+    "9223372036854775807", "9223372036854775808", "-9223372036854775809", "a:b", "a b",
+    "it's", 'say "hi"', "x#y", "[]", "{}", "-", "--", "a-", "ab_c", "Ω",
+]  # fmt: skip
+
+
+def located(data: bytes) -> list[tuple[int, Any]] | None:
+    """What the located reader gives, when it gives only clean documents."""
+    out: list[tuple[int, Any]] = []
+    for item in read_yaml_located("f.yaml", data):
+        if not isinstance(item, Document) or item.problems:
+            return None
+        out.append((item.line, item.content))
+    return out
+
+
+def agree(data: bytes) -> list[tuple[int, Any]] | None:
+    """The fast answer, checked against the located reader's."""
+    fast = fastyaml.read(data)
+    if fast is not None:
+        assert fast == located(data), data.decode(errors="replace")
+    return fast
+
+
+tokens = st.sampled_from(TRICKY) | st.text("ab01.-_:e+ ", min_size=1, max_size=6)
+scalars = tokens | st.integers(-(2**64), 2**64) | st.floats(allow_nan=False) | st.booleans()
+values = st.recursive(
+    scalars | st.none(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(tokens, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(tokens, values, min_size=1, max_size=4), min_size=1, max_size=3))
+def test_dumped_documents_read_the_same(docs: list[dict[str, Any]]) -> None:
+    for flow in (False, True):
+        data = yaml.safe_dump_all(docs, default_flow_style=flow, allow_unicode=True).encode()
+        agree(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(TRICKY), st.sampled_from(TRICKY)), min_size=1, max_size=5),
+    st.sampled_from(["{k}: {v}\n", "- {k}\n- {v}\n", "{k}:\n  - {v}\n", "x:\n  {k}: {v}\n"]),
+    st.booleans(),
+)
+def test_plain_scalars_written_by_hand_read_the_same(
+    pairs: list[tuple[str, str]], shape: str, separate: bool
+) -> None:
+    """Scalars written unquoted, as a person writes them: PyYAML's YAML 1.1 typing holds."""
+    parts = [shape.format(k=k, v=v) for k, v in pairs]
+    data = ("---\n" if separate else "").join(parts if separate else parts[:1]).encode()
+    agree(data)
+
+
+def quoted(token: str, style: int) -> str:
+    """The token plain (0), single-quoted (1) or double-quoted (2, when it has no quote)."""
+    if style == 1:
+        return "'" + token.replace("'", "''") + "'"
+    if style == 2 and '"' not in token:
+        return '"' + token + '"'
+    return token
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(TRICKY),
+            st.integers(0, 2),
+            st.sampled_from(TRICKY),
+            st.integers(0, 2),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from(["{k}: {v}\n", "- {k}: {v}\n", "- {v}\n", "{k}:\n  {v}\n", "{k}: x\n  {v}\n"]),
+)
+def test_quoted_and_plain_scalars_side_by_side_read_the_same(
+    rows: list[tuple[str, int, str, int]], shape: str
+) -> None:
+    """A quoted '8080' may take the fast path; the same text unquoted elsewhere may not."""
+    lines = [
+        f"r{i}:\n" + textwrap.indent(shape.format(k=quoted(k, ks), v=quoted(v, vs)), "  ")
+        for i, (k, ks, v, vs) in enumerate(rows)
+    ]
+    agree("".join(lines).encode())
+
+
+@pytest.mark.parametrize(
+    ("text", "fast"),
+    [
+        ("# c\n\n---\n# c2\n\na: 1\n---\n\n---\nb: 2\n", True),  # lines after comments
+        ("--- # comment\na: 1\n--- b\n--- 'c'\n", True),  # content on the marker's line
+        ("a: 1 # x\nb: 'x # y'\nc: x#y\nd: \"q\"\n", True),
+        ("a: b\n  c\n  d\ne: f\n", True),  # a plain scalar over three lines
+        ("- - a\n  - b\n- - c\n", True),
+        ("a: {}\nb: []\nc: {x: 1, y: [1, 2]}\nd: [a, b, {c: d}]\n", True),
+        ("a: [1, 2,\n  3]\n", True),
+        ("a: 'it''s'\nb: ''\nc: \"\"\n", True),
+        ("a: 'true'\nb: true\nc: 'null'\nd: null\ne: '1'\nf: 1\n", True),
+        ("'1': a\n'true': b\n", True),  # quoted keys: strings to both
+        ("a: 0.5\nb: 1.\nc: .5\nd: 5.e3\n", False),
+        ("a: 12:30:00\n", False),  # sexagesimal: an integer to PyYAML
+        ("a: 1\r\n", False),
+        ("\ufeffa: 1\n", False),
+    ],
+)
+def test_hand_written_files_read_the_same(text: str, fast: bool) -> None:
+    assert (agree(text.encode()) is not None) == fast
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: yes\nb: x\n  'yes'\n",  # a quoted-looking continuation cannot hide a plain yes
+        "a:\t1\n",  # a tab: rapidyaml reads one string
+        "a: inf\n",  # rapidyaml writes .inf
+        "a: -.5\n",  # a string to PyYAML, a number to rapidyaml
+        "a: 1e3\n",  # a string to PyYAML (no dot), a number to rapidyaml
+        "a: yes\n",  # a boolean to PyYAML
+        "a: ~\n",
+        "a: 0x1F\n",
+        "1: a\n",  # a non-string key
+        "a: !!str 1\n",  # tags are dropped by rapidyaml's JSON
+        "a: &x 1\nb: *x\n",  # aliases too
+        'a: "\\N"\n',  # escapes are not all kept
+        "a: 1\na: 2\n",  # a duplicate key
+        "a: 9223372036854775808\n",  # outside int64
+        "a: |\n  x\n",  # block scalars
+        "%YAML 1.1\n---\na: 1\n",
+        "a: b: c\n",  # invalid: the located reader names the line
+        "a: é\n",
+        "a: " + "[" * 95 + "]" * 95 + "\n",  # past MAX_DEPTH in flow style
+        "x:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 60)),  # deep in block style
+    ],
+)
+def test_each_known_difference_is_read_the_located_way(text: str) -> None:
+    assert fastyaml.read(text.encode()) is None
+
+
+def test_a_fleet_snapshot_is_read_fast_with_its_lines() -> None:
+    """What `yaml.safe_dump_all` writes for a fleet (selectors, quoted numbers) takes the fast path."""
+    replica = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelReplica",
+        "metadata": {"name": "r", "labels": {"modelplane.ai/replica-index": "0"}},
+        "spec": {
+            "selectors": [{"cel": 'device.capacity["gpu.nvidia.com"].memory >= quantity("20Gi")'}],
+            "empty": [],
+            "address": "10.0.1.2",
+            "flag": True,
+            "ratio": 0.5,
+        },
+    }
+    data = ("# a fleet\n" + yaml.safe_dump_all([replica, replica, replica])).encode()
+    fast = agree(data)
+    assert fast is not None
+    assert [line for line, _ in fast] == [
+        2,
+        2 + data.count(b"\n") // 3,
+        2 + 2 * data.count(b"\n") // 3,
+    ]
+
+
+def test_a_parse_error_prints_nothing_and_is_located(tmp_path: Any, capfd: Any) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("a: 1\n---\nb: c: d\n")
+    loaded = load([str(path)])
+    assert (
+        loaded.problems[-1]
+        == f"{path}:3: invalid YAML: mapping values are not allowed in this context"
+    )
+    assert capfd.readouterr().err == ""
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text("-+0123456789._:xobeEaflsnuyYNTtrOF~<=", min_size=1, max_size=8))
+def test_the_resolved_pattern_is_pyyamls(token: str) -> None:
+    """RESOLVED matches exactly the plain scalars PyYAML's loader does not read as strings.
+
+    (The empty plain scalar is null too, but rapidyaml writes it as null, never as "".)
+    """
+    tag = _Loader.resolve(_Loader, yaml.ScalarNode, token, (True, False))  # type: ignore[arg-type]
+    assert (re.fullmatch(fastyaml.RESOLVED, token) is not None) == (tag != "tag:yaml.org,2002:str")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(rf"\A(?:{fastyaml.TYPED})\Z", fullmatch=True))
+def test_rapidyaml_writes_the_typed_plain_scalars_as_json_values(token: str) -> None:
+    """What TYPED assumes: these plain scalars never come out of rapidyaml as strings.
+
+    So a JSON string of that form was quoted in the file, and needs no search for a plain
+    occurrence (PyYAML reads a quoted '8080' as a string too).
+    """
+    tree = ryml.parse_in_arena(f"a: {token}\n".encode())
+    value = json.loads(ryml.emit_json_malloc(tree, tree.root_id()))["a"]
+    assert not isinstance(value, str)
