@@ -281,3 +281,35 @@ def test_memos_stay_within_their_bounds_under_a_long_run(
     # What was dropped is computed again, to the same answer.
     assert first is not None
     assert run_bytes(first[0]) == first[1]
+
+
+def _conditions(data: bytes) -> dict[str, str]:
+    rsp = fnv1.RunFunctionResponse.FromString(data)
+    return {c.type: c.reason for c in rsp.conditions}
+
+
+def test_an_answer_that_reads_the_clock_is_not_remembered(
+    cleared: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 18's progress deadline makes a deployment's answer a function of the time while
+    # a replica waits for Ready: the same request must turn to RolloutStuck once the
+    # deadline passes, so such an answer is never served from memory (issue 16 item 3).
+    from datetime import UTC, datetime, timedelta
+
+    from modelplane.runtime.crossplane import deployment_fn
+
+    start = datetime(2026, 1, 15, 9, 0, 0, tzinfo=UTC)
+    monkeypatch.setattr(deployment_fn, "clock", lambda: start)
+    xr = deployment(replicas=2)
+    first = fnv1.RunFunctionResponse.FromString(run_bytes(request(xr).SerializeToString()))
+    fetched = satisfy(first, WORLD)
+    second = fnv1.RunFunctionResponse.FromString(
+        run_bytes(request(xr, required=fetched).SerializeToString())
+    )
+    # Created and still loading: stamped with the time they were asked for, not Ready.
+    observed = {key: _json(r.resource) for key, r in second.desired.resources.items()}
+    waiting = request(xr, observed=observed, required=fetched).SerializeToString()
+    monkeypatch.setattr(deployment_fn, "clock", lambda: start + timedelta(minutes=5))
+    assert _conditions(run_bytes(waiting))["Progressing"] != "RolloutStuck"
+    monkeypatch.setattr(deployment_fn, "clock", lambda: start + timedelta(minutes=31))
+    assert _conditions(run_bytes(waiting))["Progressing"] == "RolloutStuck"

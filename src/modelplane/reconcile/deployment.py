@@ -107,6 +107,9 @@ class DeploymentResult:
     composite_ready: bool | None  # True/False: set explicitly; None: left to Crossplane
     schedule: Schedule
     replica_models: list[ModelReplica] = field(default_factory=list)
+    # Some replica waits for Ready: the status is judged against the clock (the progress
+    # deadline, issue 18), so the same inputs give another result once time passes.
+    reads_clock: bool = False
 
 
 def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
@@ -219,6 +222,7 @@ def finish_deployment(
         composite_ready=_composite_ready(result, status),
         schedule=result,
         replica_models=models,
+        reads_clock=bool(stamps),
     )
 
 

@@ -137,6 +137,7 @@ def to_response(result: DeploymentResult, requirements: list[Requirement]) -> Fu
         conditions=list(result.status.conditions),
         results=[Result(e.severity, e.message) for e in result.events],
         requirements=requirements,
+        timeless=not result.reads_clock,
     )
 
 

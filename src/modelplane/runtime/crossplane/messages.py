@@ -73,6 +73,9 @@ class FunctionResponse:
     conditions: list[Condition] = field(default_factory=list)
     results: list[Result] = field(default_factory=list)
     requirements: list[Requirement] = field(default_factory=list)
+    # False when the answer depends on the time as well as the request (a rollout's progress
+    # deadline): the server then never answers the same request from memory.
+    timeless: bool = True
 
     @property
     def fatal(self) -> bool:

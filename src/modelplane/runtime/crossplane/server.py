@@ -99,6 +99,7 @@ class Answer:
     fatal: str | None
     resources: int
     requirements: int
+    timeless: bool = True  # False: it depends on the clock too, so it is never remembered
 
 
 # Whole answers are remembered for the composites whose requests grow with the fleet
@@ -127,6 +128,7 @@ def _compute(request: fnv1.RunFunctionRequest, view: FunctionRequest | str) -> A
         first_fatal if response.fatal else None,
         len(response.resources),
         len(response.requirements),
+        response.timeless,
     )
 
 
@@ -135,7 +137,8 @@ def answer(request: fnv1.RunFunctionRequest) -> Answer:
 
     A deployment's or cache's answer is remembered by ``request_key`` (each object's
     content digest, the rest of the request by its deterministic encoding): a repeated
-    request costs its decoding and its key, not a reconcile.
+    request costs its decoding and its key, not a reconcile. An answer that depends on the
+    clock (``FunctionResponse.timeless`` False) is never remembered.
     """
     started = time.perf_counter()
     fields = _describe(request)
@@ -158,7 +161,7 @@ def answer(request: fnv1.RunFunctionRequest) -> Answer:
                 result = found
     if result is None:
         result = _compute(request, view)
-        if key is not None and len(result.wire) <= ANSWER_BYTES:
+        if key is not None and result.timeless and len(result.wire) <= ANSWER_BYTES:
             _ANSWERS.put(key, result)
     _log_answer(fields, result, time.perf_counter() - started)
     return result
