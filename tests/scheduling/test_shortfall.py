@@ -215,7 +215,7 @@ def _never(cluster: str) -> Unfit:
 def test_the_runtime_never_formats_explain_messages(row: Row) -> None:
     # Everything after the schedule (status, events, replicas) reads the codes alone.
     s = schedule(row.deployment, row.clusters, [], CACHE_NONE, row.observed)
-    silent = dataclasses.replace(s, unfit=tuple(_never(u.cluster) for u in s.unfit))
+    silent = dataclasses.replace(s, explained=tuple(_never(u.cluster) for u in s.unfit))
     result = finish_deployment(row.deployment, silent, CACHE_NONE, row.observed, ())
     assert result.status.conditions[0].message == row.condition[2]
 

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Final
 
 from modelplane.api import InferenceCluster, ModelCache, ModelDeployment, ModelReplica
@@ -332,13 +333,19 @@ class Schedule:
     conditions: whether the cluster list was fetched, how many clusters it held,
     the compile error of a held-by-selector schedule, and the counted reasons of a
     shortfall. ``unfit`` holds reason codes; ``explain`` formats their messages.
+
+    ``explained`` is what explain says of each cluster, or a function computing it on first
+    read of ``unfit``: at fleet scale one trial per cluster costs more than the placement
+    itself, and only a shortfall and ``schedule --explain`` read it (issue 16).
     """
 
     mode: Mode
     desired: int
     replicas: tuple[Placement, ...]
     checked: int
-    unfit: tuple[Unfit, ...]
+    explained: tuple[Unfit, ...] | Callable[[], tuple[Unfit, ...]] = field(
+        compare=False, repr=False
+    )
     cause: HoldCause | None = None
     clusters_fetched: bool = True
     cluster_count: int = 0
@@ -350,6 +357,12 @@ class Schedule:
     rollout: Rollout | None = None
     # New replicas held back by the surge bound while replicas move: not a shortfall.
     waiting: int = 0
+
+    @cached_property
+    def unfit(self) -> tuple[Unfit, ...]:
+        """The §11 entry of every cluster that received no new replica (reason codes)."""
+        explained = self.explained
+        return explained if isinstance(explained, tuple) else explained()
 
     @property
     def total(self) -> int:

@@ -130,7 +130,7 @@ def _parked(clusters: Clusters) -> Schedule:
         desired=0,
         replicas=(),
         checked=0,
-        unfit=tuple(Unfit(n, Reason.NO_REPLICAS_DESIRED, _parked_message) for n in names),
+        explained=tuple(Unfit(n, Reason.NO_REPLICAS_DESIRED, _parked_message) for n in names),
         clusters_fetched=clusters is not UNRESOLVED,
         cluster_count=len(names),
     )
@@ -181,7 +181,7 @@ def _held(
         desired=deployment.spec.replicas,
         replicas=tuple(sorted(kept, key=lambda p: (p.cluster, p.index))),
         checked=checked,
-        unfit=unfit,
+        explained=unfit,
         cause=cause,
         clusters_fetched=fetched,
         cluster_count=len(views),
@@ -321,24 +321,32 @@ class _Run:
         # Held back by the surge bound only when everything allowed was placed.
         held_back = desired - len(kept) - needed if len(new) == needed else 0
         new_clusters = sorted({p.cluster for p in new})
-        unfit = tuple(
-            explain_cluster(self.gates, v, self._trial, new_clusters, len(kept), desired)
-            for v in self.views
-            if v.name not in new_clusters
-        )
+        placed = len(kept)
+
+        # Judged on first read, against the final ledger: nothing below changes it.
+        def explained() -> tuple[Unfit, ...]:
+            return tuple(
+                explain_cluster(self.gates, v, self._trial, new_clusters, placed, desired)
+                for v in self.views
+                if v.name not in new_clusters
+            )
+
         moves = _paired(superseded, [*kept, *new])
         kept, rollout = self._roll(kept, new, moves, desired)
         # Retained placements carry their observed replica only to be told apart above.
         replicas = [p if p.held else _detach(p) for p in kept] + new
         total = len(replicas)
+        short = total + held_back < desired
+        # A shortfall counts every candidate's reason: then the entries are judged now, once.
+        entries = explained() if short else explained
         return Schedule(
             mode=Mode.NORMAL,
             desired=desired,
             replicas=tuple(sorted(replicas, key=lambda p: (p.cluster, p.index))),
             checked=len(self.candidates),
-            unfit=unfit,
+            explained=entries,
             cluster_count=len(self.views),
-            shortfall=self._shortfall(unfit) if total + held_back < desired else None,
+            shortfall=self._shortfall(entries) if isinstance(entries, tuple) else None,
             notices=replica_notices(
                 self.ours, {v.name: v for v in self.views}, self.gates.tolerations, kept
             ),
