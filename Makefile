@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench package clean
+.PHONY: demo test lint bench package schemas clean
 
 $(STAMP): pyproject.toml
 	@echo "installing modelplane and its tools into $(VENV) (first run only)" >&2
@@ -28,10 +28,18 @@ lint: $(STAMP)
 bench: $(STAMP)
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
-# The one generated tree: package/configuration/apis/<plural>/definition.yaml holds the
-# XRDs (what `modelplane crds` prints), beside the Compositions and package metadata.
-package: $(STAMP)
+# The generated files: package/configuration/apis/<plural>/definition.yaml holds the
+# XRDs (what `modelplane crds` prints), beside the Compositions and package metadata;
+# and the validator's schemas (below).
+package: $(STAMP) schemas
 	$(BIN)/modelplane package --out package
+
+# The validator's schema of every kind as pydantic generates it, kept so no command asks
+# pydantic again (issue 16); tests/api/test_validator_schemas.py compares it.
+SCHEMAS := src/modelplane/api/validator_schemas.py
+schemas: $(STAMP)
+	$(BIN)/python -c 'import sys; from modelplane.api.kinds import KINDS; from modelplane.api.openapi import schemas_module; sys.stdout.write(schemas_module([k.model for k in KINDS]))' > $(SCHEMAS).new
+	mv $(SCHEMAS).new $(SCHEMAS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

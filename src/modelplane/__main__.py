@@ -1,7 +1,5 @@
 """`python -m modelplane` runs the command."""
 
-import sys
+from modelplane.cli.main import entry
 
-from modelplane.cli.main import main
-
-sys.exit(main())
+entry()

@@ -16,6 +16,8 @@ rewrites one into the other. Two variants exist:
 from __future__ import annotations
 
 import copy
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -113,12 +115,49 @@ def structural_schema(model: type[BaseModel]) -> Schema:
 # One schema per kind (and per nested model asked for): a few dozen at most.
 @memoized("api.validator_schemas", 256)
 def _cached_internal(model: type[BaseModel]) -> Schema:
-    return structural_schema(model)
+    # pydantic takes 10-20 ms to generate a kind's JSON Schema, a fifth of a small
+    # command (issue 16); the generated module holds each kind's result as JSON text,
+    # and tests/api/test_validator_schemas.py proves it equals what pydantic gives now.
+    from modelplane.api.validator_schemas import SCHEMAS
+
+    text = SCHEMAS.get(model_key(model))
+    if text is None:
+        return structural_schema(model)
+    result = json.loads(text)
+    assert isinstance(result, dict)
+    return result
 
 
 def validator_schema(model: type[BaseModel]) -> Schema:
     """The validator's schema of a kind (cached; callers must not mutate it)."""
     return _cached_internal(model)
+
+
+def model_key(model: type[BaseModel]) -> str:
+    """The name a model's schema has in the generated module: its module and class."""
+    return f"{model.__module__}.{model.__qualname__}"
+
+
+GENERATED_HEADER = '''"""The validator's schema of every kind, as JSON text (GENERATED: do not edit).
+
+Written by `make package` from modelplane.api.openapi.structural_schema, which asks
+pydantic on every run otherwise; tests/api/test_validator_schemas.py proves this file
+equals what that function returns now.
+"""
+
+from typing import Final
+
+SCHEMAS: Final[dict[str, str]] = {
+'''
+
+
+def schemas_module(models: Sequence[type[BaseModel]]) -> str:
+    """The text of ``modelplane/api/validator_schemas.py`` for ``models``."""
+    entries = "".join(
+        f"    {model_key(m)!r}: {json.dumps(structural_schema(m), separators=(',', ':'))!r},\n"
+        for m in models
+    )
+    return f"{GENERATED_HEADER}{entries}}}\n"
 
 
 def strip_internal(node: Any) -> Any:

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from modelplane.api.crds import render_xrds, xrd_file_name, xrds
+from modelplane.cli.main import verb_help
 
 EXAMPLE = """\
 example:
@@ -20,7 +21,7 @@ def register(subparsers: Any) -> None:
     """Add the verb to the command's sub-parsers."""
     parser = subparsers.add_parser(
         "crds",
-        help="write the CompositeResourceDefinitions of every kind",
+        help=verb_help("crds"),
         description="Write the apiextensions.crossplane.io/v2 CompositeResourceDefinition of "
         "every kind Modelplane serves, generated from the typed models.",
         epilog=EXAMPLE,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 # Standard library only, so importing it keeps the other verbs fast.
+from modelplane.cli.main import verb_help
 from modelplane.runtime.crossplane.metrics import DEFAULT_METRICS_ADDRESS
 
 DEFAULT_ADDRESS = "0.0.0.0:9443"
@@ -26,7 +27,7 @@ def register(subparsers: Any) -> None:
     """Add the verb (``function``, with its sub-verb ``serve``) to the command's sub-parsers."""
     parser = subparsers.add_parser(
         "function",
-        help="serve the Crossplane composition functions",
+        help=verb_help("function"),
         description="The Crossplane composition functions of Modelplane.",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -18,16 +18,9 @@ from modelplane.api import (
     ModelEndpoint,
     ModelReplica,
 )
+from modelplane.cli.main import Exit
 from modelplane.manifests import Loaded, PathError, load
 from modelplane.reconcile.deployment import Fleet
-
-
-class Exit(Exception):
-    """Ends a verb with ``code``; what it had to say is already on stderr."""
-
-    def __init__(self, code: int) -> None:
-        super().__init__(code)
-        self.code = code
 
 
 def load_valid(verb: str, paths: Sequence[str]) -> Loaded:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from modelplane.cli.main import verb_help
 from modelplane.packaging import package_files
 
 DEFAULT_OUT = "package"
@@ -21,7 +22,7 @@ def register(subparsers: Any) -> None:
     """Add the verb to the command's sub-parsers."""
     parser = subparsers.add_parser(
         "package",
-        help="write the Crossplane configuration package",
+        help=verb_help("package"),
         description="Write the Crossplane configuration package: the XRDs and Compositions of "
         "every kind (DIR/configuration), the function package's metadata (DIR/function) and "
         "the Function object (DIR/install). Existing files of the package are overwritten; "

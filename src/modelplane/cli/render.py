@@ -13,6 +13,7 @@ import yaml
 
 from modelplane.api import InferenceGateway, ModelService
 from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
+from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
 from modelplane.printable import printable
 from modelplane.reconcile.render import (
@@ -49,7 +50,7 @@ def register(subparsers: Any) -> None:
     """Add the verb to the command's sub-parsers."""
     parser = subparsers.add_parser(
         "render",
-        help="reconcile the input and print every object the control plane would compose",
+        help=verb_help("render"),
         description="One full local reconcile of the input: exactly what the control plane "
         "would compose.",
         epilog=EXAMPLE,
@@ -61,7 +62,7 @@ def register(subparsers: Any) -> None:
         "--out", metavar="DIR", help="write control-plane.<ext> and cluster-<name>.<ext> files"
     )
     add_now(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, quick_exit=True)
 
 
 def run(args: argparse.Namespace) -> int:

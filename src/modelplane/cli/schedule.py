@@ -10,6 +10,7 @@ from typing import Any
 
 from modelplane.api.meta import condition_wire
 from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
+from modelplane.cli.main import verb_help
 from modelplane.printable import printable
 from modelplane.reconcile.deployment import DeploymentResult, reconcile_fleet
 from modelplane.scheduling import Placement
@@ -31,7 +32,7 @@ def register(subparsers: Any) -> None:
     """Add the verb to the command's sub-parsers."""
     parser = subparsers.add_parser(
         "schedule",
-        help="place every deployment's replicas on the fleet and show why",
+        help=verb_help("schedule"),
         description="Run the fleet scheduler for every ModelDeployment in the input against the "
         "fleet in the input. Nothing is written anywhere.",
         epilog=EXAMPLE,
@@ -51,7 +52,7 @@ def register(subparsers: Any) -> None:
         help="say, per deployment, why each cluster that got no new replica was passed over",
     )
     add_now(parser)
-    parser.set_defaults(func=run, parser=parser)
+    parser.set_defaults(func=run, parser=parser, quick_exit=True)
 
 
 def run(args: argparse.Namespace) -> int:

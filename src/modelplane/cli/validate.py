@@ -8,6 +8,7 @@ from typing import Any
 
 from modelplane.api import ModelDeployment
 from modelplane.cli.inputs import load_valid
+from modelplane.cli.main import verb_help
 from modelplane.composition.serving_warnings import serving_warnings
 from modelplane.manifests import Loaded
 from modelplane.printable import printable
@@ -30,14 +31,14 @@ def register(subparsers: Any) -> None:
     """Add the verb to the command's sub-parsers."""
     parser = subparsers.add_parser(
         "validate",
-        help="check manifests against their schema and validation rules",
+        help=verb_help("validate"),
         description="Check every document against its schema and every validation rule of "
         "its CRD, and compile every DRA selector. Nothing is written anywhere.",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="a manifest file or a directory")
-    parser.set_defaults(func=run, parser=parser)
+    parser.set_defaults(func=run, parser=parser, quick_exit=True)
 
 
 def run(args: argparse.Namespace) -> int:
