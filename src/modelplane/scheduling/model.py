@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
 from typing import Final
 
 from modelplane.api import InferenceCluster, ModelCache, ModelDeployment, ModelReplica
@@ -334,8 +333,8 @@ class Schedule:
     the compile error of a held-by-selector schedule, and the counted reasons of a
     shortfall. ``unfit`` holds reason codes; ``explain`` formats their messages.
 
-    ``explained`` is what explain says of each cluster, or a function computing it on first
-    read of ``unfit``: at fleet scale one trial per cluster costs more than the placement
+    ``explained`` is what explain says of each cluster, or a function computing it when
+    ``unfit`` is read: at fleet scale one trial per cluster costs more than the placement
     itself, and only a shortfall and ``schedule --explain`` read it (issue 16).
     """
 
@@ -358,7 +357,7 @@ class Schedule:
     # New replicas held back by the surge bound while replicas move: not a shortfall.
     waiting: int = 0
 
-    @cached_property
+    @property
     def unfit(self) -> tuple[Unfit, ...]:
         """The §11 entry of every cluster that received no new replica (reason codes)."""
         explained = self.explained
