@@ -227,3 +227,48 @@ def test_rapidyaml_writes_the_typed_plain_scalars_as_json_values(token: str) -> 
     tree = ryml.parse_in_arena(f"a: {token}\n".encode())
     value = json.loads(ryml.emit_json_malloc(tree, tree.root_id()))["a"]
     assert not isinstance(value, str)
+
+
+_CANDIDATES = re.compile(rb"[!&*?%@`|>\[{\\]")
+_HEADER = re.compile(rb"[|>][-+0-9]*[ ]*(?:#[^\n]*)?(?:\n|\Z)")
+
+
+def _scan_by_candidates(data: bytes) -> tuple[bool, bool]:
+    """The definition of fastyaml's scan, one candidate at a time (what it replaced)."""
+    if not data.isascii() or data.translate(None, fastyaml._PRINTABLE) or b"\n..." in data:
+        return True, False
+    if data.startswith((b"...", b" " * 40)) or fastyaml._DEEP_LINE.search(data):
+        return True, False
+    flow = False
+    for found in _CANDIDATES.finditer(data):
+        at = found.start()
+        char = data[at : at + 1]
+        if char == b"\\":
+            return True, False
+        if at and data[at - 1 : at] not in b" \n":
+            continue  # inside a plain scalar
+        if char in b"[{":
+            flow = flow or data[at + 1 : at + 2] not in (b"]", b"}")
+            continue
+        if char in b"|>" and _HEADER.match(data, at) is None:
+            continue
+        return True, False
+    lowered = data.lower()
+    for found in re.finditer(rb"inf|nan", lowered):
+        before = lowered[found.start() - 1 : found.start()] if found.start() else b" "
+        after = lowered[found.end() : found.end() + 1]
+        if not (before.isalnum() or before == b"_" or after.isalnum() or after == b"_"):
+            return True, False
+    for found in re.finditer(rb"[-+]\.[0-9]", data):
+        before = data[found.start() - 1 : found.start()] if found.start() else b" "
+        if not before.isalnum() and before not in b"_.":
+            return True, False
+    return False, flow
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(" \n-+._:#!&*?%@`|>[]{}\\aIiNnFf059xz=", max_size=24))
+def test_the_scan_is_its_candidate_by_candidate_definition(text: str) -> None:
+    """Issue 16: the scan's searches run in C; they decide exactly as one look per candidate."""
+    data = text.encode()
+    assert fastyaml._scan(data) == _scan_by_candidates(data)
