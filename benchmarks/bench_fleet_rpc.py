@@ -445,15 +445,16 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
             if mode == "occupancy":
                 world = [*with_occupancy(clusters, replicas), *replicas]
             steady, rsp = settle(server.call, composite, observed, world, unanswered)
+            if mode == "today" and ALL_REPLICAS not in rsp.requirements.resources:
+                # Without every replica and without occupancy nothing is placed: no steady state.
+                print("today: the function no longer requires every replica; nothing to measure")
+                return None
             if observed and set(rsp.desired.resources) == set(observed):
                 break
             observed = observed_ready(rsp)
         else:
             raise SystemExit("not steady: the function keeps changing the deployment's resources")
         requires_all = ALL_REPLICAS in rsp.requirements.resources
-        if mode == "today" and not requires_all:
-            print("today: the function no longer requires every replica; nothing to measure")
-            return None
         projected = mode == "occupancy" and requires_all
         data = steady.message.SerializeToString()
         for _ in range(3):
