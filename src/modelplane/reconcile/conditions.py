@@ -7,13 +7,12 @@ deployment function.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from modelplane.api import Condition, ModelDeployment, ModelReplica
 from modelplane.api.meta import condition, condition_wire
-from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.events import Event
 from modelplane.scheduling.model import (
     CacheKind,
@@ -21,6 +20,7 @@ from modelplane.scheduling.model import (
     HoldCause,
     LossCause,
     Mode,
+    Placement,
     ReplicaNotice,
     Schedule,
     Shortfall,
@@ -28,6 +28,7 @@ from modelplane.scheduling.model import (
 )
 from modelplane.scheduling.replicas import identity, owns, sort_key
 from modelplane.scheduling.rollout import MAX_SURGE, PROGRESS_DEADLINE, overdue
+from modelplane.scheduling.rollout import ready as replica_ready
 
 MODEL_CACHE_RESOLVED = "ModelCacheResolved"
 REPLICAS_SCHEDULED = "ReplicasScheduled"
@@ -61,9 +62,17 @@ class DeploymentStatus:
         }
 
 
-def is_ready(replica: ModelReplica) -> bool:
-    """A replica counts ready when its Ready condition is "True" (status.md §2.9)."""
-    return status_is_ready(replica.status)
+def ready_at(observed: Mapping[tuple[str, int], ModelReplica], placement: Placement) -> bool:
+    """A placed replica counts ready (status.md §2.9): kept, and observed Ready.
+
+    One placed afresh on a reused identity is a new object, never ready yet; one updated in
+    place now restarts (issue 18).
+    """
+    return (
+        placement.retained
+        and not placement.revised
+        and replica_ready(observed.get((placement.cluster, placement.index)))
+    )
 
 
 def observed_by_identity(
@@ -108,14 +117,7 @@ def deployment_status(
     # serves for the replacement it waits for, so Ready capacity never reads lower than it is.
     ready = min(
         schedule.desired,
-        sum(
-            1
-            for p in schedule.replicas
-            if p.retained
-            and not p.revised
-            and (p.cluster, p.index) in observed
-            and is_ready(observed[(p.cluster, p.index)])
-        )
+        sum(1 for p in schedule.replicas if ready_at(observed, p))
         + sum(1 for s in schedule.superseded if not s.retiring),
     )
     any_observed = any((p.cluster, p.index) in observed for p in schedule.replicas)
@@ -240,6 +242,11 @@ def _plural(n: int, word: str) -> str:
     return word if n == 1 else word + "s"
 
 
+def _replicas(names: Sequence[str]) -> str:
+    """``replica a`` or ``replicas a, b``."""
+    return f"{_plural(len(names), 'replica')} {', '.join(names)}"
+
+
 INVALID_INPUT = "InvalidInput"
 
 
@@ -342,7 +349,7 @@ def notice_message(
     superseded replicas by name (issue 18): they keep serving until they are replaced.
     """
     state = _LOSS_TEXT[notice.cause].format(detail=notice.detail)
-    who = ("replica " if len(notice.replicas) == 1 else "replicas ") + ", ".join(notice.replicas)
+    who = _replicas(notice.replicas)
     first = (moving or {}).get(notice.replicas[0])
     if first is not None:
         if first.retiring:
@@ -388,7 +395,7 @@ def _progressing(schedule: Schedule, ready: int, late: tuple[str, ...]) -> Condi
         )
     if late:
         deadline = int(PROGRESS_DEADLINE.total_seconds())
-        who = f"{_plural(len(late), 'replica')} {', '.join(late)}"
+        who = _replicas(late)
         return condition(
             PROGRESSING,
             False,

@@ -29,6 +29,7 @@ from modelplane.reconcile.conditions import (
     DeploymentStatus,
     deployment_status,
     observed_by_identity,
+    ready_at,
 )
 from modelplane.scheduling.model import (
     CacheState,
@@ -202,7 +203,7 @@ def finish_deployment(
         ComposedObject(
             replica_key(p.cluster, p.index),
             desired_object(model.to_wire()),
-            True if _ready_at(ours, p) else None,
+            True if ready_at(ours, p) else None,
         )
         for p, model in zip(placements, models, strict=True)
     ]
@@ -258,18 +259,6 @@ def _stamped(model: ModelReplica, since: str | None) -> ModelReplica:
     )
 
 
-def _ready_at(ours: dict[tuple[str, int], ModelReplica], placement: Placement) -> bool:
-    # A replica placed afresh on a reused identity is a new object: never ready yet; one
-    # updated in place now restarts (issue 18).
-    observed = ours.get((placement.cluster, placement.index))
-    return (
-        placement.retained
-        and not placement.revised
-        and observed is not None
-        and status_is_ready(observed.status)
-    )
-
-
 def _endpoint(
     placement: Placement,
     replica: ModelReplica,
@@ -278,7 +267,7 @@ def _endpoint(
     held: bool,
 ) -> ComposedObject | None:
     """The ModelEndpoint of a ready replica whose cluster has a gateway (composition.md §12)."""
-    if not _ready_at(ours, placement):
+    if not ready_at(ours, placement):
         return None
     identity = (placement.cluster, placement.index)
     observed = seen.get(identity)

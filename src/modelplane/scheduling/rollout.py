@@ -23,6 +23,7 @@ MAX_SURGE: Final = 1
 """Replicas a deployment may run beyond ``spec.replicas`` while running replicas move."""
 MAX_UNAVAILABLE: Final = 1
 """Replicas a template rollout may take out of service at once (counted against desired)."""
+_STAMP_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"  # RFC 3339 in UTC, as the annotation holds it
 PROGRESS_DEADLINE: Final = timedelta(minutes=30)
 """How long an updated or new replica may take to become Ready before the rollout is stuck.
 
@@ -52,7 +53,7 @@ def ready(replica: ModelReplica | None) -> bool:
 
 def timestamp(now: datetime) -> str:
     """``now`` as the RFC 3339 UTC text of ``REVISION_SINCE_ANNOTATION``."""
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return now.astimezone(UTC).strftime(_STAMP_FORMAT)
 
 
 def since_of(replica: ModelReplica | None) -> str | None:
@@ -73,7 +74,7 @@ def overdue(since: Mapping[str, str], now: datetime | None) -> tuple[str, ...]:
     late: list[str] = []
     for name, text in since.items():
         try:
-            started = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            started = datetime.strptime(text, _STAMP_FORMAT).replace(tzinfo=UTC)
         except ValueError:
             continue
         if now - started > PROGRESS_DEADLINE:

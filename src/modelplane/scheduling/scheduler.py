@@ -449,8 +449,7 @@ class _Run:
         ``max(1, desired - MAX_UNAVAILABLE)`` serving; a replica that is not Ready anyway is
         taken first, at no cost.
         """
-        current = self.revision
-        outdated = {id(p) for p in kept if revision_of(_observed(p), current) != current}
+        outdated = {id(p) for p in kept if self._outdated(p)}
         # A move in flight (a replacement placed, or a replaced replica leaving) goes first:
         # an update now would make the leaving replica cover again (docs/reconcile.md).
         moving = any(s.retiring or s.replacement for s in superseded)
@@ -486,7 +485,7 @@ class _Run:
                 out.append(p)
         left = [p.name for p in kept if id(p) in outdated and id(p) not in picked]
         rollout = Rollout(
-            revision=current,
+            revision=self.revision,
             updated=len(kept) + len(new) - len(left),
             outdated=tuple(sorted(left)),
             updating=tuple(sorted(p.name for p in chosen)),
@@ -670,16 +669,7 @@ class _Run:
 
 
 def _detach(placement: Placement) -> Placement:
-    return Placement(
-        cluster=placement.cluster,
-        index=placement.index,
-        name=placement.name,
-        retained=placement.retained,
-        gateway_address=placement.gateway_address,
-        engines=placement.engines,
-        revised=placement.revised,
-        revision=placement.revision,
-    )
+    return replace(placement, observed=None)
 
 
 def _observed(placement: Placement) -> ModelReplica:
