@@ -18,13 +18,12 @@ Modes (``--mode``, default both):
 * ``today``: what the function requires today is answered as it asks, every ModelReplica of
   every namespace included (``all-replicas``); a change is one other replica's new status and
   resourceVersion.
-* ``occupancy``: every cluster carries ``status.occupancy`` in the wire shape of the issue 16
-  design (generated here by first fit of one-device pods onto the pool's nodes, which is what
-  the ledger's ``charge_observed`` computes for these replicas); a change is one cluster's new
-  occupancy and resourceVersion (the cluster function republished after a replica of another
-  deployment changed). While the deployment function still asks for ``all-replicas``, that
-  key is answered with no items and the mode is marked *projected*: it then measures the
-  request and the conversion the design leads to, not yet the occupancy-based ledger.
+* ``occupancy``: every cluster carries the ``status.occupancy`` its InferenceCluster
+  function publishes (computed by the core's ``published_occupancy``); a change is one
+  cluster's new occupancy (another free count on its first node run, still valid for its
+  pools) and resourceVersion: the cluster function republished after a replica of another
+  deployment changed. While a deployment function still asks for ``all-replicas``, that key
+  is answered with no items and the mode is marked *projected*.
 
 Targets (issue 16): p99 <= 100 ms steady, <= 250 ms after a change, request <= 4 MiB,
 server RSS <= 1 GiB. Runs in about two minutes on two cores, most of it today's calls of
@@ -56,12 +55,15 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_scheduler import GPU_SEL, KINDS, cluster_doc  # noqa: E402 - after the path is set
 
+from modelplane.api import ModelReplica  # noqa: E402
+from modelplane.api.inferencecluster import GpuPool  # noqa: E402
+from modelplane.scheduling.occupancy import published_occupancy  # noqa: E402
+
 GV = "modelplane.ai/v1alpha1"
 CLUSTERS = 1000
 DEPLOYMENTS = 200
 NAMESPACES = 20
 PER_DEPLOYMENT = 100
-NODES_PER_POOL = 8
 ALL_REPLICAS = "all-replicas"  # today's requirement key (runtime/crossplane/requirements.py)
 METHOD = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
 MAX_BYTES = 64 * 1024 * 1024
@@ -168,69 +170,41 @@ def server_cluster(i: int) -> dict[str, Any]:
     return doc
 
 
-# ---------------------------------------------------------------- occupancy (design wire shape)
-
-
-def pinned_pods(replica: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """(pool, devices per pod) of every pod a replica's stamped spec runs."""
-    pods = []
-    for engine in replica["spec"]["engines"]:
-        for member in engine["members"]:
-            count = sum(int(r.get("count", 1)) for r in member.get("deviceRequests") or ())
-            if count:
-                pods += [(member["nodePoolName"], count)] * int(engine.get("copies", 1))
-    return pods
-
-
-def occupancy(replicas: Sequence[Mapping[str, Any]], pool_names: Sequence[str]) -> dict[str, Any]:
-    """``status.occupancy`` of one cluster: pods packed first-fit, charged in (namespace, name)."""
-    order = sorted(replicas, key=lambda r: (r["metadata"]["namespace"], r["metadata"]["name"]))
-    free = {name: [POOL_DEVICES[name]] * NODES_PER_POOL for name in pool_names}
-    full: set[str] = set()
-    for replica in order:
-        for pool, count in pinned_pods(replica):
-            nodes = free.get(pool)
-            if nodes is None:
-                continue
-            slot = next((n for n, left in enumerate(nodes) if left >= count), None)
-            if slot is None:
-                full.add(pool)
-            else:
-                nodes[slot] -= count
-    pools = []
-    for name in pool_names:
-        nodes = free[name]
-        if nodes == [POOL_DEVICES[name]] * NODES_PER_POOL and name not in full:
-            continue  # nothing charged: absent means all free
-        runs: list[dict[str, Any]] = []
-        for left in nodes:
-            if runs and runs[-1]["free"]["gpu"] == left:
-                runs[-1]["count"] += 1
-            else:
-                runs.append({"count": 1, "free": {"gpu": left}})
-        entry: dict[str, Any] = {"name": name}
-        if name in full:
-            entry["full"] = True
-        entry["nodes"] = runs
-        pools.append(entry)
-    listed = sorted(f"{r['metadata']['namespace']}/{r['metadata']['name']}" for r in order)
-    return {"replicas": listed, "pools": pools}
+# ---------------------------------------------------------------- occupancy
 
 
 def with_occupancy(
     clusters: list[dict[str, Any]], replicas: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Every cluster with the occupancy of the replicas pinned to it."""
-    pinned: dict[str, list[Mapping[str, Any]]] = {}
+    """Every cluster with the ``status.occupancy`` its InferenceCluster function publishes.
+
+    The core's own computation (``scheduling.occupancy.published_occupancy``), so the
+    deployment function reads what it would read on Crossplane.
+    """
+    pinned: dict[str, list[ModelReplica]] = {}
     for replica in replicas:
-        pinned.setdefault(replica["spec"]["clusterName"], []).append(replica)
+        pinned.setdefault(replica["spec"]["clusterName"], []).append(_typed(replica))
     out = []
     for cluster in clusters:
         doc = copy.deepcopy(cluster)
-        names = [p["name"] for p in doc["status"]["gpuPools"]]
-        doc["status"]["occupancy"] = occupancy(pinned.get(doc["metadata"]["name"], []), names)
+        pools = [GpuPool.model_validate(p) for p in doc["status"]["gpuPools"]]
+        name = doc["metadata"]["name"]
+        doc["status"]["occupancy"] = published_occupancy(
+            name, pools, pinned.get(name, [])
+        ).to_wire()
         out.append(doc)
     return out
+
+
+_TYPED: dict[int, tuple[Mapping[str, Any], ModelReplica]] = {}
+
+
+def _typed(replica: Mapping[str, Any]) -> ModelReplica:
+    """The replica as a model, converted once per document of the benchmark's fleet."""
+    hit = _TYPED.get(id(replica))
+    if hit is None or hit[0] is not replica:
+        hit = _TYPED[id(replica)] = (replica, ModelReplica.model_validate(replica))
+    return hit[1]
 
 
 # ---------------------------------------------------------------- Crossplane's side
@@ -516,9 +490,13 @@ def changed(
     if mode == "today":
         obj["status"]["conditions"][0].update(status="False", reason="Unavailable")
     else:
-        pools = obj["status"]["occupancy"]["pools"]
+        pools = obj["status"]["occupancy"].get("pools")
         if pools:
-            pools[0]["nodes"].insert(0, {"count": 1, "free": {"gpu": n % 8}})
+            # Still a valid occupancy for the pool: the same nodes, another free count.
+            first = pools[0]["nodes"][0]
+            first["free"]["gpu"] = (first["free"]["gpu"] + 1 + n) % (
+                POOL_DEVICES[pools[0]["name"]] + 1
+            )
     items[slot].resource.CopyFrom(as_struct(obj))
     try:
         return steady.message.SerializeToString()
