@@ -385,11 +385,7 @@ def _check_array(schema: Schema, value: list[Any], path: str, out: list[Problem]
             Problem(path, f"Too many: {count}: must have at most {schema['maxItems']} items")
         )
     items: Schema = schema.get("items", {})
-    keys: list[str] = (
-        schema.get("x-kubernetes-list-map-keys", [])
-        if schema.get("x-kubernetes-list-type") == "map"
-        else []
-    )
+    keys = _list_map_keys(schema)
     seen: set[str] = set()
     for index, item in enumerate(value):
         duplicate = ""
@@ -401,10 +397,18 @@ def _check_array(schema: Schema, value: list[Any], path: str, out: list[Problem]
         _check(items, item, f"{path}[{index}]", out, duplicate)
 
 
+def _list_map_keys(schema: Schema) -> list[str]:
+    """The keys that identify an entry of a ``x-kubernetes-list-type: map`` array, else none."""
+    if schema.get("x-kubernetes-list-type") != "map":
+        return []
+    keys: list[str] = schema.get("x-kubernetes-list-map-keys", [])
+    return keys
+
+
 def _check_scalar(schema: Schema, value: Any, path: str, out: list[Problem]) -> None:
     if "enum" in schema and value not in schema["enum"]:
         out.append(Problem(path, _enum_message(value, schema["enum"])))
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if _is_number(value):
         if "minimum" in schema and value < schema["minimum"]:
             out.append(
                 Problem(
@@ -964,11 +968,7 @@ def _compile_object(schema: Schema, body: tuple[str, str] | None = None) -> Clea
 def _compile_array(schema: Schema) -> Clean:
     least, most = _count_bounds(schema, "minItems", "maxItems")
     item_clean = _compile_clean(schema.get("items", {}))
-    keys: list[str] = (
-        schema.get("x-kubernetes-list-map-keys", [])
-        if schema.get("x-kubernetes-list-type") == "map"
-        else []
-    )
+    keys = _list_map_keys(schema)
 
     def clean(value: list[Any]) -> bool:
         if (least is not None and len(value) < least) or (most is not None and len(value) > most):

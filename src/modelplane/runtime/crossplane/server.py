@@ -122,10 +122,9 @@ def _compute(request: fnv1.RunFunctionRequest, view: FunctionRequest | str) -> A
         LOG.exception("response could not be built", extra={"fields": _describe(request)})
         response = fatal(f"internal error: {type(error).__name__}: {error}")
         wire = response_to_proto(request, response)
-    first_fatal = next((r.message for r in response.results if r.severity == "Fatal"), None)
     return Answer(
         bytes(wire.SerializeToString()),
-        first_fatal if response.fatal else None,
+        next((r.message for r in response.results if r.severity == "Fatal"), None),
         len(response.resources),
         len(response.requirements),
         response.timeless,
