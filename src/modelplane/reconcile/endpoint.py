@@ -9,10 +9,9 @@ Crossplane function run this same code (issue 17; docs/composition.md, routable 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
 
 from modelplane.api import ModelEndpoint
-from modelplane.api.meta import Condition, condition
+from modelplane.api.meta import condition
 from modelplane.api.modelendpoint import ModelEndpointStatus, Routing
 from modelplane.composition.backend import (
     InvalidURL,
@@ -28,23 +27,13 @@ from modelplane.naming import (
     BACKEND_TLS_POLICY_KEY,
     backend_service_name,
 )
+from modelplane.reconcile.result import ReconcileResult
 
 ROUTING_READY = "RoutingReady"
 
 
-@dataclass(frozen=True)
-class EndpointResult:
-    """What one ModelEndpoint reconcile returns."""
-
-    objects: list[ComposedObject]
-    status: ModelEndpointStatus
-    conditions: list[Condition]
-    events: list[Event] = field(default_factory=list)
-
-    @property
-    def ready(self) -> bool:
-        """The endpoint is routable: its backend exists."""
-        return all(c.status == "True" for c in self.conditions)
+class EndpointResult(ReconcileResult[ModelEndpointStatus]):
+    """What one ModelEndpoint reconcile returns; ready: routable, its backend exists."""
 
 
 def reconcile_endpoint(endpoint: ModelEndpoint, observed: Collection[str]) -> EndpointResult:

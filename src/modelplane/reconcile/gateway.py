@@ -9,32 +9,20 @@ gateway, for the conformance evidence).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.api import InferenceGateway
 from modelplane.api.inferencegateway import InferenceGatewayStatus
-from modelplane.api.meta import Condition, condition
+from modelplane.api.meta import condition
 from modelplane.composition.types import ComposedObject, Json
-from modelplane.events import Event
 from modelplane.naming import FRONT_GATEWAY_KEY, SYSTEM_NAMESPACE, front_gateway_name
+from modelplane.reconcile.result import ReconcileResult
 
 READY = "Ready"
 
 
-@dataclass(frozen=True)
-class GatewayResult:
-    """What one InferenceGateway reconcile returns."""
-
-    objects: list[ComposedObject]
-    status: InferenceGatewayStatus
-    conditions: list[Condition]
-    events: list[Event] = field(default_factory=list)
-
-    @property
-    def ready(self) -> bool:
-        """Programmed with an address."""
-        return all(c.status == "True" for c in self.conditions)
+class GatewayResult(ReconcileResult[InferenceGatewayStatus]):
+    """What one InferenceGateway reconcile returns; ready: programmed with an address."""
 
 
 def front_gateway(gateway: InferenceGateway) -> Json:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
-from modelplane.api.meta import Condition, condition
+from modelplane.api.meta import condition
 from modelplane.api.modelservice import ModelServiceStatus
 from modelplane.composition.backend import InvalidURL, parse_target
 from modelplane.composition.routing import ZERO_TIMEOUT
@@ -28,6 +28,7 @@ from modelplane.naming import (
     service_prefix,
     service_route_name,
 )
+from modelplane.reconcile.result import ReconcileResult
 
 ENDPOINTS_RESOLVED = "EndpointsResolved"
 ROUTING_READY = "RoutingReady"
@@ -47,19 +48,10 @@ class Backend:
 
 
 @dataclass(frozen=True)
-class ServiceResult:
-    """What one ModelService reconcile returns."""
+class ServiceResult(ReconcileResult[ModelServiceStatus]):
+    """What one ModelService reconcile returns; ready: endpoints resolved, the route accepted."""
 
-    objects: list[ComposedObject]
-    status: ModelServiceStatus
-    conditions: list[Condition]
-    events: list[Event] = field(default_factory=list)
     backends: list[tuple[Backend, int]] = field(default_factory=list)  # with weights
-
-    @property
-    def ready(self) -> bool:
-        """Routed: endpoints resolved and the route accepted."""
-        return all(c.status == "True" for c in self.conditions)
 
 
 def backend_of(endpoint: ModelEndpoint) -> Backend | None:
