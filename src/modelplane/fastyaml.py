@@ -66,7 +66,15 @@ _WORD = frozenset(b"0123456789abcdefghijklmnopqrstuvwxyz_")
 # are measured after parsing instead.
 _MAX_FLOW_DEPTH = MAX_DEPTH - 10
 _ITEM_PREFIX = re.compile(rb"[ ]*(?:-[ ]+)*\Z")
+# A line starting with 40 spaces and dashes: the first line, any other line.
+_DEEP_START = re.compile(rb"[ -]{40}")
 _DEEP_LINE = re.compile(rb"\n[ -]{40}")
+# An inf or nan that ends a word (the scan then looks at the byte before it in Python):
+# one pattern each, so the engine searches for a literal.
+_WORD_ENDS = (re.compile(rb"inf(?![0-9a-z_])"), re.compile(rb"nan(?![0-9a-z_])"))
+# A sign, a dot and a digit, one pattern per sign for the same reason (a literal is found
+# several times faster than bytes.find finds these two bytes among a fleet's dashes).
+_SIGNED_DOTS = (re.compile(rb"-\.[0-9]"), re.compile(rb"\+\.[0-9]"))
 # PyYAML 6's implicit resolvers (yaml/resolver.py) without the timestamp one, which the
 # loader drops: a plain scalar matching one is not a string to PyYAML. As one alternation,
 # tested against PyYAML's own resolver in tests/api/test_fast_yaml.py.
@@ -87,13 +95,28 @@ _FIRST = "(?=[-+0-9.~<=]|[yY][eE]|[nN][oOuU]|[tT][rR]|[fF][aA]|[oO][nNfF]|YE|NO|
 # every resolvable key (JSON keys are strings whatever the YAML said).
 TYPED = r"true|false|null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
 _NOT_TYPED = "(?!(?:" + TYPED + ')")'
+# A JSON text of a fleet has a quote every few bytes: each is passed over by a one-character
+# lookahead before the two-character one is tried, and a key branch is only tried on a
+# string a colon follows (the same matches as without them, about a third of the time).
+_FIRST_CHARACTER = "(?=[-+0-9.~<=yYnNtTfFoO])"
+_KEY_AHEAD = '(?=[^"]*":)'
 _SUSPECT_STRING = re.compile(
-    '"' + _FIRST + "(?:(?P<key>" + RESOLVED + ')":|' + _NOT_TYPED + "(?P<value>" + RESOLVED + ')")'
+    '"'
+    + _FIRST_CHARACTER
+    + _FIRST
+    + "(?:"
+    + _KEY_AHEAD
+    + "(?P<key>"
+    + RESOLVED
+    + ')":|'
+    + _NOT_TYPED
+    + "(?P<value>"
+    + RESOLVED
+    + ')")'
 )
 _RESOLVED_QUOTED = re.compile(b"['\"]" + _FIRST.encode() + b"(" + RESOLVED.encode() + b")['\"]")
 _TYPED_FULL = re.compile("(?:" + TYPED + r")\Z")
 _PYYAML_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?\Z")
-_DOCUMENT_START = re.compile(rb"(?m)^---(?=[ \n]|\Z)")
 _CONTENT_LINE = re.compile(rb"(?m)^(?![ ]*(?:#.*)?$)")
 
 
@@ -111,9 +134,13 @@ def read(data: bytes) -> list[tuple[int, Any]] | None:
         return None  # nothing but comments and blank lines: the slow path says so
     try:
         with _quiet_stderr():
-            tree = ryml.parse_in_arena(data)
-            text = ryml.emit_json_malloc(tree, tree.root_id())
-            stream = tree.is_stream(tree.root_id())
+            tree = ryml.Tree()
+            tree.reserve(_node_estimate(data))
+            ryml.parse_in_arena(data, tree=tree)
+            root = tree.root_id()
+            stream = tree.is_stream(root)
+            _on_one_line(tree, root, stream)
+            text = ryml.emit_json_malloc(tree, root)
         del tree  # its arena and nodes (tens of MB for a fleet) are not needed past here
         if not isinstance(text, str) or _resolved_plain(data, text):
             return None
@@ -138,11 +165,43 @@ def read(data: bytes) -> list[tuple[int, Any]] | None:
     return list(zip(starts, present, strict=True))
 
 
+def _on_one_line(tree: ryml.Tree, root: int, stream: bool) -> None:
+    """Each document written as flow, so as JSON on one line (the same values).
+
+    Block style writes a document's JSON indented, one value a line: twice the text for
+    the string check and ``json.loads`` to pass over. A flow container's children are
+    written flow, so a document needs only its own node marked.
+    """
+    for node in ryml.children(tree, root) if stream else (root,):
+        if tree.is_container(node):
+            tree.set_container_style(node, ryml.FLOW_SL)
+
+
+def _node_estimate(data: bytes) -> int:
+    """About as many tree nodes as the file needs, so rapidyaml never grows its node array.
+
+    Growing the array while parsing costs more than the parse itself: a 14 MB fleet file
+    parses in 0.22 s into an empty tree, 0.06 s into one reserved this large
+    (benchmarks/bench_cli.py). A block line holds one node, a ``- `` item one more, a flow
+    collection one per ``,`` (plus its opening bracket); the documents and the stream add a
+    few. Too low only costs the growth, so the estimate is capped at one node per two
+    bytes: a hostile file cannot make it reserve more memory than its size asks.
+    """
+    wanted = (
+        data.count(b"\n")
+        + data.count(b"- ")
+        + data.count(b",")
+        + data.count(b"[")
+        + data.count(b"{")
+        + 64
+    )
+    return min(wanted, len(data) // 2 + 64)
+
+
 def _document_lines(data: bytes) -> list[int]:
     """The line of the first content of each document that has content."""
     offsets: list[int] = []
-    markers = [m.start() for m in _DOCUMENT_START.finditer(data)]
-    bounds = [0, *markers, len(data)]
+    bounds = [0, *_markers(data), len(data)]
     for index, (begin, end) in enumerate(zip(bounds, bounds[1:], strict=False)):
         at = begin
         if index > 0:  # every part but the first starts at a marker
@@ -152,10 +211,10 @@ def _document_lines(data: bytes) -> list[int]:
             if rest and not rest.startswith(b"#"):
                 offsets.append(begin)  # content on the marker's own line
                 continue
-            at = line_end
-        found = _CONTENT_LINE.search(data, at, end)
+            at = line_end + 1
+        found = _first_content(data, at, end)
         if found is not None:
-            offsets.append(found.start())
+            offsets.append(found)
     lines: list[int] = []
     line, counted = 1, 0
     for offset in offsets:  # counted forward once: a file of many documents stays linear
@@ -163,6 +222,32 @@ def _document_lines(data: bytes) -> list[int]:
         counted = offset
         lines.append(line)
     return lines
+
+
+def _markers(data: bytes) -> list[int]:
+    """The offset of every ``---`` that starts a line and ends at a space, a newline or the end.
+
+    Found with bytes.find: a regular expression anchored at line starts is tried at every
+    line, several times slower (tests/api/test_fast_yaml.py holds the two equal).
+    """
+    markers: list[int] = []
+    found = data.find(b"\n---")
+    candidate = 0 if data.startswith(b"---") else (found + 1 if found >= 0 else -1)
+    while candidate >= 0:
+        if data[candidate + 3 : candidate + 4] in (b" ", b"\n", b""):
+            markers.append(candidate)
+        found = data.find(b"\n---", candidate + 3)
+        candidate = found + 1 if found >= 0 else -1
+    return markers
+
+
+def _first_content(data: bytes, at: int, end: int) -> int | None:
+    """The first line at or after the line start ``at`` (before ``end``) that is neither blank
+    nor a comment; most often the line at ``at`` itself, which needs no search."""
+    if at < end and data[at] not in b" #\n":
+        return at
+    found = _CONTENT_LINE.search(data, min(at, end), end)
+    return None if found is None else found.start()
 
 
 def _scan(data: bytes) -> tuple[bool, bool]:
@@ -175,7 +260,7 @@ def _scan(data: bytes) -> tuple[bool, bool]:
     """
     if not data.isascii() or data.translate(None, _PRINTABLE) or b"\n..." in data:
         return True, False  # a tab, CR or control character; a document end marker
-    if data.startswith((b"...", b" " * 40)) or _DEEP_LINE.search(data):
+    if data.startswith(b"...") or _deep_line(data):
         return True, False
     if b"\\" in data:
         return True, False  # double-quoted escapes such as \\N are not kept by rapidyaml
@@ -210,24 +295,28 @@ def _at_node(data: bytes, at: int) -> bool:
     return at == 0 or data[at - 1] in b" \n"
 
 
+def _deep_line(data: bytes) -> bool:
+    """A line (the first one too) that starts with 40 or more spaces and dashes."""
+    return _DEEP_START.match(data) is not None or _DEEP_LINE.search(data) is not None
+
+
 def _special_float(lowered: bytes) -> bool:
     """inf, .inf, -.inf, nan, .NaN as a word of their own: rapidyaml writes them anew."""
-    for word in (b"inf", b"nan"):
-        for at in _positions(lowered, word):
-            before = lowered[at - 1] if at else None
-            after = lowered[at + 3] if at + 3 < len(lowered) else None
-            if before not in _WORD and after not in _WORD:
+    for pattern in _WORD_ENDS:
+        for found in pattern.finditer(lowered):
+            at = found.start()
+            if at == 0 or lowered[at - 1] not in _WORD:
                 return True
     return False
 
 
 def _signed_dot(data: bytes) -> bool:
     """-.5 after no word character or dot: a string to PyYAML, a number to rapidyaml."""
-    for sign in (b"-.", b"+."):
-        for at in _positions(data, sign):
-            digit = data[at + 2 : at + 3]
+    for pattern in _SIGNED_DOTS:
+        for found in pattern.finditer(data):
+            at = found.start()
             before = data[at - 1 : at] if at else b" "
-            if digit.isdigit() and not before.isalnum() and before not in b"_.":
+            if not before.isalnum() and before not in b"_.":
                 return True
     return False
 

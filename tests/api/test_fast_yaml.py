@@ -237,7 +237,7 @@ def _scan_by_candidates(data: bytes) -> tuple[bool, bool]:
     """The definition of fastyaml's scan, one candidate at a time (what it replaced)."""
     if not data.isascii() or data.translate(None, fastyaml._PRINTABLE) or b"\n..." in data:
         return True, False
-    if data.startswith((b"...", b" " * 40)) or fastyaml._DEEP_LINE.search(data):
+    if data.startswith(b"...") or re.search(rb"(?:\A|\n)[ -]{40}", data):
         return True, False
     flow = False
     for found in _CANDIDATES.finditer(data):
@@ -272,3 +272,61 @@ def test_the_scan_is_its_candidate_by_candidate_definition(text: str) -> None:
     """Issue 16: the scan's searches run in C; they decide exactly as one look per candidate."""
     data = text.encode()
     assert fastyaml._scan(data) == _scan_by_candidates(data)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(["---", "--- ", "---x", "-", "\n", " ", "#", "a: 1", "..."])))
+def test_the_document_markers_are_the_anchored_patterns(parts: list[str]) -> None:
+    """Issue 16: markers found with bytes.find are what the line-anchored pattern finds."""
+    data = "".join(parts).encode()
+    expected = [m.start() for m in re.finditer(rb"(?m)^---(?=[ \n]|\Z)", data)]
+    assert fastyaml._markers(data) == expected
+
+
+_SUSPECT_BY_DEFINITION = re.compile(
+    '"'
+    + fastyaml._FIRST
+    + "(?:(?P<key>"
+    + fastyaml.RESOLVED
+    + ')":|'
+    + fastyaml._NOT_TYPED
+    + "(?P<value>"
+    + fastyaml.RESOLVED
+    + ')")'
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(TRICKY) | st.text('"yYnNtTfFoO0123456789.+-_:~<=e ', max_size=5)))
+def test_the_suspect_pattern_finds_what_its_definition_finds(strings: list[str]) -> None:
+    """Issue 16: the lookaheads only pass quotes over sooner; the matches are the same."""
+    text = json.dumps({s: [s, {s: s}] for s in strings})
+    found = [(m.start(), m["key"], m["value"]) for m in fastyaml._SUSPECT_STRING.finditer(text)]
+    expected = [(m.start(), m["key"], m["value"]) for m in _SUSPECT_BY_DEFINITION.finditer(text)]
+    assert found == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- " * 20 + "a\n",  # the first line, as deep as a later one
+        "a:\n" + "- " * 20 + "b\n",
+        "a:\n" + " " * 40 + "b\n",
+    ],
+)
+def test_a_line_indented_past_the_nesting_bound_is_read_the_located_way(text: str) -> None:
+    assert fastyaml.read(text.encode()) is None
+
+
+def test_documents_written_on_one_line_read_as_written() -> None:
+    """Each document is emitted as one-line JSON: the same values, block or flow, any depth."""
+    docs = [
+        {"a": {"b": [1, {"c": "d, e"}, []], "f": {}}, "g": "x: y"},
+        [1, [2, [3]]],
+        "text",
+        {"empty": None, "n": -5, "f": 0.25},
+    ]
+    data = yaml.safe_dump_all(docs).encode()
+    fast = agree(data)
+    assert fast is not None
+    assert [value for _, value in fast] == docs

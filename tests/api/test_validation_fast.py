@@ -14,6 +14,7 @@ import copy
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_api_fuzz import EXAMPLE_DOCS, JSONISH, paths, replace
@@ -22,27 +23,30 @@ from modelplane import memo
 from modelplane.api import validation as v
 from modelplane.api.kinds import KIND_BY_NAME
 from modelplane.api.openapi import validator_schema
+from tests.builders import replica_labels, seed_replica_engine
 
 
-def reference(raw: Any) -> tuple[list[v.Problem], str, bool]:
-    """(problems, defaulted JSON, typed) by the located steps only (api.md §0.2)."""
+def reference(raw: Any) -> tuple[list[v.Problem], str, str | None]:
+    """(problems, defaulted JSON, typed object's JSON) by the located steps only (api.md §0.2)."""
     doc = v._normalize(raw)
     if not isinstance(doc, dict):
-        return [v.Problem("", "document is not an object")], "{}", False
+        return [v.Problem("", "document is not an object")], "{}", None
     problems = v._check_identity(doc)
     info = KIND_BY_NAME.get(doc.get("kind")) if isinstance(doc.get("kind"), str) else None
     if problems or info is None:
-        return problems, json.dumps(doc), False
+        return problems, json.dumps(doc), None
     schema = validator_schema(info.model)
     v._apply_defaults(schema, doc)
     v._default_namespace(doc, info)
     problems = v._check_root(schema, doc, info) or v._check_rules(schema, doc, "")
-    return problems, json.dumps(doc), not problems
+    typed = None if problems else json.dumps(info.model.model_validate(doc).to_wire())
+    return problems, json.dumps(doc), typed
 
 
-def fast(raw: Any) -> tuple[list[v.Problem], str, bool]:
+def fast(raw: Any) -> tuple[list[v.Problem], str, str | None]:
     result = v.validate_document(copy.deepcopy(raw))
-    return result.problems, json.dumps(result.defaulted), result.model is not None
+    typed = None if result.model is None else json.dumps(result.model.to_wire())
+    return result.problems, json.dumps(result.defaulted), typed
 
 
 def same_both_ways(raw: Any) -> None:
@@ -81,7 +85,7 @@ def test_every_example_is_valid_cold_and_warm() -> None:
     memo.clear_all()
     for document in EXAMPLE_DOCS:
         same_both_ways(document)
-        assert fast(document)[2]
+        assert fast(document)[2] is not None
 
 
 def test_a_string_spelling_none_takes_the_full_walk() -> None:
@@ -110,3 +114,117 @@ def test_equal_specs_share_a_verdict_but_not_a_defaulted_object() -> None:
 def test_arbitrary_values_get_the_located_answer(value: Any) -> None:
     same_both_ways(value)
     same_both_ways({"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelReplica", "spec": value})
+
+
+def _replica(cluster: str, name: str = "r-0") -> dict[str, Any]:
+    """The seed's replica, pinned to ``cluster``."""
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelReplica",
+        "metadata": {
+            "name": name,
+            "namespace": "ml-team",
+            "labels": replica_labels(cluster=cluster),
+        },
+        "spec": {"clusterName": cluster, "engines": [seed_replica_engine()]},
+    }
+
+
+def test_equal_specs_share_one_typed_spec_of_equal_content() -> None:
+    """Issue 16: replicas with one spec share its typed object; another spec gets its own."""
+    memo.clear_all()
+    first = v.validate_document(_replica("us-east-1", "a"))
+    second = v.validate_document(_replica("us-east-1", "b"))
+    other = v.validate_document(_replica("eu-west-1", "c"))
+    assert first.model is not None and second.model is not None and other.model is not None
+    assert second.model.spec is first.model.spec  # type: ignore[attr-defined]
+    assert second.model.metadata.name == "b"  # type: ignore[attr-defined]
+    assert other.model.spec is not first.model.spec  # type: ignore[attr-defined]
+    assert other.model.spec.cluster_name == "eu-west-1"  # type: ignore[attr-defined]
+
+
+def test_a_rule_verdict_is_shared_by_what_the_rule_reads_and_still_refuses() -> None:
+    """Specs that differ by cluster share the verdict of rules that do not read the cluster;
+    a spec that differs where a rule reads is judged on its own, warm or cold."""
+    memo.clear_all()
+    for index in range(5):
+        assert v.validate_document(_replica(f"cluster-{index}", f"r-{index}")).ok
+    broken = _replica("cluster-0", "broken")
+    broken["spec"]["serving"] = {"mode": "PrefillDecode"}  # one engine: the spec rules fail
+    expected = reference(copy.deepcopy(broken))
+    assert expected[0]
+    assert fast(broken) == expected
+    memo.clear_all()
+    assert fast(broken) == expected
+
+
+@pytest.mark.parametrize(
+    ("rules", "fields"),
+    [
+        (["self.a != 'x' || has(self.b)"], ("a", "b")),
+        (["has(self.template.spec)"], ("template",)),
+        (["self . a == 1", "self.b.all(x, x > 0)"], ("a", "b")),
+        (["self.exists_one(c, c.name == 'engine')"], None),  # a macro on self itself
+        (["self.all(k, k != 'a')"], None),  # a map's keys
+        (["size(self) == 2"], None),
+        (["self == oldSelf"], None),
+        (["self['a'] == 1"], None),
+        (["self.?a.orValue(1) == 1"], None),
+        (["self.a__dash__b == 1"], None),  # reads the field a-b
+        (["cel.bind(s, self, s.a == 1)"], None),
+        (["1 == 1"], ()),
+    ],
+)
+def test_the_fields_a_rule_reads(rules: list[str], fields: tuple[str, ...] | None) -> None:
+    """Issue 16: a rule's verdict is remembered by the fields it reads, only when those are
+    all it can read."""
+    assert v.fields_read(rules) == fields
+
+
+def test_every_rule_of_the_api_reads_fields_or_is_judged_whole() -> None:
+    """The API's own rules: each reads named fields, or self as a whole (never an escape)."""
+    from modelplane.api.base import RULES
+
+    for rule in RULES.values():
+        fields = v.fields_read([rule.rule])
+        assert fields is None or all("__" not in name for name in fields), rule.id
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES, _JSON_VALUES)
+def test_equal_content_keys_mean_equal_values(first: Any, second: Any) -> None:
+    """A content key tells values apart that == does not (1, 1.0, True; key order)."""
+    same = v.content_key(first) == v.content_key(second)
+    written_alike = repr(first) == repr(second)
+    assert same == written_alike
+    assert v.content_key(copy.deepcopy(first)) == v.content_key(first)
+
+
+def test_a_value_marshal_cannot_write_is_keyed_by_its_text() -> None:
+    """Not a JSON value (a caller's own object): keyed by its repr, apart from every JSON key."""
+
+    class Odd:
+        def __repr__(self) -> str:
+            return "Odd()"
+
+    assert v.content_key([Odd()]) == b"r[Odd()]"
+    assert v.content_key([Odd()]) != v.content_key(["Odd()"])
+
+
+def test_a_document_nested_past_every_walker_is_refused_whole() -> None:
+    deep: Any = "leaf"
+    for _ in range(3000):
+        deep = [deep]
+    document = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelReplica", "spec": deep}
+    assert v.validate_document(document, owned=True).problems == [
+        v.Problem("", "document nests too deeply")
+    ]

@@ -41,6 +41,7 @@ INVENTORY = {
     "api.validation.patterns",
     "api.validation.rule_verdicts",
     "api.validation.transition_rules",
+    "api.validation.typed_specs",
     "api.validation.verdicts",
     "api.validator_schemas",
     "cel.crd_cost.parsed",
