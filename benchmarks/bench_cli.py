@@ -1,7 +1,10 @@
 """Benchmark of the whole commands (issue 16): `schedule` and `render` as processes.
 
 Fleets from bench_scheduler's generators (Ready clusters of four pools, replicas of other
-deployments, one seed-like deployment), written once as YAML to a temporary directory:
+deployments, one seed-like deployment), each replica carrying the pod template a rendered
+replica carries (a vLLM engine: image, arguments, port, environment, resources; about
+1.4 KB of YAML a replica, so 15 MB at 10,000 replicas, like the issue's 14 MB fleet),
+written once as YAML to a temporary directory:
 
 * 1,000 clusters x 4 pools, 10,000 existing replicas, 10 and 100 desired;
 * 100 clusters, 1,000 existing, 100 desired;
@@ -53,15 +56,48 @@ _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 T = TypeVar("T")
 
 
-def write_fleet(root: Path, clusters: int, existing: int, desired: int) -> None:
-    """The fleet as three YAML files, as a user's snapshot would be."""
+# What a rendered replica's engine runs (composition.md's vLLM container, trimmed).
+SERVING_TEMPLATE: dict[str, Any] = {
+    "spec": {
+        "containers": [
+            {
+                "name": "engine",
+                "image": "vllm/vllm-openai:v0.11.0",
+                "args": [
+                    "--model", "Qwen/Qwen3-8B", "--tensor-parallel-size", "1",
+                    "--max-model-len", "32768", "--gpu-memory-utilization", "0.9",
+                    "--port", "8000",
+                ],
+                "ports": [{"name": "http", "containerPort": 8000}],
+                "env": [
+                    {"name": "HF_HOME", "value": "/models"},
+                    {"name": "VLLM_LOGGING_LEVEL", "value": "INFO"},
+                ],
+                "resources": {"requests": {"cpu": "8", "memory": "64Gi"}, "limits": {"memory": "64Gi"}},
+            }
+        ]
+    }
+}  # fmt: skip
 
-    def dump(name: str, docs: list[dict[str, Any]]) -> None:
-        (root / name).write_text(yaml.dump_all(docs, Dumper=_Dumper))
 
-    dump("clusters.yaml", [cluster_doc(i) for i in range(clusters)])
-    dump("replicas.yaml", [existing_doc(i, clusters) for i in range(existing)])
-    dump("deployment.yaml", [deployment_doc(desired)])
+def served_replica(i: int, clusters: int) -> dict[str, Any]:
+    """bench_scheduler's replica of another deployment, with a real engine's pod template."""
+    doc = existing_doc(i, clusters)
+    doc["spec"]["engines"][0]["members"][0]["template"] = SERVING_TEMPLATE
+    return doc
+
+
+def write_fleet(root: Path, clusters: int, existing: int, desired: int) -> int:
+    """The fleet as three YAML files, as a user's snapshot would be; its size in bytes."""
+
+    def dump(name: str, docs: list[dict[str, Any]]) -> int:
+        return (root / name).write_text(yaml.dump_all(docs, Dumper=_Dumper))
+
+    return (
+        dump("clusters.yaml", [cluster_doc(i) for i in range(clusters)])
+        + dump("replicas.yaml", [served_replica(i, clusters) for i in range(existing)])
+        + dump("deployment.yaml", [deployment_doc(desired)])
+    )
 
 
 def whole_process(verb: str, directory: str, runs: int) -> float:
@@ -138,10 +174,13 @@ def main() -> None:
     """Every fleet, both commands: one row each."""
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     header = " ".join(f"{p + ' ms':>12}" for p in PHASES)
-    print(f"{'clusters':>8} {'existing':>8} {'desired':>7} {'verb':>8} {'process ms':>11} {header}")
+    print(
+        f"{'clusters':>8} {'existing':>8} {'desired':>7} {'MB':>5} {'verb':>8} "
+        f"{'process ms':>11} {header}"
+    )
     for clusters, existing, desired, runs in FLEETS:
         with tempfile.TemporaryDirectory() as tmp:
-            write_fleet(Path(tmp), clusters, existing, desired)
+            size = write_fleet(Path(tmp), clusters, existing, desired) / 1e6
             for verb in ("schedule", "render"):
                 wall = whole_process(verb, tmp, runs)
                 split = in_process_split(tmp, verb)
@@ -149,7 +188,8 @@ def main() -> None:
                     f"{split[p] * 1000:12.0f}" if p in split else f"{'-':>12}" for p in PHASES
                 )
                 print(
-                    f"{clusters:8d} {existing:8d} {desired:7d} {verb:>8} {wall * 1000:11.0f} {cells}"
+                    f"{clusters:8d} {existing:8d} {desired:7d} {size:5.1f} {verb:>8} "
+                    f"{wall * 1000:11.0f} {cells}"
                 )
                 sys.stdout.flush()
     print("targets: schedule 1000 x 10000 x 10 <= 1700 ms, 1000 x 10000 x 100 <= 5000 ms")

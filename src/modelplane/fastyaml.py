@@ -40,13 +40,17 @@ closed to it while it parses, and the slow path then names the line.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import re
 import sys
+import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, NoReturn, TypeVar
 
 import ryml
 
@@ -124,14 +128,54 @@ class _Unfaithful(Exception):
     """The JSON would differ from what PyYAML reads: the file is read the slow way."""
 
 
-def read(data: bytes) -> list[tuple[int, Any]] | None:
-    """The (first line, value) of every non-empty document, or None to read the slow way."""
-    unsafe, flow = _scan(data)
-    if unsafe:
+@dataclass(frozen=True)
+class FastRead:
+    """What the fast reader read from one file."""
+
+    documents: list[tuple[int, Any]]
+    """The (first line, value) of every non-empty document."""
+    null_free: bool
+    """No object of any document has a null member (there is nothing to prune): the file's
+    JSON has no ``null`` at all, not even inside a string."""
+
+
+def read(data: bytes, *, fork: bool | None = None) -> FastRead | None:
+    """The documents of a file, or None to read it the slow way.
+
+    The checks that look at the whole text (its indicators and scalars, the document
+    lines, the JSON strings) run in a forked child while this process decodes the JSON
+    (``fork``: None decides by the file's size; see _in_child): on two cores a fleet file
+    is read in the time of its parse and decode alone.
+    """
+    if _unsafe_bytes(data):
+        return None  # decided before rapidyaml sees the file
+    parsed = _json_text(data)
+    if parsed is None:
         return None
-    starts = _document_lines(data)
-    if not starts:
-        return None  # nothing but comments and blank lines: the slow path says so
+    text, stream = parsed
+    wanted = len(data) >= _FORK_FROM if fork is None else fork
+    checks = _in_child(partial(_checks, data, text)) if wanted else partial(_checks, data, text)
+    value = _decoded(text)
+    null_free = "null" not in text
+    del text
+    unsafe, flow, starts = checks()
+    if unsafe or value is _UNFAITHFUL or not starts:
+        return None  # no content at all (comments, blank lines): the slow path says so
+    documents = value if stream else [value]
+    present = [doc for doc in documents if doc is not None]
+    if flow and any(_deeper_than(doc, _MAX_FLOW_DEPTH) for doc in present):
+        return None  # the slow path names the line where nesting passes MAX_DEPTH
+    if len(present) != len(starts):
+        return None
+    return FastRead(list(zip(starts, present, strict=True)), null_free)
+
+
+_UNFAITHFUL: Any = object()
+"""What _decoded gives for a JSON text whose values PyYAML would not read the same."""
+
+
+def _json_text(data: bytes) -> tuple[str, bool] | None:
+    """rapidyaml's JSON of the file and whether it is a stream; None when it does not parse."""
     try:
         with _quiet_stderr():
             tree = ryml.Tree()
@@ -141,28 +185,93 @@ def read(data: bytes) -> list[tuple[int, Any]] | None:
             stream = tree.is_stream(root)
             _on_one_line(tree, root, stream)
             text = ryml.emit_json_malloc(tree, root)
-        del tree  # its arena and nodes (tens of MB for a fleet) are not needed past here
-        if not isinstance(text, str) or _resolved_plain(data, text):
-            return None
-        value = json.loads(
+    except Exception:  # noqa: BLE001 - rapidyaml's own parse errors: the slow path explains them
+        return None
+    return (text, bool(stream)) if isinstance(text, str) else None
+
+
+def _decoded(text: str) -> Any:
+    """The JSON text's values, or _UNFAITHFUL."""
+    try:
+        return json.loads(
             text,
             object_pairs_hook=_object,
             parse_int=_int,
             parse_float=_float,
             parse_constant=_constant,
         )
-        del text
-        documents = value if stream else [value]
     except (_Unfaithful, ValueError, RecursionError):
-        return None
-    except Exception:  # noqa: BLE001 - rapidyaml's own parse errors: the slow path explains them
-        return None
-    present = [doc for doc in documents if doc is not None]
-    if flow and any(_deeper_than(doc, _MAX_FLOW_DEPTH) for doc in present):
-        return None  # the slow path names the line where nesting passes MAX_DEPTH
-    if len(present) != len(starts):
-        return None
-    return list(zip(starts, present, strict=True))
+        return _UNFAITHFUL
+
+
+def _checks(data: bytes, text: str) -> tuple[bool, bool, list[int]]:
+    """(unsafe, flow, document lines): the look at the whole text, in one call for a child."""
+    unsafe, flow = _scan_nodes(data)
+    if unsafe or _resolved_plain(data, text):
+        return True, False, []
+    return False, flow, _document_lines(data)
+
+
+# A file this large has its checks run by a forked child (fleet snapshots are megabytes;
+# a small file costs less to check than a fork does, about 5 ms for a loaded process).
+_FORK_FROM = 1 << 20
+
+R = TypeVar("R")
+
+
+def _in_child(compute: Callable[[], R]) -> Callable[[], R]:
+    """``compute`` (pure, its answer marshal-able) run by a forked child; the call returned
+    waits for the answer.
+
+    Only where forking is safe: on Linux (macOS forbids it once system frameworks may be
+    loaded), in a process with no other Python thread (the function server never reads
+    YAML files, and a thread holding a lock would stop the child). Where the child cannot
+    start, fails or is killed, ``compute`` runs in this process: the answer is the same.
+    """
+    if not sys.platform.startswith("linux") or threading.active_count() != 1:
+        return compute
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return compute
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return compute
+    if pid == 0:
+        _answer_and_exit(compute, read_end, write_end)
+    os.close(write_end)
+
+    def wait() -> R:
+        with open(read_end, "rb") as pipe:
+            payload = pipe.read()
+        _, status = os.waitpid(pid, 0)
+        if status == 0 and payload:
+            try:
+                answer: R = marshal.loads(payload)
+            except (EOFError, ValueError, TypeError):
+                pass
+            else:
+                return answer
+        return compute()
+
+    return wait
+
+
+def _answer_and_exit(compute: Callable[[], Any], read_end: int, write_end: int) -> NoReturn:
+    """The child's whole life: write the answer and leave, running nothing of the parent's
+    (no cleanup, no buffered output flushed twice), whatever happens."""
+    code = 1
+    try:
+        os.close(read_end)
+        payload = marshal.dumps(compute())
+        with open(write_end, "wb") as pipe:
+            pipe.write(payload)
+        code = 0
+    finally:
+        os._exit(code)
 
 
 def _on_one_line(tree: ryml.Tree, root: int, stream: bool) -> None:
@@ -258,12 +367,20 @@ def _scan(data: bytes) -> tuple[bool, bool]:
     milliseconds for a 15 MB fleet file (tests/api/test_fast_yaml.py checks the scan
     against its candidate-by-candidate definition).
     """
+    return (True, False) if _unsafe_bytes(data) else _scan_nodes(data)
+
+
+def _unsafe_bytes(data: bytes) -> bool:
+    """A byte or a line the readers may read apart, found before the file is parsed."""
     if not data.isascii() or data.translate(None, _PRINTABLE) or b"\n..." in data:
-        return True, False  # a tab, CR or control character; a document end marker
+        return True  # a tab, CR or control character; a document end marker
     if data.startswith(b"...") or _deep_line(data):
-        return True, False
-    if b"\\" in data:
-        return True, False  # double-quoted escapes such as \\N are not kept by rapidyaml
+        return True
+    return b"\\" in data  # double-quoted escapes such as \\N are not kept by rapidyaml
+
+
+def _scan_nodes(data: bytes) -> tuple[bool, bool]:
+    """_scan's look at the indicators and plain scalars, on a file _unsafe_bytes passed."""
     if data.translate(None, _NOT_PROPERTIES) and any(
         _at_node(data, at) for char in _PROPERTIES for at in _positions(data, bytes([char]))
     ):

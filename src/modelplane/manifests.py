@@ -56,6 +56,8 @@ class Document:
     content: Any
     problems: tuple[tuple[str, str], ...] = ()
     """(field path, message) of every value that is not JSON (jsonvalues)."""
+    null_free: bool = False
+    """The reader knows no object of the content has a null member (fastyaml.FastRead)."""
 
 
 @dataclass(frozen=True)
@@ -285,8 +287,8 @@ def _read_yaml(file: str, data: bytes) -> Iterator[Document | str]:
     fast = fastyaml.read(data)
     if fast is not None:
         # The plain YAML fleets are written in: the same values and lines, much faster.
-        for line, content in fast:
-            yield Document(file, line, content)
+        for line, content in fast.documents:
+            yield Document(file, line, content, null_free=fast.null_free)
         return
     yield from read_yaml_located(file, data)
 
@@ -403,7 +405,7 @@ def _add_document(doc: Document, loaded: Loaded, seen: set[tuple[str, str, str]]
         return
     # The readers build a fresh JSON value per document (jsonvalues, json.loads, fastyaml):
     # validation may default it in place rather than copy it once more.
-    result = validate_document(doc.content, owned=True)
+    result = validate_document(doc.content, owned=True, null_free=doc.null_free)
     problems = list(result.problems)
     identity = _identity(result)
     if identity is not None:

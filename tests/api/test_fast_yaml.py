@@ -10,7 +10,10 @@ pin both halves: where it answers, the values and document lines are the located
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import sys
 import textwrap
 from typing import Any
 
@@ -46,10 +49,20 @@ def located(data: bytes) -> list[tuple[int, Any]] | None:
 
 def agree(data: bytes) -> list[tuple[int, Any]] | None:
     """The fast answer, checked against the located reader's."""
-    fast = fastyaml.read(data)
-    if fast is not None:
-        assert fast == located(data), data.decode(errors="replace")
+    found = fastyaml.read(data)
+    if found is None:
+        return None
+    fast = found.documents
+    assert fast == located(data), data.decode(errors="replace")
+    if found.null_free:
+        assert not any(_has_null_member(value) for _, value in fast)
     return fast
+
+
+def _has_null_member(value: Any) -> bool:
+    if isinstance(value, dict):
+        return None in value.values() or any(_has_null_member(v) for v in value.values())
+    return isinstance(value, list) and any(_has_null_member(v) for v in value)
 
 
 tokens = st.sampled_from(TRICKY) | st.text("ab01.-_:e+ ", min_size=1, max_size=6)
@@ -330,3 +343,67 @@ def test_documents_written_on_one_line_read_as_written() -> None:
     fast = agree(data)
     assert fast is not None
     assert [value for _, value in fast] == docs
+
+
+_LINUX = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the checks run in a forked child on Linux only"
+)
+
+
+@_LINUX
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.dictionaries(tokens, values, min_size=1, max_size=4), min_size=1, max_size=4))
+def test_the_checks_run_by_a_child_give_the_answer_given_here(docs: list[dict[str, Any]]) -> None:
+    """Issue 16: the forked checks answer as the checks run in this process, file by file."""
+    for data in (yaml.safe_dump_all(docs).encode(), _hand_written(docs)):
+        assert fastyaml.read(data, fork=True) == fastyaml.read(data, fork=False)
+
+
+def _hand_written(docs: list[dict[str, Any]]) -> bytes:
+    return "".join(f"---\n{k}: {v}\n" for doc in docs for k, v in doc.items()).encode()
+
+
+@_LINUX
+def test_a_fleet_file_is_checked_by_a_child_that_is_gone_after(monkeypatch: Any) -> None:
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counted() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    replica = {"kind": "ModelReplica", "spec": {"engines": [{"name": "e", "copies": 1}]}}
+    data = yaml.safe_dump_all([replica] * (fastyaml._FORK_FROM // 40)).encode()
+    assert len(data) >= fastyaml._FORK_FROM
+    fast = fastyaml.read(data)
+    assert fast is not None and len(fast.documents) == fastyaml._FORK_FROM // 40
+    assert len(forks) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # reaped: no child is left behind
+
+
+@_LINUX
+@pytest.mark.parametrize("how", ["raises", "is killed", "writes nothing"])
+def test_a_child_that_fails_is_answered_here(how: str) -> None:
+    parent = os.getpid()
+
+    def compute() -> list[int]:
+        if os.getpid() != parent:
+            if how == "raises":
+                raise RuntimeError("only in the child")
+            if how == "is killed":
+                os.kill(os.getpid(), signal.SIGKILL)
+            os._exit(0)
+        return [1, 2, 3]
+
+    assert fastyaml._in_child(compute)() == [1, 2, 3]
+
+
+def test_a_file_with_a_null_member_is_not_called_null_free() -> None:
+    found = fastyaml.read(b"a: 1\nb:\n  c: null\n")
+    assert found is not None and not found.null_free
+    found = fastyaml.read(b"a: 1\nb:\n  c: 2\n")
+    assert found is not None and found.null_free

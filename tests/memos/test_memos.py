@@ -39,6 +39,7 @@ INVENTORY = {
     "api.validation.pattern_verdicts",
     "api.validation.metadata_entries",
     "api.validation.patterns",
+    "api.validation.rule_fields",
     "api.validation.rule_verdicts",
     "api.validation.transition_rules",
     "api.validation.typed_specs",

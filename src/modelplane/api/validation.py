@@ -87,24 +87,28 @@ class ValidationResult:
         return f"{kind} {name}"
 
 
-def validate_document(raw: Any, *, rules: bool = True, owned: bool = False) -> ValidationResult:
+def validate_document(
+    raw: Any, *, rules: bool = True, owned: bool = False, null_free: bool = False
+) -> ValidationResult:
     """Validate one parsed document; never raises on any JSON-like input.
 
     With ``rules=False`` only steps 1 to 3 run (identity, defaults, structure): what the
     Crossplane runtime checks, the API server having already run the CRD rules.
     With ``owned=True`` the caller hands over a value that is JSON already (string keys,
     JSON scalars: what manifests' readers build) and that nobody else holds: it is
-    defaulted in place instead of copied first.
+    defaulted in place instead of copied first. With ``null_free=True`` the caller knows
+    that no object in it has a null member (the fast reader saw no null in the file), so
+    no spec or status is walked for nulls to prune.
     """
     try:
-        return _validate(raw if owned else _normalize(raw), rules)
+        return _validate(raw if owned else _normalize(raw), rules, null_free)
     except RecursionError:
         return ValidationResult(
             None, None, None, None, {}, [Problem("", "document nests too deeply")]
         )
 
 
-def _validate(doc: Any, rules: bool = True) -> ValidationResult:
+def _validate(doc: Any, rules: bool = True, null_free: bool = False) -> ValidationResult:
     if not isinstance(doc, dict):
         return ValidationResult(
             None, None, None, None, {}, [Problem("", "document is not an object")]
@@ -124,7 +128,7 @@ def _validate(doc: Any, rules: bool = True) -> ValidationResult:
     # The content keys of the spec and status as written: their defaulted form, and so
     # their verdicts, follow from them.
     contents = _contents(defaulted)
-    compiled.defaults(defaulted, contents)
+    compiled.defaults(defaulted, contents, null_free)
     _default_namespace(defaulted, info)
     result.defaulted = defaulted
     result.name = _meta_field(defaulted, "name")
@@ -622,6 +626,12 @@ def fields_read(texts: Iterable[str]) -> tuple[str, ...] | None:
 
 
 # Rule texts come from our own schemas: a few hundred.
+@memoized("api.validation.rule_fields", 1024)
+def _fields_of(text: str) -> tuple[str, ...] | None:
+    return fields_read([text])
+
+
+# Rule texts come from our own schemas: a few hundred.
 @memoized("api.validation.transition_rules", 1024)
 def _is_transition_rule(text: str) -> bool:
     return re.search(r"\boldSelf\b", text) is not None
@@ -636,10 +646,18 @@ def _compiled(text: str) -> CompiledRule | None:
 
 
 def _holds(text: str, value: Any) -> bool:
-    """True when the rule holds; a rule that does not compile or errors counts as failed."""
+    """True when the rule holds; a rule that does not compile or errors counts as failed.
+
+    A rule that reads only some fields of an object is given those fields alone: the same
+    answer, and the engine converts a few values instead of the whole object (a rule at a
+    document's root that reads its name no longer converts its status).
+    """
     compiled = _compiled(text)
     if compiled is None:
         return False
+    read = _fields_of(text)
+    if read is not None and type(value) is dict:
+        value = {name: value[name] for name in read if name in value}
     try:
         return compiled.evaluate(value) is True
     except Exception:  # noqa: BLE001 - the adapter promises False, but a user must never see a trace
@@ -673,7 +691,7 @@ _TYPE_NAMES: dict[type, str] = {
 class _CompiledKind:
     """One kind's schema as closures: defaults, the structural verdict, the rules' verdict."""
 
-    defaults: Callable[[dict[str, Any], dict[str, bytes]], None]
+    defaults: Callable[[dict[str, Any], dict[str, bytes], bool], None]
     clean: Callable[[dict[str, Any], KindInfo, dict[str, bytes]], bool]
     rules: Callable[[dict[str, Any], dict[str, bytes]], bool]
 
@@ -731,16 +749,17 @@ def _compiled_kind(kind: str) -> _CompiledKind:
 
 def _compile_root_defaults(
     schema: Schema,
-) -> Callable[[dict[str, Any], dict[str, bytes]], None]:
+) -> Callable[[dict[str, Any], dict[str, bytes], bool], None]:
     """_apply_defaults on a document; a spec or status without null only gets its defaults.
 
-    ``contents`` are the bodies' content keys taken before defaulting: a body whose key
-    has no null mark holds no null (a string holding that byte only costs the full walk).
+    ``contents`` are the bodies' content keys taken before defaulting: a body holds no null
+    when the caller says none does (``null_free``) or when its key has no null mark (a
+    string holding that byte only costs the full walk).
     """
     whole = _compile_defaults(schema)
     properties: dict[str, Schema] = schema.get("properties", {})
     if isinstance(schema.get("additionalProperties"), dict) or "items" in schema:
-        return lambda doc, contents: whole(doc) if whole is not None else None
+        return lambda doc, contents, null_free: whole(doc) if whole is not None else None
     names = frozenset(properties)
     defaults = [(name, sub["default"]) for name, sub in properties.items() if "default" in sub]
     full = {name: _compile_defaults(sub) for name, sub in properties.items()}
@@ -748,14 +767,15 @@ def _compile_root_defaults(
         name: _compile_defaults(properties[name], False) for name in _BODIES if name in properties
     }
 
-    def apply(doc: dict[str, Any], contents: dict[str, bytes]) -> None:
+    def apply(doc: dict[str, Any], contents: dict[str, bytes], null_free: bool) -> None:
         for name in [n for n, item in doc.items() if item is None and n in names]:
             del doc[name]
         for name, default in defaults:
             if name not in doc:
                 doc[name] = _fresh(default)
         for name, item in doc.items():
-            if name in lean and _NULL_MARK not in contents.get(name, _NULL_MARK):
+            content = contents.get(name)
+            if name in lean and content is not None and (null_free or _NULL_MARK not in content):
                 child = lean[name]
             else:
                 child = full.get(name)
