@@ -40,20 +40,19 @@ closed to it while it parses, and the slow path then names the line.
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import re
 import sys
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
 import ryml
 
+from modelplane.forked import Child, ChildFailed, Send
 from modelplane.jsonvalues import INT64, MAX_DEPTH
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
@@ -142,26 +141,147 @@ class FastRead:
 def read(data: bytes, *, fork: bool | None = None) -> FastRead | None:
     """The documents of a file, or None to read it the slow way.
 
-    The checks that look at the whole text (its indicators and scalars, the document
-    lines, the JSON strings) run in a forked child while this process decodes the JSON
-    (``fork``: None decides by the file's size; see _in_child): on two cores a fleet file
-    is read in the time of its parse and decode alone.
+    A file of 1 MiB or more (``fork``: None decides by size) is read on two cores: a forked
+    child parses the second half of the documents and checks the whole text while this
+    process parses the first half and decodes both (modelplane.forked). Where no child
+    can help, the file is read here alone, with the same answer.
     """
     if _unsafe_bytes(data):
         return None  # decided before rapidyaml sees the file
+    wanted = len(data) >= _FORK_FROM if fork is None else fork
+    cut = _middle_marker(data) if wanted else None
+    if cut is not None:
+        try:
+            return _read_in_halves(data, cut)
+        except ChildFailed:
+            pass  # read here alone
+    return _read_whole(data)
+
+
+# A file this large is read on two cores (fleet snapshots are megabytes; a small file is
+# read in less time than a fork takes, about 5 ms for a loaded process).
+_FORK_FROM = 1 << 20
+
+
+def _read_whole(data: bytes) -> FastRead | None:
     parsed = _json_text(data)
     if parsed is None:
         return None
     text, stream = parsed
-    wanted = len(data) >= _FORK_FROM if fork is None else fork
-    checks = _in_child(partial(_checks, data, text)) if wanted else partial(_checks, data, text)
-    value = _decoded(text)
-    null_free = "null" not in text
-    del text
-    unsafe, flow, starts = checks()
-    if unsafe or value is _UNFAITHFUL or not starts:
+    unsafe, flow, starts = _checks(data)
+    if unsafe or _resolved_plain(data, _suspects(text)):
+        return None
+    return _assembled([(_decoded(text), stream)], starts, flow, "null" not in text)
+
+
+def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
+    """The file read with a child: it parses ``data[cut:]`` (a document marker's line on)
+    and checks the whole text, this process parses the rest and decodes both."""
+    child = Child.start(partial(_second_half, data, cut))
+    if child is None:
+        raise ChildFailed("no child")
+    parts: list[tuple[Any, bool]] = []
+    suspects: Counter[tuple[str, bool]] = Counter()
+    null_free = False
+    with child:
+        first = _json_text(data[:cut])
+        if first is not None:  # the first half done before the second is waited for
+            text, stream = first
+            suspects = _suspects(text)
+            parts = [(_decoded(text), stream)]
+            null_free = "null" not in text
+            del text, first
+        second = child.receive()
+        if second is not None and not _is_parsed(second):
+            raise ChildFailed("the child's first answer is not a parsed half")
+        if not parts or second is None:
+            return None  # a half that does not parse: the slow path names the line
+        other_text, other_stream = second
+        parts.append((_decoded(other_text), other_stream))
+        null_free = null_free and "null" not in other_text
+        del other_text, second
+        verdict = child.receive()
+    if not _is_verdict(verdict):
+        raise ChildFailed("the child's second answer is not the checks' verdict")
+    unsafe, flow, starts, other_suspects = verdict
+    if unsafe or _resolved_plain(data, suspects + Counter(other_suspects)):
+        return None
+    return _assembled(parts, starts, flow, null_free)
+
+
+def _is_parsed(answer: Any) -> bool:
+    """The shape of _json_text's answer: (JSON text, is a stream)."""
+    return (
+        type(answer) is tuple
+        and len(answer) == 2
+        and type(answer[0]) is str
+        and type(answer[1]) is bool
+    )
+
+
+def _is_verdict(answer: Any) -> bool:
+    """The shape of _second_half's last answer: (unsafe, flow, lines, suspects)."""
+    return (
+        type(answer) is tuple
+        and len(answer) == 4
+        and type(answer[0]) is bool
+        and type(answer[1]) is bool
+        and type(answer[2]) is list
+        and all(type(line) is int for line in answer[2])
+        and type(answer[3]) is dict
+    )
+
+
+def _second_half(data: bytes, cut: int, send: Send) -> None:
+    """The child's part: the second half's JSON text, then the checks of the whole text."""
+    parsed = _json_text(data[cut:])
+    send(parsed)
+    unsafe, flow, starts = _checks(data)
+    suspects = {} if unsafe or parsed is None else dict(_suspects(parsed[0]))
+    send((unsafe, flow, starts, suspects))
+
+
+def _middle_marker(data: bytes) -> int | None:
+    """The document marker (as _markers finds them, not the first byte) nearest the cut.
+
+    The cut leaves the child a little more than half: it also checks the whole text, while
+    this process decodes both halves (the two then finish together on a fleet file).
+    """
+    middle = len(data) * 9 // 20
+    near = (_marker_after(data, middle), _marker_before(data, middle + 4))
+    found = [at for at in near if at]
+    return min(found, key=lambda at: abs(at - middle)) if found else None
+
+
+def _marker_after(data: bytes, start: int) -> int | None:
+    at = data.find(b"\n---", start)
+    while at >= 0:
+        if data[at + 4 : at + 5] in (b" ", b"\n", b""):
+            return at + 1
+        at = data.find(b"\n---", at + 4)
+    return None
+
+
+def _marker_before(data: bytes, end: int) -> int | None:
+    at = data.rfind(b"\n---", 0, end)
+    while at >= 0:
+        if data[at + 4 : at + 5] in (b" ", b"\n", b""):
+            return at + 1
+        at = data.rfind(b"\n---", 0, at)
+    return None
+
+
+def _assembled(
+    parts: list[tuple[Any, bool]], starts: list[int], flow: bool, null_free: bool
+) -> FastRead | None:
+    """The documents of the parts, in order, given their lines; None where they disagree."""
+    documents: list[Any] = []
+    for value, stream in parts:
+        if value is _UNFAITHFUL:
+            return None
+        documents.extend(value if stream else [value])
+    if not starts:
         return None  # no content at all (comments, blank lines): the slow path says so
-    documents = value if stream else [value]
     present = [doc for doc in documents if doc is not None]
     if flow and any(_deeper_than(doc, _MAX_FLOW_DEPTH) for doc in present):
         return None  # the slow path names the line where nesting passes MAX_DEPTH
@@ -204,74 +324,12 @@ def _decoded(text: str) -> Any:
         return _UNFAITHFUL
 
 
-def _checks(data: bytes, text: str) -> tuple[bool, bool, list[int]]:
-    """(unsafe, flow, document lines): the look at the whole text, in one call for a child."""
+def _checks(data: bytes) -> tuple[bool, bool, list[int]]:
+    """(unsafe, flow, document lines): the look at the whole text that needs no JSON."""
     unsafe, flow = _scan_nodes(data)
-    if unsafe or _resolved_plain(data, text):
+    if unsafe:
         return True, False, []
     return False, flow, _document_lines(data)
-
-
-# A file this large has its checks run by a forked child (fleet snapshots are megabytes;
-# a small file costs less to check than a fork does, about 5 ms for a loaded process).
-_FORK_FROM = 1 << 20
-
-R = TypeVar("R")
-
-
-def _in_child(compute: Callable[[], R]) -> Callable[[], R]:
-    """``compute`` (pure, its answer marshal-able) run by a forked child; the call returned
-    waits for the answer.
-
-    Only where forking is safe: on Linux (macOS forbids it once system frameworks may be
-    loaded), in a process with no other Python thread (the function server never reads
-    YAML files, and a thread holding a lock would stop the child). Where the child cannot
-    start, fails or is killed, ``compute`` runs in this process: the answer is the same.
-    """
-    if not sys.platform.startswith("linux") or threading.active_count() != 1:
-        return compute
-    try:
-        read_end, write_end = os.pipe()
-    except OSError:
-        return compute
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        return compute
-    if pid == 0:
-        _answer_and_exit(compute, read_end, write_end)
-    os.close(write_end)
-
-    def wait() -> R:
-        with open(read_end, "rb") as pipe:
-            payload = pipe.read()
-        _, status = os.waitpid(pid, 0)
-        if status == 0 and payload:
-            try:
-                answer: R = marshal.loads(payload)
-            except (EOFError, ValueError, TypeError):
-                pass
-            else:
-                return answer
-        return compute()
-
-    return wait
-
-
-def _answer_and_exit(compute: Callable[[], Any], read_end: int, write_end: int) -> NoReturn:
-    """The child's whole life: write the answer and leave, running nothing of the parent's
-    (no cleanup, no buffered output flushed twice), whatever happens."""
-    code = 1
-    try:
-        os.close(read_end)
-        payload = marshal.dumps(compute())
-        with open(write_end, "wb") as pipe:
-            pipe.write(payload)
-        code = 0
-    finally:
-        os._exit(code)
 
 
 def _on_one_line(tree: ryml.Tree, root: int, stream: bool) -> None:
@@ -371,16 +429,16 @@ def _scan(data: bytes) -> tuple[bool, bool]:
 
 
 def _unsafe_bytes(data: bytes) -> bool:
-    """A byte or a line the readers may read apart, found before the file is parsed."""
-    if not data.isascii() or data.translate(None, _PRINTABLE) or b"\n..." in data:
-        return True  # a tab, CR or control character; a document end marker
-    if data.startswith(b"...") or _deep_line(data):
-        return True
+    """A byte the readers may read apart, found before the file is parsed (a few ms)."""
+    if not data.isascii() or data.translate(None, _PRINTABLE):
+        return True  # a tab, CR or control character
     return b"\\" in data  # double-quoted escapes such as \\N are not kept by rapidyaml
 
 
 def _scan_nodes(data: bytes) -> tuple[bool, bool]:
-    """_scan's look at the indicators and plain scalars, on a file _unsafe_bytes passed."""
+    """_scan's look at the lines, indicators and plain scalars of a file _unsafe_bytes passed."""
+    if data.startswith(b"...") or b"\n..." in data or _deep_line(data):
+        return True, False  # a document end marker; a line nesting past the bound
     if data.translate(None, _NOT_PROPERTIES) and any(
         _at_node(data, at) for char in _PROPERTIES for at in _positions(data, bytes([char]))
     ):
@@ -438,19 +496,24 @@ def _signed_dot(data: bytes) -> bool:
     return False
 
 
-def _resolved_plain(data: bytes, text: str) -> bool:
-    """True when a JSON string that PyYAML would resolve to a non-string came from a plain scalar.
-
-    A string such as ``"8080"`` or ``"true"`` cannot have: rapidyaml writes those plain
-    scalars as a number or a boolean (TYPED), so the YAML quoted it. Any other such string
-    (``yes``, ``~``, ``0x1F``) is fine only where it was quoted: each must occur in the JSON
-    exactly as often as it is written quoted, as a whole scalar.
-    """
-    in_json = Counter(
+def _suspects(text: str) -> Counter[tuple[str, bool]]:
+    """The JSON strings that PyYAML would resolve to a non-string had they been plain,
+    counted by (text, is a key). A string such as ``"8080"`` or ``"true"`` is not one:
+    rapidyaml writes those plain scalars as a number or a boolean (TYPED), so the YAML
+    quoted it."""
+    return Counter(
         (m["key"], True) if m["key"] is not None else (m["value"], False)
         for m in _SUSPECT_STRING.finditer(text)
     )
-    if not in_json:
+
+
+def _resolved_plain(data: bytes, in_json: Counter[tuple[str, bool]]) -> bool:
+    """True when a suspect JSON string (``yes``, ``~``, ``0x1F``) came from a plain scalar.
+
+    Each is fine only where it was quoted: it must occur in the JSON exactly as often as
+    it is written quoted in ``data``, as a whole scalar.
+    """
+    if not +in_json:
         return False
     quoted: Counter[tuple[str, bool]] = Counter()
     for found in _RESOLVED_QUOTED.finditer(data):
@@ -460,7 +523,7 @@ def _resolved_plain(data: bytes, text: str) -> bool:
         token = found.group(1).decode()
         if role == "key" or role == "value" and not _TYPED_FULL.match(token):
             quoted[token, role == "key"] += 1
-    return in_json != quoted
+    return +in_json != quoted
 
 
 def _whole_scalar(data: bytes, start: int, end: int) -> str | None:

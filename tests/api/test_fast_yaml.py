@@ -346,16 +346,17 @@ def test_documents_written_on_one_line_read_as_written() -> None:
 
 
 _LINUX = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="the checks run in a forked child on Linux only"
+    not sys.platform.startswith("linux"), reason="files are read with a forked child on Linux only"
 )
 
 
 @_LINUX
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.dictionaries(tokens, values, min_size=1, max_size=4), min_size=1, max_size=4))
-def test_the_checks_run_by_a_child_give_the_answer_given_here(docs: list[dict[str, Any]]) -> None:
-    """Issue 16: the forked checks answer as the checks run in this process, file by file."""
+@given(st.lists(st.dictionaries(tokens, values, min_size=1, max_size=4), min_size=2, max_size=5))
+def test_a_file_read_in_halves_with_a_child_reads_as_read_here(docs: list[dict[str, Any]]) -> None:
+    """Issue 16: the child's half and checks give the answer this process gives alone."""
     for data in (yaml.safe_dump_all(docs).encode(), _hand_written(docs)):
+        assert fastyaml._middle_marker(data) is not None
         assert fastyaml.read(data, fork=True) == fastyaml.read(data, fork=False)
 
 
@@ -363,8 +364,15 @@ def _hand_written(docs: list[dict[str, Any]]) -> bytes:
     return "".join(f"---\n{k}: {v}\n" for doc in docs for k, v in doc.items()).encode()
 
 
+def _fleet_file() -> bytes:
+    replica = {"kind": "ModelReplica", "spec": {"engines": [{"name": "e", "copies": 1}]}}
+    data = yaml.safe_dump_all([replica] * (fastyaml._FORK_FROM // 40)).encode()
+    assert len(data) >= fastyaml._FORK_FROM
+    return data
+
+
 @_LINUX
-def test_a_fleet_file_is_checked_by_a_child_that_is_gone_after(monkeypatch: Any) -> None:
+def test_a_fleet_file_is_read_with_one_child_that_is_gone_after(monkeypatch: Any) -> None:
     forks: list[int] = []
     real_fork = os.fork
 
@@ -375,31 +383,40 @@ def test_a_fleet_file_is_checked_by_a_child_that_is_gone_after(monkeypatch: Any)
         return pid
 
     monkeypatch.setattr(os, "fork", counted)
-    replica = {"kind": "ModelReplica", "spec": {"engines": [{"name": "e", "copies": 1}]}}
-    data = yaml.safe_dump_all([replica] * (fastyaml._FORK_FROM // 40)).encode()
-    assert len(data) >= fastyaml._FORK_FROM
+    data = _fleet_file()
     fast = fastyaml.read(data)
     assert fast is not None and len(fast.documents) == fastyaml._FORK_FROM // 40
+    assert fast == fastyaml.read(data, fork=False)
     assert len(forks) == 1
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # reaped: no child is left behind
 
 
 @_LINUX
-@pytest.mark.parametrize("how", ["raises", "is killed", "writes nothing"])
-def test_a_child_that_fails_is_answered_here(how: str) -> None:
-    parent = os.getpid()
+@pytest.mark.parametrize(
+    "how", ["raises", "is killed", "answers nothing", "answers once", "answers garbage"]
+)
+def test_a_child_that_fails_leaves_the_file_read_here(how: str, monkeypatch: Any) -> None:
+    """However the child fails, the file is read here alone, with the same answer."""
+    real = fastyaml._second_half
 
-    def compute() -> list[int]:
-        if os.getpid() != parent:
-            if how == "raises":
-                raise RuntimeError("only in the child")
-            if how == "is killed":
-                os.kill(os.getpid(), signal.SIGKILL)
+    def failing(data: bytes, cut: int, send: Any) -> None:
+        if how == "raises":
+            raise RuntimeError("only in the child")
+        if how == "is killed":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if how == "answers once":
+            sent: list[Any] = []
+            real(data, cut, lambda value: None if sent else sent.append(send(value)))
             os._exit(0)
-        return [1, 2, 3]
+        if how == "answers garbage":
+            real(data, cut, lambda value: send("not what the reader expects"))
 
-    assert fastyaml._in_child(compute)() == [1, 2, 3]
+    monkeypatch.setattr(fastyaml, "_second_half", failing)
+    data = _fleet_file()
+    assert fastyaml.read(data) == fastyaml.read(data, fork=False)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
 
 
 def test_a_file_with_a_null_member_is_not_called_null_free() -> None:

@@ -1,0 +1,163 @@
+"""Work handed to a forked child while this process goes on (issue 16: two cores, one file).
+
+A fleet file is read by parsing two halves at once and checking the whole text while it
+is decoded; the child's part comes back as marshal frames. Small frames go through a
+pipe; a large one (a half's JSON text, megabytes) is written to a memory file shared
+before the fork and only its place goes through the pipe, so the child never waits for
+this process to read.
+
+Forking is only done where it is safe: on Linux (macOS forbids a fork once system
+frameworks may be loaded), in a process with no other Python thread (a thread holding a
+lock would stop the child; the function server never reads YAML files). The child runs
+nothing of this process's but its work, writes to no stream, and leaves with
+``os._exit`` whatever happens. Callers treat a child that cannot start, fails, is killed
+or answers wrongly as no child at all and do the work themselves, so no answer depends
+on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import signal
+import struct
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+_HEADER = struct.Struct("<BQQ")  # in the pipe (0) or the memory file (1), offset, length
+_IN_PIPE, _IN_FILE = 0, 1
+_LARGE = 1 << 18
+"""A frame this large goes through the memory file (a pipe holds 64 KiB)."""
+
+Send = Callable[[Any], None]
+"""The child's way to answer: one marshal-able value a call, received in order."""
+
+
+class ChildFailed(Exception):
+    """The child did not answer as it should: do its work here."""
+
+
+def may_fork() -> bool:
+    """Whether a child may be forked from this process now."""
+    return (
+        sys.platform.startswith("linux")
+        and hasattr(os, "memfd_create")
+        and threading.active_count() == 1
+    )
+
+
+class Child:
+    """A forked child doing ``work(send)``; :meth:`receive` takes its answers in order."""
+
+    def __init__(self, pid: int, pipe: int, memory: int) -> None:
+        self._pid = pid
+        self._pipe = open(pipe, "rb")  # noqa: SIM115 - closed by close()
+        self._memory = memory
+        self._done = False
+
+    @classmethod
+    def start(cls, work: Callable[[Send], None]) -> Child | None:
+        """The child doing ``work``, or None where it cannot be started."""
+        if not may_fork():
+            return None
+        try:
+            memory = os.memfd_create("modelplane-child", os.MFD_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:
+            os.close(memory)
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (memory, read_end, write_end):
+                os.close(fd)
+            return None
+        if pid == 0:
+            _child(work, read_end, write_end, memory)
+        os.close(write_end)
+        return cls(pid, read_end, memory)
+
+    def receive(self) -> Any:
+        """The child's next answer; ChildFailed when it has none or it is malformed."""
+        header = self._pipe.read(_HEADER.size)
+        if len(header) != _HEADER.size:
+            raise ChildFailed("the child stopped answering")
+        where, offset, length = _HEADER.unpack(header)
+        if where == _IN_PIPE:
+            payload = self._pipe.read(length)
+        else:
+            payload = _read_at(self._memory, offset, length)
+        if len(payload) != length:
+            raise ChildFailed("the child's answer was cut short")
+        try:
+            return marshal.loads(payload)
+        except (EOFError, ValueError, TypeError) as err:
+            raise ChildFailed("the child's answer did not read back") from err
+
+    def close(self) -> None:
+        """Stop the child if it still runs, and reap it."""
+        if self._done:
+            return
+        self._done = True
+        self._pipe.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._pid, signal.SIGKILL)  # a child that answered all is gone already
+        os.waitpid(self._pid, 0)
+        os.close(self._memory)
+
+    def __enter__(self) -> Child:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def _read_at(fd: int, offset: int, length: int) -> bytes:
+    parts = []
+    while length > 0:
+        part = os.pread(fd, length, offset)
+        if not part:
+            break
+        parts.append(part)
+        offset += len(part)
+        length -= len(part)
+    return b"".join(parts)
+
+
+def _child(work: Callable[[Send], None], read_end: int, write_end: int, memory: int) -> NoReturn:
+    """The child's whole life: do the work, answer, leave, whatever happens."""
+    code = 1
+    try:
+        os.close(read_end)
+        with open(write_end, "wb") as pipe:
+            written = 0
+
+            def send(value: Any) -> None:
+                nonlocal written
+                payload = marshal.dumps(value)
+                if len(payload) < _LARGE:
+                    pipe.write(_HEADER.pack(_IN_PIPE, 0, len(payload)) + payload)
+                else:
+                    _write_at(memory, payload, written)
+                    pipe.write(_HEADER.pack(_IN_FILE, written, len(payload)))
+                    written += len(payload)
+                pipe.flush()
+
+            work(send)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _write_at(fd: int, payload: bytes, offset: int) -> None:
+    view = memoryview(payload)
+    while view:
+        count = os.pwrite(fd, view, offset)
+        view = view[count:]
+        offset += count
