@@ -134,6 +134,8 @@ def _child(work: Callable[[Send], None], read_end: int, write_end: int, memory: 
     """The child's whole life: do the work, answer, leave, whatever happens."""
     code = 1
     try:
+        # Output this process had not flushed yet is its own: the child's streams go nowhere.
+        sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the child exits
         os.close(read_end)
         with open(write_end, "wb") as pipe:
             written = 0

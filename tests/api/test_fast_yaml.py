@@ -13,6 +13,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import textwrap
 from typing import Any
@@ -424,3 +425,21 @@ def test_a_file_with_a_null_member_is_not_called_null_free() -> None:
     assert found is not None and not found.null_free
     found = fastyaml.read(b"a: 1\nb:\n  c: 2\n")
     assert found is not None and found.null_free
+
+
+@_LINUX
+def test_a_fleet_file_read_with_a_child_writes_this_process_output_alone(tmp_path: Any) -> None:
+    """The child writes nothing, and output pending when it forks is written once."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_bytes(_fleet_file())
+    script = (
+        "import sys\n"
+        "from modelplane import fastyaml\n"
+        "sys.stdout.write('pending out, ')\n"
+        "sys.stderr.write('pending err, ')\n"
+        f"assert fastyaml.read(open({str(fleet)!r}, 'rb').read()) is not None\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout == "pending out, " and done.stderr == "pending err, "
