@@ -347,9 +347,9 @@ def _on_one_line(tree: ryml.Tree, root: int, stream: bool) -> None:
 def _node_estimate(data: bytes) -> int:
     """About as many tree nodes as the file needs, so rapidyaml never grows its node array.
 
-    Growing the array while parsing costs more than the parse itself: a 14 MB fleet file
-    parses in 0.22 s into an empty tree, 0.06 s into one reserved this large
-    (benchmarks/bench_cli.py). A block line holds one node, a ``- `` item one more, a flow
+    Growing the array while parsing costs about as much as the parse itself: a 14 MB fleet
+    file parses in 0.22-0.24 s into an empty tree, 0.12-0.13 s into one reserved this
+    large (each in a fresh process). A block line holds one node, a ``- `` item one more, a flow
     collection one per ``,`` (plus its opening bracket); the documents and the stream add a
     few. Too low only costs the growth, so the estimate is capped at one node per two
     bytes: a hostile file cannot make it reserve more memory than its size asks.

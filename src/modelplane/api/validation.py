@@ -612,8 +612,8 @@ def fields_read(texts: Iterable[str]) -> tuple[str, ...] | None:
     None when a rule may read ``self`` as a whole: ``self`` alone (``size(self)``,
     ``cel.bind(s, self, ...)``), indexed (``self['a']``), optional (``self.?a``), called
     (``self.all(k, ...)``, ``self.size()``), or a field name written with Kubernetes' CEL
-    escapes (``a__dash__b`` reads ``a-b``). A ``self.a``
-    inside a string literal only adds a field, so the answer can be larger, never smaller.
+    escapes (``a__dash__b`` reads ``a-b``). A ``self.a`` inside a string literal only adds
+    a field, so the answer can be larger, never smaller.
     """
     fields: set[str] = set()
     for text in texts:
