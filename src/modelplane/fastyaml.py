@@ -211,24 +211,24 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
 
 def _is_parsed(answer: Any) -> bool:
     """The shape of _json_text's answer: (JSON text, is a stream)."""
-    return (
-        type(answer) is tuple
-        and len(answer) == 2
-        and type(answer[0]) is str
-        and type(answer[1]) is bool
-    )
+    return _shaped(answer, str, bool)
 
 
 def _is_verdict(answer: Any) -> bool:
-    """The shape of _second_half's last answer: (unsafe, flow, lines, suspects)."""
+    """The shape of _second_half's last answer: (unsafe, flow, lines, suspect counts)."""
+    return (
+        _shaped(answer, bool, bool, list, dict)
+        and all(type(line) is int for line in answer[2])
+        and all(type(count) is int for count in answer[3].values())
+    )
+
+
+def _shaped(answer: Any, *types: type) -> bool:
+    """A tuple of as many values as ``types``, each of exactly its type."""
     return (
         type(answer) is tuple
-        and len(answer) == 4
-        and type(answer[0]) is bool
-        and type(answer[1]) is bool
-        and type(answer[2]) is list
-        and all(type(line) is int for line in answer[2])
-        and type(answer[3]) is dict
+        and len(answer) == len(types)
+        and all(type(value) is kind for value, kind in zip(answer, types, strict=True))
     )
 
 
@@ -255,20 +255,21 @@ def _middle_marker(data: bytes) -> int | None:
 
 def _marker_after(data: bytes, start: int) -> int | None:
     at = data.find(b"\n---", start)
-    while at >= 0:
-        if data[at + 4 : at + 5] in (b" ", b"\n", b""):
-            return at + 1
+    while at >= 0 and not _ends_marker(data, at + 4):
         at = data.find(b"\n---", at + 4)
-    return None
+    return at + 1 if at >= 0 else None
 
 
 def _marker_before(data: bytes, end: int) -> int | None:
     at = data.rfind(b"\n---", 0, end)
-    while at >= 0:
-        if data[at + 4 : at + 5] in (b" ", b"\n", b""):
-            return at + 1
+    while at >= 0 and not _ends_marker(data, at + 4):
         at = data.rfind(b"\n---", 0, at)
-    return None
+    return at + 1 if at >= 0 else None
+
+
+def _ends_marker(data: bytes, at: int) -> bool:
+    """``---`` ending just before ``at`` is a marker: a space, a newline or the end follows."""
+    return data[at : at + 1] in (b" ", b"\n", b"")
 
 
 def _assembled(
@@ -401,7 +402,7 @@ def _markers(data: bytes) -> list[int]:
     found = data.find(b"\n---")
     candidate = 0 if data.startswith(b"---") else (found + 1 if found >= 0 else -1)
     while candidate >= 0:
-        if data[candidate + 3 : candidate + 4] in (b" ", b"\n", b""):
+        if _ends_marker(data, candidate + 3):
             markers.append(candidate)
         found = data.find(b"\n---", candidate + 3)
         candidate = found + 1 if found >= 0 else -1
