@@ -9,6 +9,7 @@ pin both halves: where it answers, the values and document lines are the located
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -365,9 +366,12 @@ def _hand_written(docs: list[dict[str, Any]]) -> bytes:
     return "".join(f"---\n{k}: {v}\n" for doc in docs for k, v in doc.items()).encode()
 
 
+@functools.cache
 def _fleet_file() -> bytes:
+    """A file large enough to be read with a child (made once: PyYAML writes it slowly)."""
     replica = {"kind": "ModelReplica", "spec": {"engines": [{"name": "e", "copies": 1}]}}
-    data = yaml.safe_dump_all([replica] * (fastyaml._FORK_FROM // 40)).encode()
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    data = yaml.dump_all([replica] * (fastyaml._FORK_FROM // 40), Dumper=dumper).encode()
     assert len(data) >= fastyaml._FORK_FROM
     return data
 
