@@ -91,8 +91,10 @@ class Child:
         where, offset, length = _HEADER.unpack(header)
         if where == _IN_PIPE:
             payload = self._pipe.read(length)
-        else:
+        elif where == _IN_FILE:
             payload = _read_at(self._memory, offset, length)
+        else:
+            raise ChildFailed("the child's answer came in a frame of no known kind")
         if len(payload) != length:
             raise ChildFailed("the child's answer was cut short")
         try:
@@ -108,7 +110,8 @@ class Child:
         self._pipe.close()
         with contextlib.suppress(ProcessLookupError):
             os.kill(self._pid, signal.SIGKILL)  # a child that answered all is gone already
-        os.waitpid(self._pid, 0)
+        with contextlib.suppress(ChildProcessError):  # reaped already (SIGCHLD ignored)
+            os.waitpid(self._pid, 0)
         os.close(self._memory)
 
     def __enter__(self) -> Child:
