@@ -418,17 +418,6 @@ def _first_content(data: bytes, at: int, end: int) -> int | None:
     return None if found is None else found.start()
 
 
-def _scan(data: bytes) -> tuple[bool, bool]:
-    """(unsafe, flow): a byte, indicator or scalar the two readers may read apart; a flow
-    collection that is not empty (whose nesting is then measured after parsing).
-
-    Each candidate character is found by bytes.find, then looked around: a few tens of
-    milliseconds for a 15 MB fleet file (tests/api/test_fast_yaml.py checks the scan
-    against its candidate-by-candidate definition).
-    """
-    return (True, False) if _unsafe_bytes(data) else _scan_nodes(data)
-
-
 def _unsafe_bytes(data: bytes) -> bool:
     """A byte the readers may read apart, found before the file is parsed (a few ms)."""
     if not data.isascii() or data.translate(None, _PRINTABLE):
@@ -437,7 +426,14 @@ def _unsafe_bytes(data: bytes) -> bool:
 
 
 def _scan_nodes(data: bytes) -> tuple[bool, bool]:
-    """_scan's look at the lines, indicators and plain scalars of a file _unsafe_bytes passed."""
+    """(unsafe, flow) of a file _unsafe_bytes passed: a line, indicator or scalar the two
+    readers may read apart; a flow collection that is not empty (whose nesting is then
+    measured after parsing).
+
+    Each candidate character is found by bytes.find, then looked around: a few tens of
+    milliseconds for a 15 MB fleet file (tests/api/test_fast_yaml.py checks the scan
+    against its candidate-by-candidate definition).
+    """
     if data.startswith(b"...") or b"\n..." in data or _deep_line(data):
         return True, False  # a document end marker; a line nesting past the bound
     if data.translate(None, _NOT_PROPERTIES) and any(

@@ -597,8 +597,17 @@ _RULE_VERDICTS: Memo[tuple[str, bytes], bool] = Memo("api.validation.rule_verdic
 
 
 def _holds_remembered(text: str, value: Any) -> bool:
-    """_holds, remembered by (rule, the value's content key)."""
-    return _RULE_VERDICTS.get((text, content_key(value)), lambda: _holds(text, value))
+    """_holds, remembered by (rule, the content key of what the rule reads of the value)."""
+    seen = _read_by(_fields_of(text), value)
+    return _RULE_VERDICTS.get((text, content_key(seen)), lambda: _holds(text, value))
+
+
+def _read_by(fields: tuple[str, ...] | None, value: Any) -> Any:
+    """What rules reading ``fields`` (fields_read) see of ``value``: those fields of an
+    object, or the whole value. Rules hold alike on values they see alike."""
+    if fields is not None and type(value) is dict:
+        return {name: value[name] for name in fields if name in value}
+    return value
 
 
 _SELF = re.compile(r"\bself\b")
@@ -655,11 +664,8 @@ def _holds(text: str, value: Any) -> bool:
     compiled = _compiled(text)
     if compiled is None:
         return False
-    read = _fields_of(text)
-    if read is not None and type(value) is dict:
-        value = {name: value[name] for name in read if name in value}
     try:
-        return compiled.evaluate(value) is True
+        return compiled.evaluate(_read_by(_fields_of(text), value)) is True
     except Exception:  # noqa: BLE001 - the adapter promises False, but a user must never see a trace
         return False
 
@@ -730,6 +736,16 @@ def _typed(info: KindInfo, defaulted: dict[str, Any], content: bytes | None) -> 
     return model
 
 
+def _body_verdict(
+    site: tuple[str, str, str], content: bytes | None, verdict: Callable[[], bool]
+) -> bool:
+    """A spec's or status's verdict, remembered by its content key as written (a body a
+    default added has none, and is judged each time)."""
+    if content is None:
+        return verdict()
+    return _VERDICTS.get((*site, content), verdict)
+
+
 def _contents(doc: dict[str, Any]) -> dict[str, bytes]:
     """The content keys of the root's remembered fields."""
     return {name: content_key(doc[name]) for name in _BODIES if name in doc}
@@ -768,11 +784,7 @@ def _compile_root_defaults(
     }
 
     def apply(doc: dict[str, Any], contents: dict[str, bytes], null_free: bool) -> None:
-        for name in [n for n, item in doc.items() if item is None and n in names]:
-            del doc[name]
-        for name, default in defaults:
-            if name not in doc:
-                doc[name] = _fresh(default)
+        _prune_and_fill(doc, names, defaults)
         for name, item in doc.items():
             content = contents.get(name)
             if name in lean and content is not None and (null_free or _NULL_MARK not in content):
@@ -814,14 +826,10 @@ def _compile_root_rules(
             if name in doc and not child(doc[name], False):
                 return False
         for name, body in bodies.items():
-            if name in doc:
-                value = doc[name]
-                content = contents.get(name)
-                if content is None:  # added by a default: nothing to remember it by
-                    if not body(value, False):
-                        return False
-                elif not _VERDICTS.get(("rules", kind, name, content), partial(body, value, False)):
-                    return False
+            if name in doc and not _body_verdict(
+                ("rules", kind, name), contents.get(name), partial(body, doc[name], False)
+            ):
+                return False
         return True
 
     return holds
@@ -855,14 +863,7 @@ def _compile_defaults(schema: Schema, prune: bool = True) -> Defaults | None:
     def apply(value: Any) -> None:
         if isinstance(value, dict):
             if names or defaults or children:
-                # The same end state as _apply_defaults' one pass per property: null fields
-                # go, then missing defaults are appended in schema order.
-                if names and None in value.values():
-                    for name in [n for n, item in value.items() if item is None and n in names]:
-                        del value[name]
-                for name, default in defaults:
-                    if name not in value:
-                        value[name] = _fresh(default)
+                _prune_and_fill(value, names, defaults)
                 for name, item in value.items():
                     child = children.get(name)
                     if child is not None:
@@ -875,6 +876,19 @@ def _compile_defaults(schema: Schema, prune: bool = True) -> Defaults | None:
                 items_fn(item)
 
     return apply
+
+
+def _prune_and_fill(
+    value: dict[str, Any], names: frozenset[str], defaults: list[tuple[str, Any]]
+) -> None:
+    """The same end state as _apply_defaults' one pass per property: the null fields of
+    ``names`` go, then the missing ``defaults`` are appended in schema order."""
+    if names and None in value.values():
+        for name in [n for n, item in value.items() if item is None and n in names]:
+            del value[name]
+    for name, default in defaults:
+        if name not in value:
+            value[name] = _fresh(default)
 
 
 def _fresh(default: Any) -> Any:
@@ -904,14 +918,10 @@ def _compile_root(
             if name not in doc:
                 return False
         for name, sub in subs.items():
-            if name in doc:
-                value = doc[name]
-                content = contents.get(name)
-                if content is None:  # added by a default: nothing to remember it by
-                    if not sub(value):
-                        return False
-                elif not _VERDICTS.get(("clean", kind, name, content), partial(sub, value)):
-                    return False
+            if name in doc and not _body_verdict(
+                ("clean", kind, name), contents.get(name), partial(sub, doc[name])
+            ):
+                return False
         for name in ("spec", "status"):
             if name in doc and name not in subs:
                 return False  # the located walker says what (it has no schema to check it by)
@@ -1143,20 +1153,16 @@ def _compile_rules(schema: Schema) -> Rules | None:
     def all_hold(value: Any) -> bool:
         return all(_holds(text, value) for text in texts)
 
-    def key(value: Any) -> bytes:
-        # Rules that read only some fields of an object hold alike on objects that agree on
-        # those fields (replicas of one deployment differ by their cluster, not by what
-        # their spec's rules read): the verdict is remembered by those fields alone.
-        if read is not None and type(value) is dict:
-            return content_key({name: value[name] for name in read if name in value})
-        return content_key(value)
-
     def holds(value: Any, root: bool) -> bool:
         if texts:
             if root:
                 if not all_hold(value):
                     return False
-            elif not _RULE_VERDICTS.get((together, key(value)), lambda: all_hold(value)):
+            # Replicas of one deployment differ by their cluster, not by what their spec's
+            # rules read: the verdict is remembered by what the rules see.
+            elif not _RULE_VERDICTS.get(
+                (together, content_key(_read_by(read, value))), lambda: all_hold(value)
+            ):
                 return False
         if selector and isinstance(value, str) and check_selector(value) is not None:
             return False
