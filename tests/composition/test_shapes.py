@@ -1,4 +1,4 @@
-"""Each workload shape, on the full composed object (composition.md §4–§8)."""
+"""Each workload shape, on the full composed object (docs/composition.md, "Objects, in order")."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def test_fresh_placement_is_scheduling_and_starting() -> None:
     assert [e.message for e in r.result.events] == [
         "Scheduled 2 replicas across 2 clusters: us-east-1, us-west-2"
     ]
-    # Ten remote objects per replica (composition.md §10 with the default picker).
+    # Ten remote objects per replica (with the default picker).
     assert len(r.remote) == 20
     assert {c for c, _ in r.remote} == {"us-east-1", "us-west-2"}
 
@@ -152,7 +152,7 @@ def test_scale_up_and_down_keep_the_survivors() -> None:
         "Scheduled 3 of 3 replicas",
     )
     down = only(render(fleet([deployment(replicas=1)], TWO, fed)))
-    # Equal load: the later cluster name loses (scheduling.md §9.3).
+    # Equal load: the later cluster name loses (docs/scheduling.md, "What it does, in order").
     assert names(down.replicas) == ["qwen3-8b-e7f0a"]
     assert names(down.endpoints) == ["qwen3-8b-e7f0a"]
 

@@ -346,7 +346,7 @@ def replica(
     deployment_name: str = "qwen3-8b",
     ready: bool | None = None,
 ) -> dict[str, Any]:
-    """The seed's ModelReplica (composition.md §13) as Crossplane observes it."""
+    """The seed's ModelReplica (docs/composition.md, "Examples") as Crossplane observes it."""
     obj: dict[str, Any] = {
         "apiVersion": GV,
         "kind": "ModelReplica",
@@ -377,7 +377,7 @@ def replica(
 
 
 def worked_example_cluster() -> dict[str, Any]:
-    """Cluster us-east-1 of composition.md §13."""
+    """Cluster us-east-1 of the worked example."""
     status = ready_status("us-east-1")
     status["providerConfigRef"] = {"kind": "ClusterProviderConfig", "name": PC}
     return existing_cluster("us-east-1", status=status)

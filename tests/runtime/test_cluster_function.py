@@ -1,4 +1,4 @@
-"""The InferenceCluster function over gRPC (composition.md §14.3)."""
+"""The InferenceCluster function over gRPC (docs/crossplane.md, "How the function behaves")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ModelDeployment function over gRPC (status.md §2; composition.md §3, §12, §14.2)."""
+"""The ModelDeployment function over gRPC (docs/reconcile.md, "Conditions, events and readiness"; docs/composition.md, "The ModelReplica of a placement"; docs/crossplane.md, "How the function behaves")."""
 
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ def test_parked_looks_nothing_up_and_is_ready(stubs: Stubs) -> None:
 
 
 def test_a_shortfall_is_worded_and_warned_once_per_change(stubs: Stubs) -> None:
-    # status.md §2.7 as superseded by issue 14: one node of 8 GPUs takes 8 of 9 replicas.
+    # A shortfall counted by reason: one node of 8 GPUs takes 8 of 9 replicas.
     xr = deployment(replicas=9)
     rsp = _reconcile(stubs, xr, WORLD)
     text = (

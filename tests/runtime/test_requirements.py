@@ -1,4 +1,4 @@
-"""Requirement keys and selectors (composition.md §14.2)."""
+"""Requirement keys and selectors (docs/crossplane.md, "How the function behaves")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""replica_object (composition.md §3) and schedule_all (scheduling.md §1)."""
+"""replica_object (docs/composition.md, "The ModelReplica of a placement") and schedule_all (docs/scheduling.md, "Inputs, identity and result")."""
 
 from __future__ import annotations
 

@@ -312,7 +312,7 @@ def _env(kind: str) -> _EnvPair:
             True,
         )
     # CRD rules run with the API server's strings library (`split`, `lowerAscii`, ...);
-    # DRA selectors deliberately do not (scheduling.md §5.3).
+    # DRA selectors deliberately do not (docs/scheduling.md, "Device selectors").
     return _EnvPair(
         cel.NewEnv(variables=_RULE_VARS, functions=_check_decls(), extensions=[ExtStrings()]),
         cel.NewEnv(variables=_RULE_VARS, functions=_runtime_decls(), extensions=[ExtStrings()]),
@@ -402,7 +402,7 @@ def compile_expression(text: str, kind: str) -> Program:
         raise CompileFailure(
             "result", f"expression must evaluate to bool, got {_type_name(result_type)}"
         )
-    # The estimate of scheduling.md §5.1 (every range 32 long) gates user-written selectors.
+    # The selector cost estimate (every range 32 long) gates user-written selectors.
     # CRD rules are ours and are gated where the cluster gates them: by the API server's
     # estimate over the schema's real bounds (issue 11), which the package's cost test runs.
     ast = _unpack(parsed.serialize(), _proto.ParsedExpr).expr

@@ -102,7 +102,7 @@ def _capacity(entry: Mapping[str, Any]) -> bytes | None:
 
 
 def device_value(profile: DeviceProfile) -> dict[str, Any]:
-    """The engine variables for one device (scheduling.md §5.2); DeviceError if broken."""
+    """The engine variables for one device (docs/scheduling.md, "Device selectors"); DeviceError if broken."""
     doc = json.loads(profile.key)
     driver: str = doc["driver"]
     attributes: dict[str, dict[str, Any]] = {}
@@ -190,7 +190,7 @@ def selector_matches(expr: str, profile: DeviceProfile) -> bool:
 def _result(expr: str, profile_key: str) -> bool:
     try:
         return _evaluate(expr, DeviceProfile(profile_key))
-    except Exception:  # a selector never fails the caller (scheduling.md §5.6)
+    except Exception:  # a selector never fails the caller
         return False
 
 

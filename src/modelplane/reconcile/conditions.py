@@ -1,4 +1,4 @@
-"""A ModelDeployment's status: replica counts, conditions and events (status.md §2).
+"""A ModelDeployment's status: replica counts, conditions and events (docs/reconcile.md, "Conditions, events and readiness").
 
 Pure: computed from the deployment, its schedule (scheduling.md), the cache state
 and the observed ModelReplicas. Shared by ``schedule``, ``render`` and the
@@ -55,7 +55,7 @@ class DeploymentStatus:
         return {"ready": self.ready, "total": self.total}
 
     def to_wire(self) -> dict[str, object]:
-        """The status block as render prints it: replicas, then conditions (status.md §1)."""
+        """The status block as render prints it: replicas, then conditions."""
         return {
             "replicas": self.replicas_wire(),
             "conditions": [condition_wire(c) for c in self.conditions],
@@ -63,7 +63,7 @@ class DeploymentStatus:
 
 
 def ready_at(observed: Mapping[tuple[str, int], ModelReplica], placement: Placement) -> bool:
-    """A placed replica counts ready (status.md §2.9): kept, and observed Ready.
+    """A placed replica counts ready: kept, and observed Ready.
 
     One placed afresh on a reused identity is a new object, never ready yet; one updated in
     place now restarts (issue 18).
@@ -78,7 +78,7 @@ def ready_at(observed: Mapping[tuple[str, int], ModelReplica], placement: Placem
 def observed_by_identity(
     deployment: ModelDeployment, observed_replicas: Iterable[ModelReplica]
 ) -> dict[tuple[str, int], ModelReplica]:
-    """Our observed replicas by (cluster, index); the first by name wins a shared identity (§1)."""
+    """Our observed replicas by (cluster, index); the first by name wins a shared identity."""
     out: dict[tuple[str, int], ModelReplica] = {}
     for replica in sorted((r for r in observed_replicas if owns(deployment, r)), key=sort_key):
         out.setdefault(identity(replica), replica)
@@ -94,7 +94,7 @@ def deployment_status(
     now: datetime | None = None,
     waiting_since: Mapping[str, str] | None = None,
 ) -> DeploymentStatus:
-    """Replica counts, conditions (§2.1 order) and events (§2.10 order) of one reconcile.
+    """Replica counts, conditions and events, in their order of one reconcile.
 
     ``now`` and ``waiting_since`` (the ``revision-since`` stamp of each replica waiting for
     Ready) judge the progress deadline of ``Progressing`` (issue 18).
@@ -175,7 +175,7 @@ def _scheduled(
     events: list[Event],
     reported: str | None,
 ) -> Condition:
-    """ReplicasScheduled (§2.7), appending the events its case raises (§2.10).
+    """ReplicasScheduled (docs/reconcile.md, "`ReplicasScheduled` when replicas are missing"), appending the events its case raises.
 
     ``reported`` is the observed composite's ReplicasScheduled message: a shortfall's
     Warning is raised only when its text differs (once per change).
@@ -300,7 +300,7 @@ def _shortfall(schedule: Schedule) -> Shortfall:
 
 
 def _ready(schedule: Schedule, ready: int) -> Condition:
-    """ReplicasReady (§2.8, issue 15): counted against ``spec.replicas``, every loss said.
+    """ReplicasReady (docs/reconcile.md, "`ReplicasReady` says every loss"): counted against ``spec.replicas``, every loss said.
 
     The first matching row wins: nothing scheduled and nothing lost; a replica whose cluster
     is gone, drains, lost its pools, is NotReady or has no gateway (the first notice's cause
@@ -388,7 +388,7 @@ def _progressing(schedule: Schedule, ready: int, late: tuple[str, ...]) -> Condi
     updated = rollout.updated if rollout is not None else schedule.total
     counts = f"{updated} of {desired} replicas updated"
     if schedule.mode is Mode.HELD:
-        # Nothing is placed, moved or updated while held (status.md §2.4).
+        # Nothing is placed, moved or updated while held.
         state = ROLLOUT_IN_PROGRESS if updated < desired or ready < desired else ROLLOUT_COMPLETE
         return condition(
             PROGRESSING, True, state, f"{counts}, {ready} ready; paused while scheduling is held"

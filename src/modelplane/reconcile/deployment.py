@@ -1,6 +1,6 @@
 """The deployment reconcile: one ModelDeployment to its replicas, endpoints and status.
 
-Pure: observed state in, desired state out (composition.md §1, §3, §12; status.md §2).
+Pure: observed state in, desired state out (docs/composition.md, "Objects, in order"; docs/composition.md, "The ModelReplica of a placement"; docs/reconcile.md, "Conditions, events and readiness").
 ``reconcile_deployment`` (the Crossplane deployment function, one deployment) and
 ``reconcile_fleet`` (``render`` and ``schedule``, every deployment of a local fleet)
 both end in ``finish_deployment``, so the runtimes cannot disagree.
@@ -137,7 +137,7 @@ def reconcile_fleet(fleet: Fleet) -> list[DeploymentResult]:
     """Reconcile every deployment of a local fleet, in (namespace, name) order.
 
     Each deployment is scheduled seeing the replicas the earlier ones were given
-    (scheduling.md §1, ``schedule_all``); readiness is read from the input's replicas,
+    (``schedule_all``); readiness is read from the input's replicas,
     never from what an earlier deployment got.
     """
     scheduled = schedule_all(
@@ -266,14 +266,14 @@ def _endpoint(
     seen: dict[tuple[str, int], ModelEndpoint],
     held: bool,
 ) -> ComposedObject | None:
-    """The ModelEndpoint of a ready replica whose cluster has a gateway (composition.md §12)."""
+    """The ModelEndpoint of a ready replica whose cluster has a gateway."""
     if not ready_at(ours, placement):
         return None
     identity = (placement.cluster, placement.index)
     observed = seen.get(identity)
     key = endpoint_key(*identity)
     if held:
-        # A held reconcile re-emits what it observed and creates nothing (status.md §2.4).
+        # A held reconcile re-emits what it observed and creates nothing.
         return (
             None
             if observed is None
@@ -312,7 +312,7 @@ def desired_object(obj: Json) -> Json:
 def _endpoints_by_identity(
     deployment: ModelDeployment, endpoints: Iterable[ModelEndpoint]
 ) -> dict[tuple[str, int], ModelEndpoint]:
-    """Our observed endpoints by (cluster, index) labels; the first by name wins (status.md §1)."""
+    """Our observed endpoints by (cluster, index) labels; the first by name wins."""
     out: dict[tuple[str, int], ModelEndpoint] = {}
     for endpoint in sorted(endpoints, key=lambda e: e.metadata.name or ""):
         if owns(deployment, endpoint):
@@ -322,7 +322,7 @@ def _endpoints_by_identity(
 
 
 def _composite_ready(result: Schedule, status: DeploymentStatus) -> bool | None:
-    """Composite readiness of the deployment (status.md §2.9)."""
+    """Composite readiness of the deployment."""
     if result.mode is Mode.PARKED:
         return True
     if status.total == 0 or result.cause is HoldCause.INVALID_NODE_SELECTOR:

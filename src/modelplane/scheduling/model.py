@@ -1,4 +1,4 @@
-"""The scheduler's input markers and result types (scheduling.md §1, §1.1).
+"""The scheduler's input markers and result types (docs/scheduling.md, "Inputs, identity and result").
 
 Everything here is an immutable value: a Schedule can be compared, hashed into
 sets by its parts, and printed without touching the API models it came from.
@@ -20,7 +20,7 @@ Clusters = Sequence[InferenceCluster] | Unresolved
 
 
 class CacheKind(StrEnum):
-    """The state of the ModelCache a deployment references (§1, §9.5)."""
+    """The state of the ModelCache a deployment references (docs/scheduling.md, "What it does, in order")."""
 
     NONE = "None"
     PRESENT = "Present"
@@ -49,7 +49,7 @@ class CacheState:
 
     @property
     def gate_open(self) -> bool:
-        """Whether fill may place new replicas (§9.5)."""
+        """Whether fill may place new replicas."""
         return self.kind in (CacheKind.NONE, CacheKind.PRESENT)
 
 
@@ -79,7 +79,7 @@ def cache_state(deployment: ModelDeployment, caches: Iterable[ModelCache]) -> Ca
 
 
 class Mode(StrEnum):
-    """How the schedule was computed (§1.1)."""
+    """How the schedule was computed."""
 
     NORMAL = "Normal"
     PARKED = "Parked"
@@ -87,7 +87,7 @@ class Mode(StrEnum):
 
 
 class HoldCause(StrEnum):
-    """Why a schedule is Held (§10)."""
+    """Why a schedule is Held."""
 
     CLUSTERS_UNRESOLVED = "ClustersUnresolved"
     INVALID_NODE_SELECTOR = "InvalidNodeSelector"
@@ -95,7 +95,7 @@ class HoldCause(StrEnum):
 
 @dataclass(frozen=True)
 class ResolvedRequest:
-    """A claimable request a member resolved on its pool (§6 step 3)."""
+    """A claimable request a member resolved on its pool (docs/scheduling.md, "Matching, placing and packing")."""
 
     name: str
     device_class_name: str
@@ -105,7 +105,7 @@ class ResolvedRequest:
 
 @dataclass(frozen=True)
 class MemberPlacement:
-    """One member pinned to a pool; ``pods`` is the pods it charges (§1.1 ``nodes``)."""
+    """One member pinned to a pool; ``pods`` is the pods it charges."""
 
     role: str
     pool: str
@@ -123,9 +123,9 @@ class EnginePlacement:
 
 @dataclass(frozen=True)
 class Placement:
-    """One replica of the result (§1.1).
+    """One replica of the result.
 
-    ``held`` marks a replica kept exactly as observed (§10, §9.2 check 4): it is
+    ``held`` marks a replica kept exactly as observed: it is
     re-emitted with its observed spec, which ``observed`` carries.
     """
 
@@ -145,7 +145,7 @@ class Placement:
 
 
 class Reason(StrEnum):
-    """The reason codes of §11, in check order: why a cluster takes no new replica."""
+    """The reason codes, in check order: why a cluster takes no new replica."""
 
     NO_REPLICAS_DESIRED = "NoReplicasDesired"
     SCHEDULING_HELD = "SchedulingHeld"
@@ -168,13 +168,13 @@ CAPACITY_REASONS: Final = frozenset(
     {Reason.NO_MATCHING_POOL, Reason.NO_CLAIMABLE_DEVICE, Reason.INSUFFICIENT_CAPACITY}
 )
 """The reasons about room or devices: the pools' devices do not match, none is claimable, or
-no node has room left (§11 rows 8-10). A deployment short of every replica for these reasons
+no node has room left (docs/scheduling.md, "Why replicas are missing"). A deployment short of every replica for these reasons
 alone reads ``InsufficientCapacity`` (docs/scheduling.md)."""
 
 
 @dataclass(frozen=True)
 class ExplainEntry:
-    """Why a cluster received no new replica (§11)."""
+    """Why a cluster received no new replica."""
 
     cluster: str
     reason: str
@@ -183,7 +183,7 @@ class ExplainEntry:
 
 @dataclass(frozen=True, slots=True)
 class Unfit:
-    """A cluster's reason code, with its §11 message built only when asked for.
+    """A cluster's reason code, with its message built only when asked for.
 
     Like kube-scheduler's per-node Status: the scheduler records the code of every
     passed-over cluster on every schedule; the text is formatted only by those who
@@ -220,7 +220,7 @@ class Shortfall:
 
     @property
     def reason(self) -> str:
-        """The condition reason when nothing was scheduled (status.md §2.7, issue 14).
+        """The condition reason when nothing was scheduled (docs/reconcile.md, "`ReplicasScheduled` when replicas are missing").
 
         ``InsufficientCapacity`` when every counted reason is about room or devices
         (vacuously so when there is no candidate), otherwise the most frequent code.
@@ -326,7 +326,7 @@ class Rollout:
 
 @dataclass(frozen=True)
 class Schedule:
-    """The result of scheduling one deployment (§1.1).
+    """The result of scheduling one deployment.
 
     Beside the spec's fields it records what status.md needs to word its
     conditions: whether the cluster list was fetched, how many clusters it held,
@@ -359,16 +359,16 @@ class Schedule:
 
     @property
     def unfit(self) -> tuple[Unfit, ...]:
-        """The §11 entry of every cluster that received no new replica (reason codes)."""
+        """The explain entry of every cluster that received no new replica (reason codes)."""
         explained = self.explained
         return explained if isinstance(explained, tuple) else explained()
 
     @property
     def total(self) -> int:
-        """Replicas in the desired set (status.md §2.6)."""
+        """Replicas in the desired set (docs/reconcile.md, "Conditions, events and readiness")."""
         return len(self.replicas)
 
     @property
     def explain(self) -> tuple[ExplainEntry, ...]:
-        """The §11 explain entries, messages formatted now (only ``schedule --explain`` asks)."""
+        """The explain entries, messages formatted now (only ``schedule --explain`` asks)."""
         return tuple(u.entry() for u in self.unfit)

@@ -1,4 +1,4 @@
-"""The fleet scheduler: retain, scale down, fill; holding; explain (§9, §10, §11).
+"""The fleet scheduler: retain, scale down, fill; holding; explain (docs/scheduling.md, "What it does, in order"; docs/scheduling.md, "Why replicas are missing").
 
 ``schedule`` is a pure function of its inputs: no I/O, no clock, no randomness.
 """
@@ -70,7 +70,7 @@ def schedule(
     observed_replicas: Iterable[ModelReplica],
     occupancy: OccupancySource = None,
 ) -> Schedule:
-    """Place one deployment's replicas on the fleet (scheduling.md §1, order of §9.1).
+    """Place one deployment's replicas on the fleet (docs/scheduling.md, "Inputs, identity and result").
 
     ``occupancy`` says what the clusters hold already (scheduling.occupancy): None
     computes it from ``observed_replicas`` (every namespace's), else ``observed_replicas``
@@ -98,7 +98,7 @@ def schedule(
 
 
 def owned(deployment: ModelDeployment, replicas: Iterable[ModelReplica]) -> list[ModelReplica]:
-    """The replicas a deployment owns (§2.1), in the given order."""
+    """The replicas a deployment owns, in the given order."""
     name = deployment.metadata.name
     namespace = namespace_of(deployment.metadata.namespace)
     return [
@@ -111,7 +111,7 @@ def owned(deployment: ModelDeployment, replicas: Iterable[ModelReplica]) -> list
 
 
 def first_compile_error(deployment: ModelDeployment) -> str | None:
-    """The compile error of the first selector (deployment order) that fails, if any (§5.1)."""
+    """The compile error of the first selector (deployment order) that fails, if any (docs/scheduling.md, "Device selectors")."""
     for engine in deployment.spec.template.spec.engines:
         for member in engine.members:
             for request in member.node_selector.devices if member.node_selector else ():
@@ -149,7 +149,7 @@ def _held(
     fetched: bool = True,
     error: str | None = None,
 ) -> Schedule:
-    """Keep what was observed: de-duplicate, scale down, no fill (§10)."""
+    """Keep what was observed: de-duplicate, scale down, no fill."""
     seen: set[tuple[str, int]] = set()
     kept: list[Placement] = []
     for replica in ours:
@@ -202,7 +202,7 @@ def _held(
 
 
 def held_placement(deployment: ModelDeployment, replica: ModelReplica, gateway: str) -> Placement:
-    """A replica kept exactly as observed: pools and requests read from its spec (§10)."""
+    """A replica kept exactly as observed: pools and requests read from its spec."""
     cluster, index = identity(replica)
     engines = tuple(
         EnginePlacement(
@@ -244,7 +244,7 @@ def held_placement(deployment: ModelDeployment, replica: ModelReplica, gateway: 
 
 
 def scale_down(kept: list[Placement], desired: int) -> list[Placement]:
-    """Remove the largest (load, cluster, index) until ``desired`` remain (§9.3)."""
+    """Remove the largest (load, cluster, index) until ``desired`` remain."""
     kept = list(kept)
     while len(kept) > desired:
         load = Counter(p.cluster for p in kept)
@@ -382,7 +382,7 @@ class _Run:
     def _scale_down(
         self, retained: list[Placement], desired: int, moving: list[tuple[ModelReplica, MoveCause]]
     ) -> list[Placement]:
-        """Scale down (§9.3), taking replicas at an older template revision first (issue 18).
+        """Scale down, taking replicas at an older template revision first (issue 18).
 
         A Ready one taken so is replaced, not dropped: it joins ``moving`` and serves until the
         replica at the current revision beside it is Ready (a surge update).
@@ -493,7 +493,7 @@ class _Run:
         return out, rollout
 
     def _shortfall(self, unfit: Sequence[Unfit]) -> Shortfall:
-        """Every candidate counted by why it cannot take one more replica now (status.md §2.7).
+        """Every candidate counted by why it cannot take one more replica now (docs/reconcile.md, "`ReplicasScheduled` when replicas are missing").
 
         A candidate that received new replicas has no explain entry; it is counted by its
         trial against the final ledger, which fails once it is full (InsufficientCapacity).
@@ -507,7 +507,7 @@ class _Run:
         return Shortfall.of(reasons.values(), len(self.candidates))
 
     def _retain(self) -> tuple[list[Placement], list[tuple[ModelReplica, MoveCause]]]:
-        """Walk our observed replicas in (namespace, name) order; keep those that pass (§9.2).
+        """Walk our observed replicas in (namespace, name) order; keep those that pass.
 
         A Ready replica that fails for a reason other than its cluster being gone must move
         (issue 18): it is returned with the cause, to keep serving until it is replaced. One
@@ -558,9 +558,9 @@ class _Run:
         if evicts(view, tolerations):
             return MoveCause.DRAINING
         if view.pool_unknown:
-            return None  # kept exactly as observed (§9.2 check 4)
+            return None  # kept exactly as observed
         if view.dynamo and self.gates.rank_engine is not None:
-            return MoveCause.SHAPE_CHANGED  # re-placed like a changed shape (§4 stack check)
+            return MoveCause.SHAPE_CHANGED  # re-placed like a changed shape (docs/scheduling.md, "Cluster checks")
         engines = self._reresolve(replica, view)
         if engines is not None:
             return engines
@@ -572,7 +572,7 @@ class _Run:
     def _reresolve(
         self, replica: ModelReplica, view: ClusterView
     ) -> tuple[EnginePlacement, ...] | None:
-        """Re-check an observed replica's pins against the current deployment (§9.2 check 5)."""
+        """Re-check an observed replica's pins against the current deployment."""
         observed = {e.name: e for e in replica.spec.engines}
         if len(replica.spec.engines) != len(self.engines) or set(observed) != {
             e.name for e in self.engines
@@ -603,7 +603,7 @@ class _Run:
         """Placing one more replica on a cluster against the current ledger, memoised.
 
         A cluster's ledger state changes only when it is chosen, and then its entry
-        is replaced, so a memoised outcome is always the current one (§9.4).
+        is replaced, so a memoised outcome is always the current one.
         """
         outcome = self.trials.get(view.name)
         if outcome is None:
@@ -614,7 +614,7 @@ class _Run:
     def _fill(
         self, kept: list[Placement], needed: int, holding: list[Placement]
     ) -> list[Placement]:
-        """Place new replicas: fewest of ours first, then cluster name, lowest free index (§9.4).
+        """Place new replicas: fewest of ours first, then cluster name, lowest free index.
 
         ``holding`` (kept and superseded replicas) hold their identities: a replacement on the
         same cluster takes a new index, so it never replaces the replica it stands in for.
@@ -712,7 +712,7 @@ class Scheduled:
 
 
 def deployment_key(deployment: ModelDeployment) -> tuple[str, str]:
-    """Deployments are scheduled in (namespace, name) order (§1)."""
+    """Deployments are scheduled in (namespace, name) order."""
     return namespace_of(deployment.metadata.namespace), deployment.metadata.name or ""
 
 
@@ -723,7 +723,7 @@ def schedule_all(
     caches: Sequence[ModelCache],
     observed_replicas: Iterable[ModelReplica],
 ) -> list[Scheduled]:
-    """Schedule several deployments in (namespace, name) order, each seeing the earlier ones' (§1).
+    """Schedule several deployments in (namespace, name) order, each seeing the earlier ones'.
 
     An earlier deployment's own observed replicas are replaced by the ModelReplicas
     it was given, so later deployments' ledgers charge exactly those: the occupancy of

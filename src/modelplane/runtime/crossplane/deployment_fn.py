@@ -1,8 +1,7 @@
-"""The ModelDeployment function: fan-out, scheduling, endpoints and status (status.md §2).
+"""The ModelDeployment function: fan-out, scheduling, endpoints and status (docs/reconcile.md, "Conditions, events and readiness").
 
 The decisions are ``modelplane.reconcile.deployment.reconcile_deployment``, the same
-code ``render`` runs. This module gathers its inputs from the request (composition.md
-§14.2) and writes its result into the response.
+code ``render`` runs. This module gathers its inputs from the request and writes its result into the response.
 """
 
 from __future__ import annotations
@@ -63,7 +62,7 @@ clock: Callable[[], datetime] = wall_clock
 
 
 def cache_lookup(deployment: ModelDeployment, items: Sequence[ModelCache] | None) -> CacheState:
-    """The three-state cache lookup of status.md §2.5: ``items`` None is not fetched yet."""
+    """The three-state cache lookup: ``items`` None is not fetched yet."""
     if items is None and deployment.spec.template.spec.model_cache_ref is not None:
         return CACHE_UNRESOLVED
     return cache_state(deployment, items or ())
@@ -90,7 +89,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
     """The reconcile's inputs from the request; Refused on a malformed input."""
     ours, endpoints = observed_composed(request.observed)
     if deployment.spec.replicas == 0:
-        # Parked: nothing is looked up (status.md §2.3).
+        # Parked: nothing is looked up.
         return DeploymentInputs(
             deployment=deployment,
             clusters=UNRESOLVED,

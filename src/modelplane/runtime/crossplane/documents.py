@@ -1,7 +1,7 @@
 """Turning what Crossplane sent into validated API models, or the first problem found.
 
-composition.md §14.1: numbers are converted back first (``structs``), then the object
-is checked as ``api.md`` §0.2 steps 1 to 3 with defaults applied. The runtime reports
+docs/crossplane.md, "How the function behaves": numbers are converted back first (``structs``),
+then the object is checked by the validator's steps 1 to 3 with defaults applied. The runtime reports
 the first problem as a Fatal result, so nothing observed is ever deleted because an
 input was malformed.
 """
@@ -78,7 +78,7 @@ def _unsupported(value: str, supported: str) -> str:
     return f'Unsupported value: "{value}": supported values: "{supported}"'
 
 
-# The runtime checks api.md §0.2 steps 1 to 3 only (composition.md §14.1): the API
+# The runtime checks validation steps 1 to 3 only: the API
 # server has already run the XRD's rules, and a selector that does not compile is a
 # hold, not a Fatal.
 def _check(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
@@ -105,7 +105,7 @@ _MEMO: Memo[tuple[bytes, type[KubeModel]], Any] = Memo("runtime.documents", MEMO
 
 
 def load(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
-    """Check ``raw`` as a document of ``model``'s kind (api.md §0.2 steps 1-3, defaults applied).
+    """Check ``raw`` as a document of ``model``'s kind (steps 1-3, defaults applied).
 
     Documents read off the wire carry a ``cache_key``; the answer for the same bytes is
     remembered, since Crossplane sends the same fleet on every call.

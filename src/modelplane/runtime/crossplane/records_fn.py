@@ -1,4 +1,4 @@
-"""InferenceClass: a record, marked ready (composition.md §14.1).
+"""InferenceClass: a record, marked ready (docs/crossplane.md, "How the function behaves").
 
 The function composes nothing and sets no condition for them; it validates the
 composite (a malformed one is a Fatal result like any other) and marks it ready.
