@@ -1,4 +1,4 @@
-"""The fast reader of plain YAML, the form fleet snapshots are written in (issue 16).
+"""The fast reader of plain YAML, the form fleet snapshots are written in.
 
 PyYAML with libyaml reads a 7 MB fleet file in about 2 s: the parser is C, but every node
 and value is built by Python code. Here rapidyaml (``ryml``, a C++ parser with Python

@@ -1,4 +1,4 @@
-"""Work handed to a forked child while this process goes on (issue 16: two cores, one file).
+"""Work handed to a forked child while this process goes on (two cores, one file).
 
 A fleet file is read by parsing two halves at once and checking the whole text while it
 is decoded; the child's part comes back as marshal frames. Small frames go through a

@@ -20,9 +20,9 @@ DEPLOYMENT_LABEL: Final = "modelplane.ai/deployment"
 DEPLOYMENT_NAMESPACE_LABEL: Final = "modelplane.ai/deployment-namespace"
 CLUSTER_LABEL: Final = "modelplane.ai/cluster"
 INDEX_LABEL: Final = "modelplane.ai/replica-index"
-# The template revision a ModelReplica runs (issue 18), like a Deployment's pod-template-hash.
+# The template revision a ModelReplica runs, like a Deployment's pod-template-hash.
 TEMPLATE_HASH_LABEL: Final = "modelplane.ai/template-hash"
-# When a replica started waiting to become Ready at its revision (RFC 3339, UTC; issue 18):
+# When a replica started waiting to become Ready at its revision (RFC 3339, UTC):
 # written when it is created or updated and a clock is given, dropped once it is Ready.
 REVISION_SINCE_ANNOTATION: Final = "modelplane.ai/revision-since"
 
@@ -128,7 +128,7 @@ def endpoint_key(cluster: str, index: int) -> str:
     return f"{ENDPOINT_KEY_PREFIX}{cluster}-{index}"
 
 
-# The routable backend of a ModelEndpoint on the control plane (issue 17): a selectorless
+# The routable backend of a ModelEndpoint on the control plane: a selectorless
 # Service and its EndpointSlice. The slice names its Service by this well-known label
 # (kubernetes/api discovery/v1 types.go, LabelServiceName); the managed-by label tells
 # the EndpointSlice mirroring and slice controllers the slice is not theirs.
@@ -147,7 +147,7 @@ def backend_service_name(endpoint_name: str) -> str:
     return dns_name(endpoint_name, "backend")
 
 
-# ModelService and InferenceGateway (issue 17): the control-plane route and Gateway.
+# ModelService and InferenceGateway: the control-plane route and Gateway.
 SERVICE_ROUTE_KEY: Final = "http-route"
 FRONT_GATEWAY_KEY: Final = "gateway"
 SERVICE_LABEL: Final = "modelplane.ai/service"

@@ -122,7 +122,7 @@ def function_install(version: str = __version__) -> dict[str, Any]:
     }
 
 
-# Crossplane composes these kinds directly on the control plane (issue 17). Its chart's
+# Crossplane composes these kinds directly on the control plane. Its chart's
 # ClusterRole aggregates every ClusterRole labelled so, and already grants core Services
 # (crossplane/crossplane cluster/charts/crossplane/templates/clusterrole.yaml @ v2.3.4),
 # but not EndpointSlices, HTTPRoutes, Gateways or BackendTLSPolicies.

@@ -1,4 +1,4 @@
-"""The compiled validation (issue 16) gives the located walkers' answers, cold and warm.
+"""The compiled validation gives the located walkers' answers, cold and warm.
 
 validate_document decides with closures compiled once per kind and with verdicts
 remembered by content, and walks the located checks only to name problems. Here a
@@ -139,7 +139,7 @@ def _replica(cluster: str, name: str = "r-0") -> dict[str, Any]:
 
 
 def test_equal_specs_share_one_typed_spec_of_equal_content() -> None:
-    """Issue 16: replicas with one spec share its typed object; another spec gets its own."""
+    """Replicas with one spec share its typed object; another spec gets its own."""
     memo.clear_all()
     first = v.validate_document(_replica("us-east-1", "a"))
     second = v.validate_document(_replica("us-east-1", "b"))
@@ -184,7 +184,7 @@ def test_a_rule_verdict_is_shared_by_what_the_rule_reads_and_still_refuses() -> 
     ],
 )
 def test_the_fields_a_rule_reads(rules: list[str], fields: tuple[str, ...] | None) -> None:
-    """Issue 16: a rule's verdict is remembered by the fields it reads, only when those are
+    """A rule's verdict is remembered by the fields it reads, only when those are
     all it can read."""
     assert v.fields_read(rules) == fields
 

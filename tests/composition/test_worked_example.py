@@ -287,7 +287,7 @@ def test_each_object_is_wrapped_as_the_table_says(
             "providerConfigRef": {"kind": "ClusterProviderConfig", "name": PC},
             "forProvider": {"manifest": manifest},
             "readiness": readiness,
-            # Workloads are watched (docs/composition.md, issue 11); the rest is polled.
+            # Workloads are watched (docs/composition.md); the rest is polled.
             **({"watch": True} if policy == "AVAILABLE" else {}),
         },
     }

@@ -1,4 +1,4 @@
-"""ModelCache staging: objects per cluster, phases from observed objects, conditions (issue 13)."""
+"""ModelCache staging: objects per cluster, phases from observed objects, conditions."""
 
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ def ready_status(name: str, *, gateway: str = "203.0.113.10", nodes: int = 1) ->
             "name": f"{name}-cluster-kubeconfig-x",
         },
         "gpuPools": [gpu_pool("h100", nodes, gpu_device())],
-        # Nothing is pinned to it yet (issue 16): every pool free.
+        # Nothing is pinned to it yet: every pool free.
         "occupancy": {"replicas": []},
     }
 

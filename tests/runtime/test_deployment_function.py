@@ -125,7 +125,7 @@ def test_with_the_fleet_fetched_replicas_are_placed(stubs: Stubs) -> None:
         ("ReplicasReady", "False", "ModelStarting", "0 of 2 ready"),
         ("Progressing", "True", "RolloutInProgress", "2 of 2 replicas updated, 0 ready"),
     ]
-    # New replicas wait for Ready from the function's clock on (issue 18).
+    # New replicas wait for Ready from the function's clock on.
     assert first["metadata"]["annotations"] == {"modelplane.ai/revision-since": NOW_TEXT}
     assert results(rsp) == [("NORMAL", "Scheduled 2 replicas across 1 clusters: us-east-1")]
 
@@ -307,7 +307,7 @@ def _foreign(count: int) -> list[dict[str, Any]]:
 
 
 def test_request_carries_no_other_replica_and_their_devices_still_count(stubs: Stubs) -> None:
-    # Issue 16: 7 of the node's 8 GPUs are held by another deployment. Crossplane fetches
+    # 7 of the node's 8 GPUs are held by another deployment. Crossplane fetches
     # only what the requirements ask for (no ModelReplica), and the cluster's published
     # occupancy says the 7 are taken: 1 of 2 replicas fits.
     others = _foreign(7)

@@ -138,7 +138,7 @@ def _compare(
         ]
         observed = {_key(r): r for r in observed_replicas if ours(r)}
         # Each cluster's occupancy as its function publishes it from the replicas so far
-        # (issue 16); the deployment function reads no other replica.
+        #; the deployment function reads no other replica.
         published = [
             published_by_function(stubs.v1.RunFunction, o, world)
             if o["kind"] == "InferenceCluster"
@@ -231,7 +231,7 @@ def _cache_sections(rendered: list[dict[str, Any]]) -> list[tuple[dict[str, Any]
     sections: list[tuple[dict[str, Any], list[Any]]] = []
     for obj in rendered:
         if obj["kind"] in AFTER_CACHES:
-            break  # issue 17: the endpoints' backends and the services follow the caches
+            break  # The endpoints' backends and the services follow the caches
         if obj["kind"] == "ModelCache":
             sections.append((obj, []))
         elif sections and obj["kind"] == "Object":

@@ -40,7 +40,7 @@ def seeded() -> ModelDeployment:
 
 
 def revision_of(d: ModelDeployment) -> str:
-    """The template hash as docs/reconcile.md defines it (issue 18), computed independently:
+    """The template hash as docs/reconcile.md defines it, computed independently:
     SHA-256 of the canonical JSON of the template's labels, engines, modelCacheRef and serving.
     """
     template: dict[str, Any] = d.spec.template.to_wire()

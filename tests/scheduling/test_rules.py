@@ -98,7 +98,7 @@ def test_identity_index(label: str | None, index: int) -> None:
 
 def test_duplicate_identity_the_earlier_kept_name_wins() -> None:
     # Both valid: chat-aaa (7 GPUs) is kept. chat-bbb is dropped, but it runs until it is
-    # deleted and its cluster's occupancy stops counting it (issue 16): its GPU stays
+    # deleted and its cluster's occupancy stops counting it: its GPU stays
     # charged, so the 8-GPU node has no room for a new replica in this pass.
     first = replica("chat", "c1", 0, name="chat-aaa", gpus=7)
     second = replica("chat", "c1", 0, name="chat-bbb", gpus=1)

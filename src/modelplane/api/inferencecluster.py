@@ -201,7 +201,7 @@ class Fabric(KubeModel):
     infiniband: InfiniBand | None = None
 
 
-# The most nodes one pool may say it has (issue 15, docs/api.md "Bounds"): past the largest
+# The most nodes one pool may say it has (docs/api.md "Bounds"): past the largest
 # cluster any managed Kubernetes offers, so no real pool is refused, yet a typo of extra
 # digits is refused at validate instead of being scheduled.
 MAX_POOL_NODES = 100_000
@@ -299,7 +299,7 @@ class ClusterCacheStatus(KubeModel):
     storage_class_name: str | None = Field(default=None, max_length=253)
 
 
-# The most replicas ``status.occupancy.replicas`` lists (issue 16): a cluster's status must
+# The most replicas ``status.occupancy.replicas`` lists: a cluster's status must
 # stay well under etcd's 1.5 MiB object limit (8,192 names of at most 317 characters is
 # 2.6 MB only in the worst case; real names are about 40). Past it the list is cut in sort
 # order while every replica stays charged in ``pools``, so a deployment charges an unlisted
@@ -329,7 +329,7 @@ class PoolOccupancy(KubeModel):
 
 
 class ClusterOccupancy(KubeModel):
-    """The devices the ModelReplicas pinned to the cluster occupy (issue 16).
+    """The devices the ModelReplicas pinned to the cluster occupy.
 
     Published by the InferenceCluster function; a ModelDeployment's scheduling starts
     from it instead of charging every other deployment's replicas itself.

@@ -115,7 +115,7 @@ KINDS: tuple[KindInfo, ...] = (
         "One reachable OpenAI-compatible backend.",
         (PrinterColumn("URL", ".spec.url"),),
     ),
-    # issue 17: one address per model.
+    # One address per model.
     KindInfo(
         "ModelService",
         ModelService,

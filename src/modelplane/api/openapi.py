@@ -116,7 +116,7 @@ def structural_schema(model: type[BaseModel]) -> Schema:
 @memoized("api.validator_schemas", 256)
 def _cached_internal(model: type[BaseModel]) -> Schema:
     # pydantic takes 10-20 ms to generate a kind's JSON Schema, a fifth of a small
-    # command (issue 16); the generated module holds each kind's result as JSON text,
+    # command; the generated module holds each kind's result as JSON text,
     # and tests/api/test_validator_schemas.py proves it equals what pydantic gives now.
     from modelplane.api.validator_schemas import SCHEMAS
 

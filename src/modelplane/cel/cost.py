@@ -124,7 +124,7 @@ def _is_iter_var(expr: Any, name: str) -> bool:
 # 10,000th fails with "Iteration budget exceeded" (tests/cel/test_cel_iterations.py pins
 # both). A selector that could pass that budget on some device is refused at compile time,
 # so no selector that compiles ever fails at run time for it and reads as "no match"
-# (issue 15).
+#.
 ENGINE_MAX_ITERATIONS = 9_999
 
 

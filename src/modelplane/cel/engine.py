@@ -404,7 +404,7 @@ def compile_expression(text: str, kind: str) -> Program:
         )
     # The selector cost estimate (every range 32 long) gates user-written selectors.
     # CRD rules are ours and are gated where the cluster gates them: by the API server's
-    # estimate over the schema's real bounds (issue 11), which the package's cost test runs.
+    # estimate over the schema's real bounds, which the package's cost test runs.
     ast = _unpack(parsed.serialize(), _proto.ParsedExpr).expr
     cost = estimate_cost(ast)
     if kind == "selector" and cost > COST_LIMIT:
@@ -412,7 +412,7 @@ def compile_expression(text: str, kind: str) -> Program:
             "cost", f"expression cost estimate {cost} exceeds the limit of {COST_LIMIT}"
         )
     # The engine stops an evaluation past its iteration budget with an error, which a
-    # selector would read as "no match": refuse what could reach it (issue 15).
+    # selector would read as "no match": refuse what could reach it.
     iterations = estimate_iterations(ast)
     if kind == "selector" and iterations > ENGINE_MAX_ITERATIONS:
         raise CompileFailure(

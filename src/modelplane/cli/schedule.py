@@ -153,7 +153,7 @@ def _columns(cells: Sequence[Sequence[str]]) -> str:
 
 def _state(p: Placement) -> str:
     if p.revised:
-        return "updating"  # its template revision changes in this reconcile (issue 18)
+        return "updating"  # its template revision changes in this reconcile
     if p.held:
         return "held"
     return "retained" if p.retained else "new"

@@ -2,7 +2,7 @@
 
 A Gateway routes to a Service, so each ModelEndpoint (composed for a replica or written
 by hand for a hosted provider) gets one on the control plane whose EndpointSlice points
-at the URL's host and port (issue 17; docs/composition.md, routable endpoints).
+at the URL's host and port (docs/composition.md, routable endpoints).
 Pure: the URL is parsed here, nothing is resolved.
 """
 

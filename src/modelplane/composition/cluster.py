@@ -313,7 +313,7 @@ def compose_cluster(
     """The cluster's composed objects, published status, condition, events and readiness.
 
     ``replicas``: the ModelReplicas labelled for this cluster in every namespace (None:
-    not fetched yet); what they occupy is published as ``status.occupancy`` (issue 16).
+    not fetched yet); what they occupy is published as ``status.occupancy``.
     """
     status = InferenceClusterStatus()
     if classes.pending:

@@ -97,7 +97,7 @@ def pod_spec(ctx: MemberContext) -> Json:
     if ctx.dynamo_gang:
         spec["schedulerName"] = KAI_SCHEDULER
     if ctx.cache_pvc is not None:
-        # The engine never starts on a half-staged cache (issue 13): wait for the marker.
+        # The engine never starts on a half-staged cache: wait for the marker.
         spec["initContainers"] = [wait_for_cache_container()]
     spec["containers"] = [member_container(ctx, c) for c in containers_of(ctx.member)]
     spec["volumes"] = pod_volumes(ctx)

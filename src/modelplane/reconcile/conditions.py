@@ -66,7 +66,7 @@ def ready_at(observed: Mapping[tuple[str, int], ModelReplica], placement: Placem
     """A placed replica counts ready: kept, and observed Ready.
 
     One placed afresh on a reused identity is a new object, never ready yet; one updated in
-    place now restarts (issue 18).
+    place now restarts.
     """
     return (
         placement.retained
@@ -97,7 +97,7 @@ def deployment_status(
     """Replica counts, conditions and events, in their order of one reconcile.
 
     ``now`` and ``waiting_since`` (the ``revision-since`` stamp of each replica waiting for
-    Ready) judge the progress deadline of ``Progressing`` (issue 18).
+    Ready) judge the progress deadline of ``Progressing``.
     """
     observed = observed_by_identity(deployment, observed_replicas)
     if schedule.mode is Mode.PARKED:
@@ -113,7 +113,7 @@ def deployment_status(
         )
     total = schedule.total
     # A replica placed in this reconcile is never ready yet, even on a reused identity.
-    # A replica updated in place now restarts (issue 18); a superseded replica still routed
+    # A replica updated in place now restarts; a superseded replica still routed
     # serves for the replacement it waits for, so Ready capacity never reads lower than it is.
     ready = min(
         schedule.desired,
@@ -196,7 +196,7 @@ def _scheduled(
         events.append(Event("Warning", NO_CLUSTERS_FOUND))
         return condition(REPLICAS_SCHEDULED, False, "NoClusters", NO_CLUSTERS_FOUND)
     if total + schedule.waiting < desired:
-        # Only here is a shortfall worded: its counts are codes, formatted once (issue 14).
+        # Only here is a shortfall worded: its counts are codes, formatted once.
         shortfall = _shortfall(schedule)
         if total == 0:
             message = f"0 of {desired} replicas scheduled: {shortfall.message()}"
@@ -230,7 +230,7 @@ def _scheduled(
 
 
 def _kept_clause(schedule: Schedule) -> str:
-    """``; <n> running replica(s) kept until a replacement fits`` (issue 18), or nothing."""
+    """``; <n> running replica(s) kept until a replacement fits``, or nothing."""
     stuck = [s for s in schedule.superseded if not s.retiring and not s.replacement]
     if not stuck:
         return ""
@@ -251,7 +251,7 @@ INVALID_INPUT = "InvalidInput"
 
 
 def invalid_input_status(deployment: ModelDeployment, problem: str, kept: int) -> DeploymentStatus:
-    """The status of a reconcile that could not read one of its inputs (issue 15).
+    """The status of a reconcile that could not read one of its inputs.
 
     The deployment itself is valid, so something can be said: every observed replica is
     kept, ``ReplicasScheduled`` names the problem, and what the previous reconcile wrote
@@ -269,7 +269,7 @@ def invalid_input_status(deployment: ModelDeployment, problem: str, kept: int) -
         conditions.append(_carried(previous[REPLICAS_READY]))
     else:
         conditions.append(condition(REPLICAS_READY, "Unknown", INVALID_INPUT, message))
-    if PROGRESSING in previous:  # nothing moves or rolls while held (issue 18)
+    if PROGRESSING in previous:  # nothing moves or rolls while held
         conditions.append(_carried(previous[PROGRESSING]))
     counts = status.replicas if status is not None else None
     total = counts.total if counts is not None and counts.total is not None else kept
@@ -346,7 +346,7 @@ def notice_message(
 
     ``replaced``: the schedule reached ``spec.replicas``, so removed replicas have their
     replacements; otherwise they wait for room, as ReplicasScheduled says. ``moving``: the
-    superseded replicas by name (issue 18): they keep serving until they are replaced.
+    superseded replicas by name: they keep serving until they are replaced.
     """
     state = _LOSS_TEXT[notice.cause].format(detail=notice.detail)
     who = _replicas(notice.replicas)
@@ -376,7 +376,7 @@ ROLLOUT_STUCK = "RolloutStuck"
 
 
 def _progressing(schedule: Schedule, ready: int, late: tuple[str, ...]) -> Condition:
-    """Progressing (issue 18): where the rollout and the moves stand, with counts.
+    """Progressing: where the rollout and the moves stand, with counts.
 
     First matching row: a replica waited past the deadline (``RolloutStuck``); a running
     replica must move and nothing can replace it (``RolloutStuck``); replicas are moving

@@ -69,7 +69,7 @@ class Fleet:
     caches: Sequence[ModelCache] = ()
     replicas: Sequence[ModelReplica] = ()
     endpoints: Sequence[ModelEndpoint] = ()
-    # The shell's clock (issue 18): stamps replicas waiting for Ready and judges the progress
+    # The shell's clock: stamps replicas waiting for Ready and judges the progress
     # deadline. None (a plain local render): nothing is stamped, no rollout is ever stuck.
     now: datetime | None = None
 
@@ -92,7 +92,7 @@ class DeploymentInputs:
     observed_replicas: Sequence[ModelReplica]
     observed_endpoints: Sequence[ModelEndpoint] = ()
     occupancy: OccupancySource = None
-    now: datetime | None = None  # the shell's clock (issue 18), as ``Fleet.now``
+    now: datetime | None = None  # the shell's clock, as ``Fleet.now``
 
 
 @dataclass
@@ -109,7 +109,7 @@ class DeploymentResult:
     schedule: Schedule
     replica_models: list[ModelReplica] = field(default_factory=list)
     # Some replica waits for Ready: the status is judged against the clock (the progress
-    # deadline, issue 18), so the same inputs give another result once time passes.
+    # deadline), so the same inputs give another result once time passes.
     reads_clock: bool = False
 
 
@@ -167,7 +167,7 @@ def finish_deployment(
 ) -> DeploymentResult:
     """Everything after the schedule: replica objects, endpoints, status and readiness.
 
-    A superseded replica (issue 18) is emitted beside the desired set, with its endpoint while
+    A superseded replica is emitted beside the desired set, with its endpoint while
     it covers for a replacement; once it retires, its endpoint goes first and the replica
     itself only when the endpoint is no longer observed.
     """
@@ -233,7 +233,7 @@ def _since(
     """The ``revision-since`` stamp of every replica of the desired set waiting for Ready.
 
     A replica created or updated now is stamped ``now``; one still waiting at the revision it
-    was stamped for keeps its stamp; a Ready one has none (issue 18).
+    was stamped for keeps its stamp; a Ready one has none.
     """
     outdated = set(result.rollout.outdated) if result.rollout is not None else set()
     out: dict[str, str] = {}

@@ -25,7 +25,7 @@ class PoolState:
     fills nodes in order and identical nodes absorb identical pods, so a run is charged with
     arithmetic instead of node by node. Memory and time follow the number of distinct node
     states (each pack splits at most one run into three), never the node count: a pool of
-    100,000 fresh nodes is one run, like a pool of 8 (issue 15).
+    100,000 fresh nodes is one run, like a pool of 8.
 
     Synthetic devices keep a 0 slot that no demand ever touches.
     """
@@ -150,7 +150,7 @@ class Ledger:
 
     Pool states are created on first use: a fresh pool needs no vectors until something
     is charged to it or a trial reads it. ``bases`` gives a cluster's starting state (its
-    occupancy, issue 16); a pool it does not list starts fresh.
+    occupancy); a pool it does not list starts fresh.
     """
 
     __slots__ = ("clusters", "pools", "bases")

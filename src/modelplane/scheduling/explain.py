@@ -47,7 +47,7 @@ class Gates:
     cache_name: str
     tolerations: Sequence[Toleration]
     rank_engine: str | None  # an engine whose Worker uses $(MODELPLANE_RANK)
-    # Clusters whose occupancy is not published yet (function runtime, issue 16).
+    # Clusters whose occupancy is not published yet (function runtime).
     unpublished: frozenset[str] = frozenset()
 
 
@@ -173,7 +173,7 @@ _MOVE_TEXT = {
 
 
 def move_message(move: Superseded) -> str:
-    """Why a running replica is superseded and what takes its place (issue 18, ``--explain``).
+    """Why a running replica is superseded and what takes its place (``--explain``).
 
     ``<name> on <cluster>: <why>; <what next>``: replaced by a named replica not Ready yet,
     replaced and leaving (its endpoint withdrawn first), or kept with no replacement placed.

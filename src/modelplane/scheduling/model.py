@@ -137,7 +137,7 @@ class Placement:
     engines: tuple[EnginePlacement, ...]
     held: bool = False
     observed: ModelReplica | None = field(default=None, compare=False, repr=False)
-    # Updated in place in this reconcile: its template revision changes now (issue 18), so it
+    # Updated in place in this reconcile: its template revision changes now, so it
     # counts not ready and is withdrawn from routing until it is Ready at the new revision.
     revised: bool = False
     # The template revision it is written at (computed once per schedule; "" for a held one).
@@ -238,7 +238,7 @@ class Shortfall:
 
 
 class LossCause(StrEnum):
-    """Why an observed replica's cluster no longer serves it fully (issue 15), in check order."""
+    """Why an observed replica's cluster no longer serves it fully, in check order."""
 
     CLUSTER_GONE = "ClusterGone"  # not in the fetched list: removed, re-placed
     DRAINING = "ClusterDraining"  # an untolerated NoExecute taint: removed, re-placed
@@ -264,7 +264,7 @@ class ReplicaNotice:
 
 
 class MoveCause(StrEnum):
-    """Why a running replica is superseded (issue 18): it must move, so it is replaced first;
+    """Why a running replica is superseded: it must move, so it is replaced first;
     or it is scaled down, so its endpoint is withdrawn before it goes."""
 
     NOT_SELECTED = "ClusterNotSelected"  # its cluster no longer matches the selectors
@@ -284,7 +284,7 @@ class MoveCause(StrEnum):
 
 @dataclass(frozen=True)
 class Superseded:
-    """A Ready replica that must move: it keeps serving until a replacement is Ready (issue 18).
+    """A Ready replica that must move: it keeps serving until a replacement is Ready.
 
     ``placement`` re-emits it exactly as observed (held). ``retiring``: enough replacements
     are Ready, so its endpoint is withdrawn now and the replica is removed once the endpoint
@@ -311,7 +311,7 @@ def _pools(placement: Placement) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Rollout:
-    """Where the template rollout stands after this reconcile (issue 18).
+    """Where the template rollout stands after this reconcile.
 
     ``revision`` is the deployment's template hash; ``updated`` counts the replicas of the
     desired set at it; ``outdated`` names those still at an older revision, ``updating`` those
@@ -335,7 +335,7 @@ class Schedule:
 
     ``explained`` is what explain says of each cluster, or a function computing it when
     ``unfit`` is read: at fleet scale one trial per cluster costs more than the placement
-    itself, and only a shortfall and ``schedule --explain`` read it (issue 16).
+    itself, and only a shortfall and ``schedule --explain`` read it.
     """
 
     mode: Mode
@@ -350,8 +350,8 @@ class Schedule:
     cluster_count: int = 0
     selector_error: str | None = None
     shortfall: Shortfall | None = None  # Normal mode with fewer replicas than desired
-    notices: tuple[ReplicaNotice, ...] = ()  # by cluster name: replicas kept or lost (issue 15)
-    # Running replicas that must move, kept serving beside ``replicas`` (issue 18).
+    notices: tuple[ReplicaNotice, ...] = ()  # by cluster name: replicas kept or lost
+    # Running replicas that must move, kept serving beside ``replicas``.
     superseded: tuple[Superseded, ...] = ()
     rollout: Rollout | None = None
     # New replicas held back by the surge bound while replicas move: not a shortfall.

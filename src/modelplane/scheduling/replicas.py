@@ -69,7 +69,7 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
     A held placement is re-emitted with its observed spec unchanged and its
     managed labels re-asserted over its observed labels (docs/scheduling.md, "What it does, in order"), its template
     hash label included (it still runs that revision). Any other placement is written from
-    the current template and labelled with its hash (issue 18).
+    the current template and labelled with its hash.
     """
     namespace = namespace_of(deployment.metadata.namespace)
     managed = managed_labels(deployment, placement.cluster, placement.index)

@@ -161,7 +161,7 @@ def _held(
         kept.append(held_placement(deployment, replica, view.gateway if view else ""))
     kept = scale_down(kept, deployment.spec.replicas)
     current = revision(deployment)
-    # Nothing is updated while held: the rollout waits where it stands (issue 18).
+    # Nothing is updated while held: the rollout waits where it stands.
     outdated = sorted(p.name for p in kept if revision_of(_observed(p), current) != current)
     rollout = Rollout(current, len(kept) - len(outdated), tuple(outdated))
     unfit: tuple[Unfit, ...] = ()
@@ -188,7 +188,7 @@ def _held(
         selector_error=error,
         rollout=rollout,
         # Held replicas are kept whatever their cluster's state; NotReady or gatewayless
-        # clusters are still said (issue 15). Nothing is removed while held.
+        # clusters are still said. Nothing is removed while held.
         notices=tuple(
             n
             for n in replica_notices(
@@ -275,7 +275,7 @@ class _Run:
         self.cache = cache
         self.observed = observed
         self.ours = ours
-        # What the clusters hold already (issue 16): their occupancy, computed or published.
+        # What the clusters hold already: their occupancy, computed or published.
         self.bases = bases(occupancy, views, observed)
         spec = deployment.spec.template.spec
         self.gates = Gates(
@@ -302,7 +302,7 @@ class _Run:
         )
         holding = [*kept, *(s.placement for s in superseded)]
         # Each cluster starts from its occupancy, which charges every replica on it, ours
-        # included: a superseded one stays charged while it runs (issue 18), and one being
+        # included: a superseded one stays charged while it runs, and one being
         # dropped or scaled down until its cluster no longer counts it. Ours the occupancy
         # does not list yet are charged on top, in (namespace, name) order
         # (docs/scheduling.md "Occupancy").
@@ -358,7 +358,7 @@ class _Run:
     def _superseded(
         self, kept: list[Placement], moving: list[tuple[ModelReplica, MoveCause]], desired: int
     ) -> list[Superseded]:
-        """Ready replicas that must move, kept while kept Ready replicas fall short (issue 18).
+        """Ready replicas that must move, kept while kept Ready replicas fall short.
 
         Each one covers a missing Ready replica of the desired set; the others retire (their
         endpoint is withdrawn, then they go). Never more kept than ``desired`` needs.
@@ -382,7 +382,7 @@ class _Run:
     def _scale_down(
         self, retained: list[Placement], desired: int, moving: list[tuple[ModelReplica, MoveCause]]
     ) -> list[Placement]:
-        """Scale down, taking replicas at an older template revision first (issue 18).
+        """Scale down, taking replicas at an older template revision first.
 
         A Ready one taken so is replaced, not dropped: it joins ``moving`` and serves until the
         replica at the current revision beside it is Ready (a surge update).
@@ -402,7 +402,7 @@ class _Run:
     def _surge_update(
         self, kept: list[Placement], moving: list[tuple[ModelReplica, MoveCause]], desired: int
     ) -> None:
-        """Replace a lone outdated Ready replica instead of updating it in place (issue 18).
+        """Replace a lone outdated Ready replica instead of updating it in place.
 
         When ``desired - MAX_UNAVAILABLE`` is below one, an in-place update would take the
         deployment from Ready to nothing; the replica is superseded instead, so fill places its
@@ -421,7 +421,7 @@ class _Run:
         kept: list[Placement],
         moving: list[tuple[ModelReplica, MoveCause]],
     ) -> list[Superseded]:
-        """Ready replicas removed by a scale-down retire like replaced ones (issue 18): their
+        """Ready replicas removed by a scale-down retire like replaced ones: their
         endpoint is withdrawn first, the replica goes once it is no longer observed."""
         staying = {id(p) for p in kept} | {id(p) for p in retained if self._moved(p, moving)}
         return [
@@ -441,7 +441,7 @@ class _Run:
         superseded: Sequence[Superseded],
         desired: int,
     ) -> tuple[list[Placement], Rollout]:
-        """Apply a template change to kept replicas in place, a few at a time (issue 18).
+        """Apply a template change to kept replicas in place, a few at a time.
 
         A kept replica at an older revision is re-emitted as observed until its turn. A turn
         comes only when every replica at the current revision is Ready (new ones included), no
@@ -510,7 +510,7 @@ class _Run:
         """Walk our observed replicas in (namespace, name) order; keep those that pass.
 
         A Ready replica that fails for a reason other than its cluster being gone must move
-        (issue 18): it is returned with the cause, to keep serving until it is replaced. One
+       : it is returned with the cause, to keep serving until it is replaced. One
         that is not Ready serves nothing and is dropped as before.
         """
         kept: list[Placement] = []
@@ -742,7 +742,7 @@ def schedule_all(
         cache = cache_state(deployment, caches)
         result = schedule(deployment, clusters, classes, cache, observed, current)
         given = tuple(replica_object(deployment, p) for p in result.replicas)
-        # Superseded replicas still run: later deployments see them charged (issue 18).
+        # Superseded replicas still run: later deployments see them charged.
         moving = tuple(replica_object(deployment, s.placement) for s in result.superseded)
         dropped = [r for r in observed if owns(deployment, r)]
         observed = [r for r in observed if not owns(deployment, r)] + [*given, *moving]

@@ -56,7 +56,7 @@ def wall_clock() -> datetime:
     return datetime.now(UTC)
 
 
-# The shell owns the clock (issue 18): the core is told "now" to stamp replicas waiting for
+# The shell owns the clock: the core is told "now" to stamp replicas waiting for
 # Ready and to judge the progress deadline. Tests replace it to replay a fixed sequence.
 clock: Callable[[], datetime] = wall_clock
 
@@ -108,7 +108,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
     )
     fleet: Clusters = UNRESOLVED if clusters is None else clusters
     # Only our own replicas: what every other one holds comes with its cluster, in the
-    # status.occupancy the InferenceCluster function publishes (issue 16).
+    # status.occupancy the InferenceCluster function publishes.
     return DeploymentInputs(
         deployment=deployment,
         clusters=fleet,
@@ -145,7 +145,7 @@ def run_deployment(request: FunctionRequest) -> FunctionResponse:
 
     A malformed composite is Fatal (dispatch): nothing about it can be said. A malformed
     observed or fetched input is not: the held state comes back with a Warning and
-    conditions, so the status survives a bad input (issue 15).
+    conditions, so the status survives a bad input.
     """
     deployment = documents.composite(request.composite, ModelDeployment)
     requirements = deployment_requirements(deployment)

@@ -31,7 +31,7 @@ def deployment_requirements(deployment: ModelDeployment) -> list[Requirement]:
     """The deployment function's lookups: none when parked (docs/reconcile.md, "Conditions, events and readiness").
 
     No ModelReplica: its own are its observed composed resources, and what other
-    deployments hold comes with each cluster, in ``status.occupancy`` (issue 16).
+    deployments hold comes with each cluster, in ``status.occupancy``.
     """
     if deployment.spec.replicas == 0:
         return []
