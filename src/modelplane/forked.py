@@ -27,6 +27,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from modelplane.errors import ModelplaneError
+
 _HEADER = struct.Struct("<BQQ")  # in the pipe (0) or the memory file (1), offset, length
 _IN_PIPE, _IN_FILE = 0, 1
 _LARGE = 1 << 18
@@ -36,7 +38,7 @@ Send = Callable[[Any], None]
 """The child's way to answer: one marshal-able value a call, received in order."""
 
 
-class ChildFailed(Exception):
+class ChildFailed(ModelplaneError):
     """The child did not answer as it should: do its work here."""
 
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from modelplane.errors import ModelplaneError
+
 MAX_DEPTH = 100
 """How deeply arrays and objects may nest in one document."""
 ALIAS_SLACK = 10_000
@@ -32,7 +34,7 @@ _STR = _TAG + "str"
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 
 
-class TooLarge(Exception):
+class TooLarge(ModelplaneError):
     """A document whose aliases expand past the budget, or that nests past MAX_DEPTH."""
 
     def __init__(self, message: str, line: int) -> None:

@@ -24,6 +24,7 @@ from modelplane import fastyaml
 from modelplane.api.base import KubeModel
 from modelplane.api.kinds import KIND_BY_NAME, KindInfo
 from modelplane.api.validation import Problem, ValidationResult, validate_document
+from modelplane.errors import ModelplaneError
 from modelplane.jsonvalues import (
     ALIAS_SLACK,
     JsonValues,
@@ -43,7 +44,7 @@ MAX_TOTAL_BYTES = 256 * MIB
 M = TypeVar("M", bound=KubeModel)
 
 
-class PathError(Exception):
+class PathError(ModelplaneError):
     """A PATH argument that names nothing (a usage error, exit 2)."""
 
 
@@ -144,7 +145,7 @@ class _Budget:
     left: int
 
 
-class _OverBudget(Exception):
+class _OverBudget(ModelplaneError):
     """The file that would pass the command's total input limit (load stops there)."""
 
 
@@ -241,7 +242,7 @@ def read_file(file: str, budget: _Budget | None = None) -> Iterator[Document | s
         yield from _read_yaml(file, data)
 
 
-class _Refused(Exception):
+class _Refused(ModelplaneError):
     """A file that is read no further (not regular, or too large)."""
 
 

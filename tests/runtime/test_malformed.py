@@ -2,8 +2,8 @@
 
 A malformed composite is Fatal: the desired state passed in is passed back unchanged, and
 Crossplane applies nothing. A malformed input of a valid composite keeps the held state
-(every observed composed resource, the previous status and conditions) with a Warning
-, so no observed object is ever deleted and no status is lost to a bad input.
+(every observed composed resource, the previous status and conditions) with a Warning,
+so no observed object is ever deleted and no status is lost to a bad input.
 """
 
 from __future__ import annotations

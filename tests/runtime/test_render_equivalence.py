@@ -137,8 +137,8 @@ def _compare(
             if o["metadata"]["name"] == name and o["metadata"]["namespace"] == ns
         ]
         observed = {_key(r): r for r in observed_replicas if ours(r)}
-        # Each cluster's occupancy as its function publishes it from the replicas so far
-        #; the deployment function reads no other replica.
+        # Each cluster's occupancy as its function publishes it from the replicas so far;
+        # the deployment function reads no other replica.
         published = [
             published_by_function(stubs.v1.RunFunction, o, world)
             if o["kind"] == "InferenceCluster"

@@ -123,8 +123,7 @@ def _is_iter_var(expr: Any, name: str) -> bool:
 # evaluation: measured on the installed 0.1.3, 9,999 loop steps in all evaluate and the
 # 10,000th fails with "Iteration budget exceeded" (tests/cel/test_cel_iterations.py pins
 # both). A selector that could pass that budget on some device is refused at compile time,
-# so no selector that compiles ever fails at run time for it and reads as "no match"
-#.
+# so no selector that compiles ever fails at run time for it and reads as "no match".
 ENGINE_MAX_ITERATIONS = 9_999
 
 

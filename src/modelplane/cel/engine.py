@@ -29,6 +29,7 @@ from cel_expr_python import cel
 from cel_expr_python.ext.ext_strings import ExtStrings
 from google.protobuf import any_pb2
 
+from modelplane.errors import ModelplaneError
 from modelplane.memo import memoized
 
 from . import _proto
@@ -323,7 +324,7 @@ def _env(kind: str) -> _EnvPair:
 # ---------------------------------------------------------------- compilation
 
 
-class CompileFailure(Exception):
+class CompileFailure(ModelplaneError):
     """A compile error; ``kind`` is syntax, check, result or cost."""
 
     def __init__(self, kind: str, detail: str) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.errors import ModelplaneError
 from modelplane.memo import memoized
 
 from .engine import (
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 
-class DeviceError(ValueError):
+class DeviceError(ModelplaneError, ValueError):
     """A device's attributes or capacity cannot be turned into a selector value."""
 
 

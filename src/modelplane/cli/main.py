@@ -9,6 +9,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, Protocol
 
+from modelplane.errors import ModelplaneError
+
 # Each verb lives in its own module exposing `register(subparsers)`; the parser it adds
 # sets `func` (args -> exit code) as a default. Its one-line help is kept here, so the
 # command's help and the verbs not chosen need none of the verb modules imported (their
@@ -32,7 +34,7 @@ VERBS: dict[str, tuple[str, str]] = {
 }
 
 
-class Exit(Exception):
+class Exit(ModelplaneError):
     """Ends a verb with ``code``; what it had to say is already on stderr."""
 
     def __init__(self, code: int) -> None:

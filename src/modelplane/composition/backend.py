@@ -15,6 +15,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from modelplane.composition.types import Json
+from modelplane.errors import ModelplaneError
 from modelplane.naming import (
     ENDPOINT_LABEL,
     SERVICE_NAME_LABEL,
@@ -50,7 +51,7 @@ class BackendTarget:
     address_type: AddressType
 
 
-class InvalidURL(ValueError):
+class InvalidURL(ModelplaneError, ValueError):
     """A ModelEndpoint URL a Gateway cannot route to; the message says why."""
 
 

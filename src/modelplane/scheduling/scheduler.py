@@ -509,8 +509,8 @@ class _Run:
     def _retain(self) -> tuple[list[Placement], list[tuple[ModelReplica, MoveCause]]]:
         """Walk our observed replicas in (namespace, name) order; keep those that pass.
 
-        A Ready replica that fails for a reason other than its cluster being gone must move
-       : it is returned with the cause, to keep serving until it is replaced. One
+        A Ready replica that fails for a reason other than its cluster being gone must move:
+        it is returned with the cause, to keep serving until it is replaced. One
         that is not Ready serves nothing and is dropped as before.
         """
         kept: list[Placement] = []

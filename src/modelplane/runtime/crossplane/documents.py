@@ -17,6 +17,7 @@ from modelplane.api import KIND_BY_NAME, KubeModel
 from modelplane.api.base import GROUP_VERSION
 from modelplane.api.openapi import validator_schema
 from modelplane.api.validation import validate_document
+from modelplane.errors import ModelplaneError
 from modelplane.memo import Memo
 from modelplane.runtime.crossplane.structs import integral_floats_to_int, restore_integers
 
@@ -116,7 +117,7 @@ def load(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
     return _MEMO.get((key, model), lambda: _check(raw, model))  # type: ignore[no-any-return]
 
 
-class Refused(Exception):
+class Refused(ModelplaneError):
     """A malformed input: the function answers with a Fatal result carrying this message."""
 
 
