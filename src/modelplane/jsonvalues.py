@@ -1,4 +1,5 @@
-"""Only JSON values, as the API server accepts them (docs/api.md, "Input limits and JSON-only values").
+"""Only JSON values, as the API server accepts them (docs/api.md, "Input limits and JSON-only
+values").
 
 The API server reads a manifest as JSON (sigs.k8s.io/yaml converts YAML to JSON first,
 and strict decoding refuses duplicate fields), so a document may hold only null,

@@ -72,7 +72,9 @@ class LoadedObject:
     file: str
     line: int
     raw: dict[str, Any]
-    """The object after defaulting (docs/api.md, "The steps (`validate_document`)"), as plain JSON-like data."""
+    """The object after defaulting (docs/api.md, "The steps (`validate_document`)"), as plain
+    JSON-like data.
+    """
     model: KubeModel
 
     @property

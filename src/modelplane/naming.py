@@ -15,7 +15,8 @@ from typing import Final
 
 _NOT_DNS = re.compile(r"[^a-z0-9-]")
 
-# Labels of a ModelReplica and ModelEndpoint (docs/api.md, "Kinds, identity and managed labels"): who owns it, and its identity.
+# Labels of a ModelReplica and ModelEndpoint (docs/api.md, "Kinds, identity and managed labels"):
+# who owns it, and its identity.
 DEPLOYMENT_LABEL: Final = "modelplane.ai/deployment"
 DEPLOYMENT_NAMESPACE_LABEL: Final = "modelplane.ai/deployment-namespace"
 CLUSTER_LABEL: Final = "modelplane.ai/cluster"
@@ -33,7 +34,7 @@ ROLE_LABEL: Final = "modelplane.ai/role"
 PHASE_LABEL: Final = "modelplane.ai/phase"
 SERVING_LABEL: Final = "modelplane.ai/serving"
 WORKLOAD_LABEL: Final = "modelplane.ai/workload"
-POOL_LABEL: Final = "modelplane.ai/pool"  # on the GPU nodes of a pool (docs/api.md, "InferenceCluster: what is read and derived")
+POOL_LABEL: Final = "modelplane.ai/pool"  # on the GPU nodes of a pool
 
 # Labels of a ModelCache's composed objects (docs/composition.md, "Examples").
 CACHE_LABEL: Final = "modelplane.ai/cache"
@@ -64,7 +65,8 @@ def _hash5(full: str) -> str:
 def child_name(*parts: str, max_length: int = 63) -> str:
     """Crossplane's child_name rule: parts joined by '-', cut, then a 5-hex-digit hash.
 
-    No lowercasing or character mapping (docs/api.md, "ModelCache fields"): the PVC of a ModelCache and the
+    No lowercasing or character mapping (docs/api.md, "ModelCache fields"): the PVC of a ModelCache
+    and the
     provider config of a cluster are named by this rule by whoever creates them.
     """
     full = "-".join(parts)
@@ -73,7 +75,9 @@ def child_name(*parts: str, max_length: int = 63) -> str:
 
 
 def dns_name(*parts: str, max_length: int = 63) -> str:
-    """A DNS-1035 label of at most ``max_length`` characters for a composed object (docs/composition.md, "Names")."""
+    """A DNS-1035 label of at most ``max_length`` characters for a composed object
+    (docs/composition.md, "Names").
+    """
     full = "-".join(parts)
     visible = _NOT_DNS.sub("-", full.lower())
     if not visible[:1].isalpha():
@@ -83,7 +87,9 @@ def dns_name(*parts: str, max_length: int = 63) -> str:
 
 
 def replica_name(deployment: str, cluster: str, index: int) -> str:
-    """The ModelReplica (and ModelEndpoint) name of replica (cluster, index) (docs/scheduling.md, "Inputs, identity and result")."""
+    """The ModelReplica (and ModelEndpoint) name of replica (cluster, index) (docs/scheduling.md,
+    "Inputs, identity and result").
+    """
     full = f"{deployment}-{cluster}-{index}"
     return f"{deployment[:57].rstrip('-')}-{_hash5(full)}"
 

@@ -1,4 +1,5 @@
-"""The Crossplane configuration package, as a set of files (docs/crossplane.md, "What gets installed") (pure).
+"""The Crossplane configuration package, as a set of files (docs/crossplane.md, "What gets
+installed") (pure).
 
 ``package_files()`` returns every file ``modelplane package`` writes, by path relative
 to the output directory. The package root is ``configuration/`` (a Configuration may

@@ -27,7 +27,9 @@ from tests.builders import replica_labels, seed_replica_engine
 
 
 def reference(raw: Any) -> tuple[list[v.Problem], str, str | None]:
-    """(problems, defaulted JSON, typed object's JSON) by the located steps only (docs/api.md, "The steps (`validate_document`)")."""
+    """(problems, defaulted JSON, typed object's JSON) by the located steps only (docs/api.md, "The
+    steps (`validate_document`)").
+    """
     doc = v._normalize(raw)
     if not isinstance(doc, dict):
         return [v.Problem("", "document is not an object")], "{}", None

@@ -68,7 +68,8 @@ def _refusal(steps: int) -> str:
     ],
 )
 def test_the_bound_is_the_engines_budget(expr: str, steps: int | None) -> None:
-    # Without the bound every one of these would compile, and the refused ones would read as "no match".
+    # Without the bound every one of these would compile, and the refused ones would read as "no
+    # match".
     if steps is None:
         assert check_selector(expr) is None
         assert _engine(expr) is True

@@ -1,4 +1,6 @@
-"""ModelReplica conditions, events and readiness (docs/reconcile.md, "ModelReplica conditions"), and endpoint gating (docs/reconcile.md, "Conditions, events and readiness")."""
+"""ModelReplica conditions, events and readiness (docs/reconcile.md, "ModelReplica conditions"), and
+endpoint gating (docs/reconcile.md, "Conditions, events and readiness").
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Decision 4: a transient fault never drops a running replica (docs/reconcile.md, "Conditions, events and readiness")."""
+"""Decision 4: a transient fault never drops a running replica (docs/reconcile.md, "Conditions,
+events and readiness").
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """ReplicasReady says every loss: which replicas, which cluster, what happens next.
 
 One status table through a full local reconcile (render): two Ready replicas, one per
-cluster, then us-east-1 changes. Counting only what was kept, the kept cases would read ``AllReplicasReady``
+cluster, then us-east-1 changes. Counting only what was kept, the kept cases would read
+``AllReplicasReady``
 and a drain without room ``1 of 1 ready``.
 """
 

@@ -1,4 +1,7 @@
-"""The ModelDeployment function over gRPC (docs/reconcile.md, "Conditions, events and readiness"; docs/composition.md, "The ModelReplica of a placement"; docs/crossplane.md, "How the function behaves")."""
+"""The ModelDeployment function over gRPC (docs/reconcile.md, "Conditions, events and readiness";
+docs/composition.md, "The ModelReplica of a placement"; docs/crossplane.md, "How the function
+behaves").
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Malformed requests: a located answer naming the problem, never a crash (docs/crossplane.md, "How the function behaves").
+"""Malformed requests: a located answer naming the problem, never a crash (docs/crossplane.md, "How
+the function behaves").
 
 A malformed composite is Fatal: the desired state passed in is passed back unchanged, and
 Crossplane applies nothing. A malformed input of a valid composite keeps the held state

@@ -1,4 +1,6 @@
-"""The configuration package (docs/crossplane.md, "What gets installed"): checked in without drift, valid Crossplane objects."""
+"""The configuration package (docs/crossplane.md, "What gets installed"): checked in without drift,
+valid Crossplane objects.
+"""
 
 from __future__ import annotations
 

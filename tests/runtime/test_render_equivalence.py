@@ -2,7 +2,8 @@
 
 The runtime sees the fleet as the cluster function publishes it (pools derived from the
 classes, the provider config reference); ``render`` derives the same values locally
-(docs/api.md, "InferenceCluster: what is read and derived"). Deployments are reconciled in (namespace, name) order, each seeing the
+(docs/api.md, "InferenceCluster: what is read and derived"). Deployments are reconciled in
+(namespace, name) order, each seeing the
 replicas given to the earlier ones, as ``render`` schedules them.
 """
 

@@ -1,4 +1,6 @@
-"""The ModelReplica function over gRPC (docs/composition.md, "Objects, in order"; docs/reconcile.md, "ModelReplica conditions")."""
+"""The ModelReplica function over gRPC (docs/composition.md, "Objects, in order"; docs/reconcile.md,
+"ModelReplica conditions").
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Capacity accounting by runs of identical nodes (docs/scheduling.md, "Rules we had to decide").
 
-The run-length PoolState must give exactly the placements of the per-node first-fit model (kept here as the reference), and its cost must not grow with a pool's node count.
+The run-length PoolState must give exactly the placements of the per-node first-fit model (kept here
+as the reference), and its cost must not grow with a pool's node count.
 """
 
 from __future__ import annotations

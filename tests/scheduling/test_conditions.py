@@ -1,4 +1,6 @@
-"""ModelDeployment conditions, counts and events (docs/reconcile.md, "Conditions, events and readiness"), row by row."""
+"""ModelDeployment conditions, counts and events (docs/reconcile.md, "Conditions, events and
+readiness"), row by row.
+"""
 
 from __future__ import annotations
 

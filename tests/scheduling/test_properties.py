@@ -34,7 +34,8 @@ SEL_70 = memory_selector("70Gi")
 SEL_HOST = 'device.driver == "cpu.example.com"'
 SEL_NIC = 'device.driver == "nic.nvidia.com"'
 
-# Each device kind has its own class: observed replicas are charged by class (docs/scheduling.md, "Matching, placing and packing"), so kinds that
+# Each device kind has its own class: observed replicas are charged by class (docs/scheduling.md,
+# "Matching, placing and packing"), so kinds that
 # shared a class could be charged to another device than the one they matched.
 KINDS: dict[str, dict[str, Any]] = {
     "h100": {"claim": "DRA", "driver": "gpu.nvidia.com", "deviceClassName": "h100.nvidia.com",

@@ -1,4 +1,6 @@
-"""replica_object (docs/composition.md, "The ModelReplica of a placement") and schedule_all (docs/scheduling.md, "Inputs, identity and result")."""
+"""replica_object (docs/composition.md, "The ModelReplica of a placement") and schedule_all
+(docs/scheduling.md, "Inputs, identity and result").
+"""
 
 from __future__ import annotations
 

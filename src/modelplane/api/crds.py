@@ -36,7 +36,8 @@ def xrd(info: KindInfo) -> dict[str, Any]:
             {"name": c.name, "type": c.type, "jsonPath": c.json_path} for c in info.printer_columns
         ]
     if info.scale:
-        # No labelSelectorPath: the replica pods run on other clusters (docs/api.md, "Kinds, identity and managed labels").
+        # No labelSelectorPath: the replica pods run on other clusters (docs/api.md, "Kinds,
+        # identity and managed labels").
         version["subresources"] = {
             "scale": {
                 "specReplicasPath": ".spec.replicas",

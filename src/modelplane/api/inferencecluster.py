@@ -28,7 +28,8 @@ from modelplane.api.meta import CONDITIONS_LIST, Condition, ObjectMeta
 
 Source = Literal["GKE", "EKS", "AKS", "Nebius", "Vultr", "Existing"]
 Stack = Literal["Standard", "Dynamo"]
-# The Gateway API implementations whose routing rules composition knows (docs/composition.md, "Routes per gateway").
+# The Gateway API implementations whose routing rules composition knows (docs/composition.md,
+# "Routes per gateway").
 GatewayImplementation = Literal["GKE", "Istio", "EnvoyGateway", "Kgateway"]
 
 IC_01 = rule(
@@ -374,7 +375,8 @@ class InferenceCluster(KubeModel):
 def derived_gpu_pools(
     cluster: InferenceCluster, classes: Mapping[str, InferenceClass]
 ) -> list[GpuPool] | None:
-    """``status.gpuPools`` as a provisioned cluster publishes them (docs/api.md, "InferenceCluster: what is read and derived").
+    """``status.gpuPools`` as a provisioned cluster publishes them (docs/api.md, "InferenceCluster:
+    what is read and derived").
 
     Per node pool, in order: its name, ``nodes`` = ``maxNodeCount`` if set, else
     ``nodeCount``, and the class's devices with defaults applied. None when there is

@@ -1,4 +1,6 @@
-"""The eight kinds: identity, scope, names and printer columns (docs/api.md, "Kinds, identity and managed labels")."""
+"""The eight kinds: identity, scope, names and printer columns (docs/api.md, "Kinds, identity and
+managed labels").
+"""
 
 from __future__ import annotations
 

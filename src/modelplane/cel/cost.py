@@ -1,4 +1,5 @@
-"""The static cost estimate of DRA selectors (docs/scheduling.md, "Device selectors"), computed on the parsed CEL AST.
+"""The static cost estimate of DRA selectors (docs/scheduling.md, "Device selectors"), computed on
+the parsed CEL AST.
 
 cel-expr-python has no cost estimator, but it serializes the parsed expression
 (``cel.expr.ParsedExpr``), so the estimate walks the engine's own AST rather
@@ -21,7 +22,8 @@ __all__ = [
 ]
 
 COST_LIMIT = 1_000_000
-# The most attributes or capacities a device may publish (docs/api.md, "InferenceCluster: what is read and derived").
+# The most attributes or capacities a device may publish (docs/api.md, "InferenceCluster: what is
+# read and derived").
 DEFAULT_RANGE_SIZE = 32
 
 

@@ -103,7 +103,9 @@ def _capacity(entry: Mapping[str, Any]) -> bytes | None:
 
 
 def device_value(profile: DeviceProfile) -> dict[str, Any]:
-    """The engine variables for one device (docs/scheduling.md, "Device selectors"); DeviceError if broken."""
+    """The engine variables for one device (docs/scheduling.md, "Device selectors"); DeviceError if
+    broken.
+    """
     doc = json.loads(profile.key)
     driver: str = doc["driver"]
     attributes: dict[str, dict[str, Any]] = {}

@@ -1,4 +1,6 @@
-"""ModelReplica conditions, events and readiness (docs/reconcile.md, "ModelReplica conditions"). Pure functions of observed state."""
+"""ModelReplica conditions, events and readiness (docs/reconcile.md, "ModelReplica conditions").
+Pure functions of observed state.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Containers of a member's pods and of the picker: what Modelplane injects (docs/composition.md, "Pods")."""
+"""Containers of a member's pods and of the picker: what Modelplane injects (docs/composition.md,
+"Pods").
+"""
 
 from __future__ import annotations
 
@@ -92,7 +94,9 @@ def _put(out: Json, key: str, value: object) -> None:
 
 
 def member_container(ctx: MemberContext, container: ReplicaContainer) -> Json:
-    """One container of a member's pod: the engine container or a sidecar (docs/composition.md, "Pods")."""
+    """One container of a member's pod: the engine container or a sidecar (docs/composition.md,
+    "Pods").
+    """
     engine = container.name == ENGINE_CONTAINER
     serving_engine = engine and ctx.serving
     out: Json = {"name": container.name, "image": container.image}

@@ -1,4 +1,6 @@
-"""Object order (docs/composition.md, "Objects, in order") and delivery through provider-kubernetes Objects."""
+"""Object order (docs/composition.md, "Objects, in order") and delivery through provider-kubernetes
+Objects.
+"""
 
 from __future__ import annotations
 

@@ -14,7 +14,9 @@ DEFAULT_HTTP_PORT = 8000
 
 
 def is_serving(member: ReplicaMember) -> bool:
-    """A Standalone or Leader serves traffic; Workers never do (docs/composition.md, "Objects, in order")."""
+    """A Standalone or Leader serves traffic; Workers never do (docs/composition.md, "Objects, in
+    order").
+    """
     return member.role != "Worker"
 
 
@@ -52,7 +54,9 @@ def http_port(container: ReplicaContainer | None) -> int | None:
 
 
 def serving_port(engine: ReplicaEngine) -> int:
-    """``P``: the http port of the engine container of the engine's serving member (docs/composition.md, "Pods")."""
+    """``P``: the http port of the engine container of the engine's serving member
+    (docs/composition.md, "Pods").
+    """
     member = serving_member(engine)
     port = http_port(engine_container(member)) if member is not None else None
     return port if port is not None else DEFAULT_HTTP_PORT

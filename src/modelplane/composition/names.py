@@ -1,4 +1,6 @@
-"""Names and resource keys of one replica's composed objects (docs/composition.md, "Names"; docs/composition.md, "Objects, in order")."""
+"""Names and resource keys of one replica's composed objects (docs/composition.md, "Names";
+docs/composition.md, "Objects, in order").
+"""
 
 from __future__ import annotations
 
@@ -35,7 +37,10 @@ def claim_key(engine: str, role: str) -> str:
 
 
 def cache_pvc_name(namespace: str, cache: str) -> str:
-    """The ModelCache PVC name, exactly as its creator names it (docs/api.md, "ModelCache fields")."""
+    """The ModelCache PVC name, exactly as its creator names it.
+
+    See docs/api.md, "ModelCache fields".
+    """
     return child_name("modelcache", namespace, cache)
 
 

@@ -1,4 +1,5 @@
-"""The routing surface of a replica: InferencePool, HTTPRoute, gateway policies (docs/composition.md, "Routes per gateway").
+"""The routing surface of a replica: InferencePool, HTTPRoute, gateway policies
+(docs/composition.md, "Routes per gateway").
 
 Routes are composed for the Gateway API implementation the cluster runs (docs/composition.md,
 "Routes per gateway"), since the implementations differ on timeouts and on how they reach a

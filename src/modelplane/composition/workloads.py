@@ -1,4 +1,6 @@
-"""The workload of each engine: Deployment, LeaderWorkerSet or Grove PodCliqueSet (docs/composition.md, "Objects, in order")."""
+"""The workload of each engine: Deployment, LeaderWorkerSet or Grove PodCliqueSet
+(docs/composition.md, "Objects, in order").
+"""
 
 from __future__ import annotations
 

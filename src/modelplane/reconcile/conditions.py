@@ -1,4 +1,5 @@
-"""A ModelDeployment's status: replica counts, conditions and events (docs/reconcile.md, "Conditions, events and readiness").
+"""A ModelDeployment's status: replica counts, conditions and events (docs/reconcile.md,
+"Conditions, events and readiness").
 
 Pure: computed from the deployment, its schedule (scheduling.md), the cache state
 and the observed ModelReplicas. Shared by ``schedule``, ``render`` and the
@@ -175,7 +176,8 @@ def _scheduled(
     events: list[Event],
     reported: str | None,
 ) -> Condition:
-    """ReplicasScheduled (docs/reconcile.md, "`ReplicasScheduled` when replicas are missing"), appending the events its case raises.
+    """ReplicasScheduled (docs/reconcile.md, "`ReplicasScheduled` when replicas are missing"),
+    appending the events its case raises.
 
     ``reported`` is the observed composite's ReplicasScheduled message: a shortfall's
     Warning is raised only when its text differs (once per change).
@@ -300,7 +302,8 @@ def _shortfall(schedule: Schedule) -> Shortfall:
 
 
 def _ready(schedule: Schedule, ready: int) -> Condition:
-    """ReplicasReady (docs/reconcile.md, "`ReplicasReady` says every loss"): counted against ``spec.replicas``, every loss said.
+    """ReplicasReady (docs/reconcile.md, "`ReplicasReady` says every loss"): counted against
+    ``spec.replicas``, every loss said.
 
     The first matching row wins: nothing scheduled and nothing lost; a replica whose cluster
     is gone, drains, lost its pools, is NotReady or has no gateway (the first notice's cause

@@ -1,6 +1,8 @@
 """The deployment reconcile: one ModelDeployment to its replicas, endpoints and status.
 
-Pure: observed state in, desired state out (docs/composition.md, "Objects, in order"; docs/composition.md, "The ModelReplica of a placement"; docs/reconcile.md, "Conditions, events and readiness").
+Pure: observed state in, desired state out (docs/composition.md, "Objects, in order";
+docs/composition.md, "The ModelReplica of a placement"; docs/reconcile.md, "Conditions, events and
+readiness").
 ``reconcile_deployment`` (the Crossplane deployment function, one deployment) and
 ``reconcile_fleet`` (``render`` and ``schedule``, every deployment of a local fleet)
 both end in ``finish_deployment``, so the runtimes cannot disagree.

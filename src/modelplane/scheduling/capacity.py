@@ -1,4 +1,6 @@
-"""Capacity in devices: node vectors, first-fit packing, trials and the ledger (docs/scheduling.md, "Matching, placing and packing")."""
+"""Capacity in devices: node vectors, first-fit packing, trials and the ledger (docs/scheduling.md,
+"Matching, placing and packing").
+"""
 
 from __future__ import annotations
 
@@ -264,7 +266,9 @@ def _observed_demand(shape: PoolShape, requests: tuple[tuple[str, int], ...]) ->
 
 
 def pods_of(role: str, worker_nodes: int | None) -> int:
-    """``pods(member)``: worker.nodes for a Worker (1 without a worker block), else 1 (docs/scheduling.md, "Inputs, identity and result")."""
+    """``pods(member)``: worker.nodes for a Worker (1 without a worker block), else 1
+    (docs/scheduling.md, "Inputs, identity and result").
+    """
     if role == "Worker":
         return max(0, worker_nodes) if worker_nodes is not None else 1
     return 1

@@ -2,7 +2,8 @@
 "Inputs, identity and result" and "Cluster checks").
 
 Clusters are read once into small immutable views so the phases never touch the
-pydantic models again: pools in published order (or derived from classes), device profiles for CEL, readiness, gateway, taints and stack.
+pydantic models again: pools in published order (or derived from classes), device profiles for CEL,
+readiness, gateway, taints and stack.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class PoolShape:
     """The devices of a pool, as matching sees them; interned so equal shapes are one object.
 
     Matching results depend only on (member, shape), so they are cached per shape
-    (docs/scheduling.md, "Device selectors"): fleets with thousands of identical pools match each member once.
+    (docs/scheduling.md, "Device selectors"): fleets with thousands of identical pools match each
+    member once.
     """
 
     __slots__ = ("devices", "_hash")
@@ -126,7 +128,9 @@ class Pool:
 
 @dataclass(frozen=True)
 class ClusterView:
-    """What the scheduler reads of one InferenceCluster (docs/api.md, "InferenceCluster: what is read and derived")."""
+    """What the scheduler reads of one InferenceCluster (docs/api.md, "InferenceCluster: what is
+    read and derived").
+    """
 
     name: str
     labels: Mapping[str, str]
@@ -331,7 +335,9 @@ def evicts(cluster: ClusterView, tolerations: Sequence[Toleration]) -> bool:
 
 
 def taint_text(taint: Taint) -> str:
-    """``key=value:effect``, ``=value`` left out when the value is empty (docs/scheduling.md, "Why replicas are missing")."""
+    """``key=value:effect``, ``=value`` left out when the value is empty (docs/scheduling.md, "Why
+    replicas are missing").
+    """
     value = f"={taint.value}" if taint.value else ""
     return f"{taint.key}{value}:{taint.effect}"
 

@@ -1,4 +1,6 @@
-"""Matching one member's device requests against one pool's devices (docs/scheduling.md, "Matching, placing and packing")."""
+"""Matching one member's device requests against one pool's devices (docs/scheduling.md, "Matching,
+placing and packing").
+"""
 
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ Requests = tuple[Request, ...] | None
 
 
 def member_requests(member: EngineMember) -> Requests:
-    """The requests of a deployment member, selectors verbatim with empty ones dropped (docs/scheduling.md, "Inputs, identity and result")."""
+    """The requests of a deployment member, selectors verbatim with empty ones dropped
+    (docs/scheduling.md, "Inputs, identity and result").
+    """
     if member.node_selector is None:
         return None
     return tuple(
@@ -70,7 +74,8 @@ def match(requests: Requests, shape: PoolShape) -> Match:
 
 @memoized("scheduling.matches", 1 << 15)
 def _match(requests: tuple[Request, ...], shape: PoolShape) -> Match:
-    # Cached per (member requests, pool shape): a pure function of both (docs/scheduling.md, "Device selectors").
+    # Cached per (member requests, pool shape): a pure function of both (docs/scheduling.md, "Device
+    # selectors").
     devices = shape.devices
     # A DRA device without a class can never be claimed: it is skipped.
     usable = [not (d.dra and not d.device_class_name) for d in devices]

@@ -1,4 +1,5 @@
-"""The scheduler's input markers and result types (docs/scheduling.md, "Inputs, identity and result").
+"""The scheduler's input markers and result types (docs/scheduling.md, "Inputs, identity and
+result").
 
 Everything here is an immutable value: a Schedule can be compared, hashed into
 sets by its parts, and printed without touching the API models it came from.
@@ -20,7 +21,9 @@ Clusters = Sequence[InferenceCluster] | Unresolved
 
 
 class CacheKind(StrEnum):
-    """The state of the ModelCache a deployment references (docs/scheduling.md, "What it does, in order")."""
+    """The state of the ModelCache a deployment references (docs/scheduling.md, "What it does, in
+    order").
+    """
 
     NONE = "None"
     PRESENT = "Present"
@@ -95,7 +98,9 @@ class HoldCause(StrEnum):
 
 @dataclass(frozen=True)
 class ResolvedRequest:
-    """A claimable request a member resolved on its pool (docs/scheduling.md, "Matching, placing and packing")."""
+    """A claimable request a member resolved on its pool (docs/scheduling.md, "Matching, placing and
+    packing").
+    """
 
     name: str
     device_class_name: str
@@ -168,7 +173,8 @@ CAPACITY_REASONS: Final = frozenset(
     {Reason.NO_MATCHING_POOL, Reason.NO_CLAIMABLE_DEVICE, Reason.INSUFFICIENT_CAPACITY}
 )
 """The reasons about room or devices: the pools' devices do not match, none is claimable, or
-no node has room left (docs/scheduling.md, "Why replicas are missing"). A deployment short of every replica for these reasons
+no node has room left (docs/scheduling.md, "Why replicas are missing"). A deployment short of every
+replica for these reasons
 alone reads ``InsufficientCapacity`` (docs/scheduling.md)."""
 
 
@@ -220,7 +226,8 @@ class Shortfall:
 
     @property
     def reason(self) -> str:
-        """The condition reason when nothing was scheduled (docs/reconcile.md, "`ReplicasScheduled` when replicas are missing").
+        """The condition reason when nothing was scheduled (docs/reconcile.md, "`ReplicasScheduled`
+        when replicas are missing").
 
         ``InsufficientCapacity`` when every counted reason is about room or devices
         (vacuously so when there is no candidate), otherwise the most frequent code.

@@ -1,4 +1,6 @@
-"""Placing a replica's engines on one cluster: whole phase, then split phase (docs/scheduling.md, "Matching, placing and packing")."""
+"""Placing a replica's engines on one cluster: whole phase, then split phase (docs/scheduling.md,
+"Matching, placing and packing").
+"""
 
 from __future__ import annotations
 
@@ -33,7 +35,9 @@ class EngineSpec:
 
 
 def engine_specs(deployment: ModelDeployment) -> tuple[EngineSpec, ...]:
-    """The deployment's engines, members and requests in deployment order (docs/scheduling.md, "Inputs, identity and result")."""
+    """The deployment's engines, members and requests in deployment order (docs/scheduling.md,
+    "Inputs, identity and result").
+    """
     return tuple(
         EngineSpec(
             engine.name,
@@ -52,7 +56,8 @@ def engine_specs(deployment: ModelDeployment) -> tuple[EngineSpec, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """Why a replica cannot be placed on a cluster: a reason code, its message on demand (docs/scheduling.md, "Why replicas are missing").
+    """Why a replica cannot be placed on a cluster: a reason code, its message on demand
+    (docs/scheduling.md, "Why replicas are missing").
 
     ``describe`` holds only immutable inputs (pools, match results, the pool states as they
     stood at the failed attempt: a trial copies a state before packing and a commit replaces
@@ -113,7 +118,8 @@ class _Plan:
 @memoized("scheduling.plans", 1 << 12)
 def _plan(engine: EngineSpec, shapes: tuple[PoolShape, ...]) -> _Plan:
     # Steps 1-4 depend only on the engine and the pools' shapes, so clusters with the same
-    # pool shapes share one plan (docs/scheduling.md, "Device selectors"); only packing looks at a cluster's free capacity.
+    # pool shapes share one plan (docs/scheduling.md, "Device selectors"); only packing looks at a
+    # cluster's free capacity.
     matches = tuple(tuple(match(m.requests, shape) for shape in shapes) for m in engine.members)
     unmatched = next((k for k, row in enumerate(matches) if not any(r.ok for r in row)), -1)
     claimable = [any(r.claims for r in row) for row in matches]

@@ -1,4 +1,6 @@
-"""Replica ownership, identity, and the ModelReplica written for a placement (docs/scheduling.md, "Inputs, identity and result"; docs/composition.md, "The ModelReplica of a placement")."""
+"""Replica ownership, identity, and the ModelReplica written for a placement (docs/scheduling.md,
+"Inputs, identity and result"; docs/composition.md, "The ModelReplica of a placement").
+"""
 
 from __future__ import annotations
 
@@ -67,7 +69,8 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
     """The ModelReplica composed for one placement.
 
     A held placement is re-emitted with its observed spec unchanged and its
-    managed labels re-asserted over its observed labels (docs/scheduling.md, "What it does, in order"), its template
+    managed labels re-asserted over its observed labels (docs/scheduling.md, "What it does, in
+    order"), its template
     hash label included (it still runs that revision). Any other placement is written from
     the current template and labelled with its hash.
     """

@@ -1,4 +1,5 @@
-"""The fleet scheduler: retain, scale down, fill; holding; explain (docs/scheduling.md, "What it does, in order"; docs/scheduling.md, "Why replicas are missing").
+"""The fleet scheduler: retain, scale down, fill; holding; explain (docs/scheduling.md, "What it
+does, in order"; docs/scheduling.md, "Why replicas are missing").
 
 ``schedule`` is a pure function of its inputs: no I/O, no clock, no randomness.
 """
@@ -70,7 +71,8 @@ def schedule(
     observed_replicas: Iterable[ModelReplica],
     occupancy: OccupancySource = None,
 ) -> Schedule:
-    """Place one deployment's replicas on the fleet (docs/scheduling.md, "Inputs, identity and result").
+    """Place one deployment's replicas on the fleet (docs/scheduling.md, "Inputs, identity and
+    result").
 
     ``occupancy`` says what the clusters hold already (scheduling.occupancy): None
     computes it from ``observed_replicas`` (every namespace's), else ``observed_replicas``
@@ -111,7 +113,9 @@ def owned(deployment: ModelDeployment, replicas: Iterable[ModelReplica]) -> list
 
 
 def first_compile_error(deployment: ModelDeployment) -> str | None:
-    """The compile error of the first selector (deployment order) that fails, if any (docs/scheduling.md, "Device selectors")."""
+    """The compile error of the first selector (deployment order) that fails, if any
+    (docs/scheduling.md, "Device selectors").
+    """
     for engine in deployment.spec.template.spec.engines:
         for member in engine.members:
             for request in member.node_selector.devices if member.node_selector else ():
@@ -493,7 +497,8 @@ class _Run:
         return out, rollout
 
     def _shortfall(self, unfit: Sequence[Unfit]) -> Shortfall:
-        """Every candidate counted by why it cannot take one more replica now (docs/reconcile.md, "`ReplicasScheduled` when replicas are missing").
+        """Every candidate counted by why it cannot take one more replica now (docs/reconcile.md,
+        "`ReplicasScheduled` when replicas are missing").
 
         A candidate that received new replicas has no explain entry; it is counted by its
         trial against the final ledger, which fails once it is full (InsufficientCapacity).
@@ -560,7 +565,7 @@ class _Run:
         if view.pool_unknown:
             return None  # kept exactly as observed
         if view.dynamo and self.gates.rank_engine is not None:
-            return MoveCause.SHAPE_CHANGED  # re-placed like a changed shape (docs/scheduling.md, "Cluster checks")
+            return MoveCause.SHAPE_CHANGED  # re-placed like a changed shape
         engines = self._reresolve(replica, view)
         if engines is not None:
             return engines

@@ -1,7 +1,9 @@
-"""The ModelDeployment function: fan-out, scheduling, endpoints and status (docs/reconcile.md, "Conditions, events and readiness").
+"""The ModelDeployment function: fan-out, scheduling, endpoints and status (docs/reconcile.md,
+"Conditions, events and readiness").
 
 The decisions are ``modelplane.reconcile.deployment.reconcile_deployment``, the same
-code ``render`` runs. This module gathers its inputs from the request and writes its result into the response.
+code ``render`` runs. This module gathers its inputs from the request and writes its result into the
+response.
 """
 
 from __future__ import annotations

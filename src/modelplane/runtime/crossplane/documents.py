@@ -1,7 +1,8 @@
 """Turning what Crossplane sent into validated API models, or the first problem found.
 
 docs/crossplane.md, "How the function behaves": numbers are converted back first (``structs``),
-then the object is checked by the validator's steps 1 to 3 with defaults applied. The runtime reports
+then the object is checked by the validator's steps 1 to 3 with defaults applied. The runtime
+reports
 the first problem as a Fatal result, so nothing observed is ever deleted because an
 input was malformed.
 """
