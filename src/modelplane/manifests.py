@@ -1,4 +1,4 @@
-"""Reading manifests from PATHs (cli.md "Inputs"): the shell around api.validation.
+"""Reading manifests from PATHs (docs/api.md "The steps"): the shell around api.validation.
 
 Files and directories (searched recursively for ``*.yaml``, ``*.yml``, ``*.json``
 in byte-wise sorted path order), multi-document YAML, JSON files holding one

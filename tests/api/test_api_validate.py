@@ -316,7 +316,7 @@ def test_unknown_kind_has_no_namespace_part(
     ]
 
 
-# --- input forms (cli.md "Inputs")
+# --- input forms (docs/api.md "The steps")
 
 
 def test_multi_document_lines_and_empty_documents(

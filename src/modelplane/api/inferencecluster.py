@@ -91,7 +91,7 @@ class IdentitySecretRef(KubeModel):
     # The identity types a released provider-kubernetes (v1.2.1, pkg/kube/config/config.go
     # IdentityType, pkg/kube/client/client.go) accepts from a Secret: AWSWebIdentityCredentials
     # only works with InjectedIdentity and NebiusServiceAccountCredentials is only on its main
-    # branch, so neither is offered (docs/crossplane.md "Identity").
+    # branch, so neither is offered (docs/crossplane.md "Run on Crossplane").
     type: Literal[
         "GoogleApplicationCredentials",
         "AzureServicePrincipalCredentials",
