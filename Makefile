@@ -39,7 +39,7 @@ package: $(STAMP) schemas
 	$(BIN)/modelplane package --out package
 
 # The validator's schema of every kind as pydantic generates it, kept so no command asks
-# pydantic again (issue 16); tests/api/test_validator_schemas.py compares it.
+# pydantic again; tests/api/test_validator_schemas.py compares it.
 SCHEMAS := src/modelplane/api/validator_schemas.py
 schemas: $(STAMP)
 	$(BIN)/python -c 'import sys; from modelplane.api.kinds import KINDS; from modelplane.api.openapi import schemas_module; sys.stdout.write(schemas_module([k.model for k in KINDS]))' > $(SCHEMAS).new

@@ -1,4 +1,4 @@
-"""Benchmark of the whole commands (issue 16): `schedule` and `render` as processes.
+"""Benchmark of the whole commands: `schedule` and `render` as processes.
 
 Fleets from bench_scheduler's generators (Ready clusters of four pools, replicas of other
 deployments, one seed-like deployment), each replica carrying the pod template a rendered
@@ -15,7 +15,7 @@ For each: the median wall time of `modelplane schedule DIR -o json` and of
 included), then the time split of one in-process run of the same steps the commands take:
 load (read and parse the files), validate (every document), schedule (the fleet
 reconcile), compose (render's objects), write (the output text). Prints figures, asserts
-nothing. Targets (issue 16): schedule at 1,000 x 10,000 x 10 in at most 1.7 s, at
+nothing. Targets: schedule at 1,000 x 10,000 x 10 in at most 1.7 s, at
 1,000 x 10,000 x 100 in at most 5 s.
 """
 

@@ -1,4 +1,4 @@
-"""RunFunction at fleet scale over loopback gRPC (issue 16): prints figures, asserts nothing.
+"""RunFunction at fleet scale over loopback gRPC: prints figures, asserts nothing.
 
 The fleet: 1,000 InferenceClusters x 4 pools, 20,000 ModelReplicas over 200 ModelDeployments
 in 20 namespaces (100 replicas each). One deployment (``dep-000`` in ``team-00``) is
@@ -25,7 +25,7 @@ Modes (``--mode``, default both):
   deployment changed. While a deployment function still asks for ``all-replicas``, that key
   is answered with no items and the mode is marked *projected*.
 
-Targets (issue 16): p99 <= 100 ms steady, <= 250 ms after a change, request <= 4 MiB,
+Targets: p99 <= 100 ms steady, <= 250 ms after a change, request <= 4 MiB,
 server RSS <= 1 GiB. Runs in about two minutes on two cores, most of it today's calls of
 several seconds each (``--quick``: fewer calls; ``--mode occupancy``: about 30 s).
 """

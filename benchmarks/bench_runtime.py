@@ -3,9 +3,9 @@
 For 10, 100 and 1,000 InferenceClusters in ``required_resources`` it reports p50 and
 p99 latency of one call as Crossplane makes it in steady state: the fleet fetched, the
 deployment's replicas observed (Ready). ``warm`` calls repeat the identical request (what
-Crossplane sends between changes; since issue 16 its whole answer is remembered,
+Crossplane sends between changes; its whole answer is remembered,
 ``runtime.answers``); ``cold`` calls change every cluster's resourceVersion, so the
-reconcile runs and each object is validated afresh. The fleet-scale figures of issue 16
+reconcile runs and each object is validated afresh. The fleet-scale figures (docs/performance.md)
 are ``bench_fleet_rpc.py``'s.
 Target: warm p99 under 50 ms at 100 clusters. Runs in well under a minute.
 """

@@ -2,7 +2,7 @@
 
 One home for the inputs the tests agree on: the seed's ``qwen3-8b`` ModelDeployment
 (../shared/seed/modeldeployment-reference.txt, its Example), the replica the deployment
-function writes for it (composition.md §13), the standard H100 device and pool, the DRA
+function writes for it (docs/composition.md, "Examples"), the standard H100 device and pool, the DRA
 selector strings and the labels of a replica. Every builder returns fresh plain dicts in
 camelCase, as a user writes them; the package modules (``composition/builders.py``,
 ``scheduling/builders.py``, ``reconcile/fleet.py``, ``runtime/helpers.py``) put them in the
@@ -22,7 +22,7 @@ GV = "modelplane.ai/v1alpha1"
 GPU_DRIVER = "gpu.nvidia.com"
 H100_MEMORY = "81559Mi"  # what the driver publishes for an 80 GB H100
 L4_MEMORY = "23034Mi"  # ... and for a 24 GB L4
-# The provider config of us-east-1 in the worked example (composition.md §13).
+# The provider config of us-east-1 in the worked example.
 PROVIDER_CONFIG = "us-east-1-cluster-kubeconfig-3f87b"
 
 SEED_IMAGE = "vllm/vllm-openai:v0.23.0"

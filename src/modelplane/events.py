@@ -8,7 +8,10 @@ from typing import Literal
 
 @dataclass(frozen=True)
 class Event:
-    """One event: its severity and its text (status.md §1)."""
+    """One event: its severity and its text.
+
+    See docs/reconcile.md, "Conditions, events and readiness".
+    """
 
     severity: Literal["Normal", "Warning"]
     message: str

@@ -1,4 +1,4 @@
-"""The fast reader of plain YAML, the form fleet snapshots are written in (issue 16).
+"""The fast reader of plain YAML, the form fleet snapshots are written in.
 
 PyYAML with libyaml reads a 7 MB fleet file in about 2 s: the parser is C, but every node
 and value is built by Python code. Here rapidyaml (``ryml``, a C++ parser with Python
@@ -52,6 +52,7 @@ from typing import Any
 
 import ryml
 
+from modelplane.errors import ModelplaneError
 from modelplane.forked import Child, ChildFailed, Send
 from modelplane.jsonvalues import INT64, MAX_DEPTH
 
@@ -123,7 +124,7 @@ _PYYAML_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?\Z")
 _CONTENT_LINE = re.compile(rb"(?m)^(?![ ]*(?:#.*)?$)")
 
 
-class _Unfaithful(Exception):
+class _Unfaithful(ModelplaneError):
     """The JSON would differ from what PyYAML reads: the file is read the slow way."""
 
 

@@ -1,4 +1,4 @@
-"""Work handed to a forked child while this process goes on (issue 16: two cores, one file).
+"""Work handed to a forked child while this process goes on (two cores, one file).
 
 A fleet file is read by parsing two halves at once and checking the whole text while it
 is decoded; the child's part comes back as marshal frames. Small frames go through a
@@ -27,6 +27,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from modelplane.errors import ModelplaneError
+
 _HEADER = struct.Struct("<BQQ")  # in the pipe (0) or the memory file (1), offset, length
 _IN_PIPE, _IN_FILE = 0, 1
 _LARGE = 1 << 18
@@ -36,7 +38,7 @@ Send = Callable[[Any], None]
 """The child's way to answer: one marshal-able value a call, received in order."""
 
 
-class ChildFailed(Exception):
+class ChildFailed(ModelplaneError):
     """The child did not answer as it should: do its work here."""
 
 

@@ -1,4 +1,5 @@
-"""Only JSON values, as the API server accepts them (api.md §0.2; cli.md "Input limits").
+"""Only JSON values, as the API server accepts them (docs/api.md, "Input limits and JSON-only
+values").
 
 The API server reads a manifest as JSON (sigs.k8s.io/yaml converts YAML to JSON first,
 and strict decoding refuses duplicate fields), so a document may hold only null,
@@ -19,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from modelplane.errors import ModelplaneError
+
 MAX_DEPTH = 100
 """How deeply arrays and objects may nest in one document."""
 ALIAS_SLACK = 10_000
@@ -32,7 +35,7 @@ _STR = _TAG + "str"
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 
 
-class TooLarge(Exception):
+class TooLarge(ModelplaneError):
     """A document whose aliases expand past the budget, or that nests past MAX_DEPTH."""
 
     def __init__(self, message: str, line: int) -> None:

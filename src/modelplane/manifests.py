@@ -1,4 +1,4 @@
-"""Reading manifests from PATHs (cli.md "Inputs"): the shell around api.validation.
+"""Reading manifests from PATHs (docs/api.md "The steps"): the shell around api.validation.
 
 Files and directories (searched recursively for ``*.yaml``, ``*.yml``, ``*.json``
 in byte-wise sorted path order), multi-document YAML, JSON files holding one
@@ -24,6 +24,7 @@ from modelplane import fastyaml
 from modelplane.api.base import KubeModel
 from modelplane.api.kinds import KIND_BY_NAME, KindInfo
 from modelplane.api.validation import Problem, ValidationResult, validate_document
+from modelplane.errors import ModelplaneError
 from modelplane.jsonvalues import (
     ALIAS_SLACK,
     JsonValues,
@@ -43,7 +44,7 @@ MAX_TOTAL_BYTES = 256 * MIB
 M = TypeVar("M", bound=KubeModel)
 
 
-class PathError(Exception):
+class PathError(ModelplaneError):
     """A PATH argument that names nothing (a usage error, exit 2)."""
 
 
@@ -71,7 +72,9 @@ class LoadedObject:
     file: str
     line: int
     raw: dict[str, Any]
-    """The object after defaulting (api.md §0.2), as plain JSON-like data."""
+    """The object after defaulting (docs/api.md, "The steps (`validate_document`)"), as plain
+    JSON-like data.
+    """
     model: KubeModel
 
     @property
@@ -144,7 +147,7 @@ class _Budget:
     left: int
 
 
-class _OverBudget(Exception):
+class _OverBudget(ModelplaneError):
     """The file that would pass the command's total input limit (load stops there)."""
 
 
@@ -241,7 +244,7 @@ def read_file(file: str, budget: _Budget | None = None) -> Iterator[Document | s
         yield from _read_yaml(file, data)
 
 
-class _Refused(Exception):
+class _Refused(ModelplaneError):
     """A file that is read no further (not regular, or too large)."""
 
 

@@ -15,34 +15,35 @@ from typing import Final
 
 _NOT_DNS = re.compile(r"[^a-z0-9-]")
 
-# Labels of a ModelReplica and ModelEndpoint (api.md §7): who owns it, and its identity.
+# Labels of a ModelReplica and ModelEndpoint (docs/api.md, "Kinds, identity and managed labels"):
+# who owns it, and its identity.
 DEPLOYMENT_LABEL: Final = "modelplane.ai/deployment"
 DEPLOYMENT_NAMESPACE_LABEL: Final = "modelplane.ai/deployment-namespace"
 CLUSTER_LABEL: Final = "modelplane.ai/cluster"
 INDEX_LABEL: Final = "modelplane.ai/replica-index"
-# The template revision a ModelReplica runs (issue 18), like a Deployment's pod-template-hash.
+# The template revision a ModelReplica runs, like a Deployment's pod-template-hash.
 TEMPLATE_HASH_LABEL: Final = "modelplane.ai/template-hash"
-# When a replica started waiting to become Ready at its revision (RFC 3339, UTC; issue 18):
+# When a replica started waiting to become Ready at its revision (RFC 3339, UTC):
 # written when it is created or updated and a clock is given, dropped once it is Ready.
 REVISION_SINCE_ANNOTATION: Final = "modelplane.ai/revision-since"
 
-# Labels of composed pods and their selectors (composition.md §4, §11).
+# Labels of composed pods and their selectors (docs/composition.md, "Objects, in order").
 REPLICA_LABEL: Final = "modelplane.ai/replica"
 ENGINE_LABEL: Final = "modelplane.ai/engine"
 ROLE_LABEL: Final = "modelplane.ai/role"
 PHASE_LABEL: Final = "modelplane.ai/phase"
 SERVING_LABEL: Final = "modelplane.ai/serving"
 WORKLOAD_LABEL: Final = "modelplane.ai/workload"
-POOL_LABEL: Final = "modelplane.ai/pool"  # on the GPU nodes of a pool (api.md §4)
+POOL_LABEL: Final = "modelplane.ai/pool"  # on the GPU nodes of a pool
 
-# Labels of a ModelCache's composed objects (composition.md §13).
+# Labels of a ModelCache's composed objects (docs/composition.md, "Examples").
 CACHE_LABEL: Final = "modelplane.ai/cache"
 CACHE_NAMESPACE_LABEL: Final = "modelplane.ai/cache-namespace"
 
 # The endpoint picker's config checksum, rolling its pods on a config change.
 EPP_CONFIG_CHECKSUM_ANNOTATION: Final = "modelplane.ai/epp-config-checksum"
 
-# Well-known objects on every workload cluster (api.md §4.3).
+# Well-known objects on every workload cluster.
 SYSTEM_NAMESPACE: Final = "modelplane-system"
 GATEWAY_NAME: Final = "inference-gateway"
 PROVIDER_CONFIG_KIND: Final = "ClusterProviderConfig"
@@ -64,7 +65,8 @@ def _hash5(full: str) -> str:
 def child_name(*parts: str, max_length: int = 63) -> str:
     """Crossplane's child_name rule: parts joined by '-', cut, then a 5-hex-digit hash.
 
-    No lowercasing or character mapping (api.md §5.2): the PVC of a ModelCache and the
+    No lowercasing or character mapping (docs/api.md, "ModelCache fields"): the PVC of a ModelCache
+    and the
     provider config of a cluster are named by this rule by whoever creates them.
     """
     full = "-".join(parts)
@@ -73,7 +75,9 @@ def child_name(*parts: str, max_length: int = 63) -> str:
 
 
 def dns_name(*parts: str, max_length: int = 63) -> str:
-    """A DNS-1035 label of at most ``max_length`` characters for a composed object (composition.md §2)."""
+    """A DNS-1035 label of at most ``max_length`` characters for a composed object
+    (docs/composition.md, "Names").
+    """
     full = "-".join(parts)
     visible = _NOT_DNS.sub("-", full.lower())
     if not visible[:1].isalpha():
@@ -83,16 +87,18 @@ def dns_name(*parts: str, max_length: int = 63) -> str:
 
 
 def replica_name(deployment: str, cluster: str, index: int) -> str:
-    """The ModelReplica (and ModelEndpoint) name of replica (cluster, index) (scheduling.md §2.3)."""
+    """The ModelReplica (and ModelEndpoint) name of replica (cluster, index) (docs/scheduling.md,
+    "Inputs, identity and result").
+    """
     full = f"{deployment}-{cluster}-{index}"
     return f"{deployment[:57].rstrip('-')}-{_hash5(full)}"
 
 
 def provider_config_name(cluster_name: str) -> str:
-    """``CPC``: the ClusterProviderConfig of a cluster (api.md §4.3).
+    """``CPC``: the ClusterProviderConfig of a cluster.
 
     The InferenceCluster function creates it under this name and a local ``render``
-    assumes it (api.md §4.4), so both go through here.
+    assumes it, so both go through here.
     """
     return child_name(cluster_name, "cluster-kubeconfig")
 
@@ -128,7 +134,7 @@ def endpoint_key(cluster: str, index: int) -> str:
     return f"{ENDPOINT_KEY_PREFIX}{cluster}-{index}"
 
 
-# The routable backend of a ModelEndpoint on the control plane (issue 17): a selectorless
+# The routable backend of a ModelEndpoint on the control plane: a selectorless
 # Service and its EndpointSlice. The slice names its Service by this well-known label
 # (kubernetes/api discovery/v1 types.go, LabelServiceName); the managed-by label tells
 # the EndpointSlice mirroring and slice controllers the slice is not theirs.
@@ -147,7 +153,7 @@ def backend_service_name(endpoint_name: str) -> str:
     return dns_name(endpoint_name, "backend")
 
 
-# ModelService and InferenceGateway (issue 17): the control-plane route and Gateway.
+# ModelService and InferenceGateway: the control-plane route and Gateway.
 SERVICE_ROUTE_KEY: Final = "http-route"
 FRONT_GATEWAY_KEY: Final = "gateway"
 SERVICE_LABEL: Final = "modelplane.ai/service"

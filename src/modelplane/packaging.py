@@ -1,4 +1,5 @@
-"""The Crossplane configuration package, as a set of files (composition.md §14.4) (pure).
+"""The Crossplane configuration package, as a set of files (docs/crossplane.md, "What gets
+installed") (pure).
 
 ``package_files()`` returns every file ``modelplane package`` writes, by path relative
 to the output directory. The package root is ``configuration/`` (a Configuration may
@@ -122,7 +123,7 @@ def function_install(version: str = __version__) -> dict[str, Any]:
     }
 
 
-# Crossplane composes these kinds directly on the control plane (issue 17). Its chart's
+# Crossplane composes these kinds directly on the control plane. Its chart's
 # ClusterRole aggregates every ClusterRole labelled so, and already grants core Services
 # (crossplane/crossplane cluster/charts/crossplane/templates/clusterrole.yaml @ v2.3.4),
 # but not EndpointSlices, HTTPRoutes, Gateways or BackendTLSPolicies.

@@ -1,4 +1,4 @@
-"""Text that cannot forge terminal output: control characters escaped (cli.md "Output").
+"""Text that cannot forge terminal output: control characters escaped (docs/api.md "The steps").
 
 A name, a file name or a message may hold a newline (one problem would print as two
 lines), a carriage return or an escape sequence (which would rewrite what the terminal

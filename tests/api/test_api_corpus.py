@@ -68,7 +68,7 @@ def test_every_rule_has_a_failing_case() -> None:
     transition = {rule_id for rule_id, r in RULES.items() if "oldSelf" in r.rule}
     missing = sorted(set(RULES) - covered - transition)
     assert not missing, f"rules without a corpus case: {missing}"
-    assert "DRA" in covered  # selector compilation (api.md §0.2 step 5)
+    assert "DRA" in covered  # selector compilation (docs/api.md, "The steps (`validate_document`)")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.rule in RULES], ids=lambda c: c.path.name)

@@ -147,7 +147,7 @@ def test_schema_is_structural(info: Any) -> None:
             ), path
         if node["type"] == "array":
             assert isinstance(node.get("items"), dict), path
-    # Crossplane adds these itself (composition.md §14.4).
+    # Crossplane adds these itself (docs/crossplane.md, "What gets installed").
     assert "crossplane" not in schema["properties"]["spec"].get("properties", {})
     assert "conditions" not in schema["properties"]["status"].get("properties", {})
 

@@ -1,4 +1,6 @@
-"""status.gpuPools derived from spec.nodePools and the classes (api.md §4.4)."""
+"""status.gpuPools derived from spec.nodePools and the classes (docs/api.md, "InferenceCluster: what
+is read and derived").
+"""
 
 from __future__ import annotations
 

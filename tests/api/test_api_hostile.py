@@ -1,4 +1,4 @@
-"""Hostile input (issue 15): reading is bounded, only JSON values pass, output cannot be forged.
+"""Hostile input: reading is bounded, only JSON values pass, output cannot be forged.
 
 Static cases live in tests/corpus (checked through `validate` by test_api_corpus.py and
 through `schedule` and `render` here); cases whose files would be large or special
@@ -30,7 +30,7 @@ from modelplane.printable import printable
 VERBS = ("validate", "schedule", "render")
 ALIASES = f"document aliases expand past the limit (one value per input byte plus {ALIAS_SLACK:,})"
 
-# The static hostile cases of tests/corpus (issue 15), run through every verb.
+# The static hostile cases of tests/corpus, run through every verb.
 HOSTILE = sorted(
     p.name
     for p in CORPUS.iterdir()
@@ -362,7 +362,7 @@ def test_a_non_json_value_in_the_picker_config_is_one_line(
     message: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # One line naming the field; no follow-on rule failures (issue 15 saw ten for 2**64).
+    # One line naming the field; no follow-on rule failures (a 2**64 once gave ten).
     root, path = hostile_pd(tmp_path, old, new)
     assert run([verb, str(root)], capsys) == (
         1,

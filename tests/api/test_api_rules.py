@@ -46,7 +46,7 @@ def _spec_rules() -> dict[str, tuple[str, str]]:
 
 
 def _superseding_rules() -> dict[str, tuple[str, str]]:
-    """The rule texts docs/api.md records as replacing the spec's (issue 11)."""
+    """The rule texts docs/api.md records as replacing the spec's."""
     return _rule_blocks((REPO / "docs" / "api.md").read_text(encoding="utf-8"))
 
 
@@ -91,7 +91,7 @@ def test_ranged_rules_follow_their_pattern() -> None:
         assert (replica.rule, replica.message) == (deployment.rule, deployment.message)
 
 
-# --- MD-42: the superseding text decides as the spec's text did (docs/api.md, issue 11)
+# --- MD-42: the superseding text decides as the spec's text did (docs/api.md)
 
 _PORT_NUMBERS = (8000, 8080, 9000)
 _PORT_LISTS = st.one_of(

@@ -129,7 +129,7 @@ def test_seed_example_validates() -> None:
     assert result.model.spec.template.spec.engines[0].copies == 1
 
 
-# --- defaults (api.md §0.2 step 2)
+# --- defaults (docs/api.md, "The steps (`validate_document`)")
 
 
 def test_defaults_are_applied_inside_present_objects() -> None:
@@ -141,7 +141,7 @@ def test_defaults_are_applied_inside_present_objects() -> None:
     assert engine["members"][0]["role"] == "Standalone"
     assert engine["members"][0]["nodeSelector"]["devices"][0]["count"] == 1
     assert "serving" not in spec  # absent objects get no defaults
-    assert "worker" not in engine["members"][0]  # no schema default (api.md §1.8)
+    assert "worker" not in engine["members"][0]  # no schema default
     assert result.defaulted["metadata"]["namespace"] == "default"
 
 
@@ -316,7 +316,7 @@ def test_unknown_kind_has_no_namespace_part(
     ]
 
 
-# --- input forms (cli.md "Inputs")
+# --- input forms (docs/api.md "The steps")
 
 
 def test_multi_document_lines_and_empty_documents(

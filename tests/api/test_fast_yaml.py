@@ -1,4 +1,4 @@
-"""The fast YAML reader (issue 16) reads exactly what the located PyYAML reader reads.
+"""The fast YAML reader reads exactly what the located PyYAML reader reads.
 
 modelplane.fastyaml answers only for files where rapidyaml's JSON and PyYAML's SafeLoader
 agree; everywhere else it returns None and the file is read the located way. These tests
@@ -284,7 +284,7 @@ def _scan_by_candidates(data: bytes) -> tuple[bool, bool]:
 @settings(max_examples=1500, deadline=None)
 @given(st.text(" \n-+._:#!&*?%@`|>[]{}\\aIiNnFf059xz=", max_size=24))
 def test_the_scan_is_its_candidate_by_candidate_definition(text: str) -> None:
-    """Issue 16: the scan's searches run in C; they decide exactly as one look per candidate."""
+    """The scan's searches run in C; they decide exactly as one look per candidate."""
     data = text.encode()
     scan = (True, False) if fastyaml._unsafe_bytes(data) else fastyaml._scan_nodes(data)
     assert scan == _scan_by_candidates(data)
@@ -293,7 +293,7 @@ def test_the_scan_is_its_candidate_by_candidate_definition(text: str) -> None:
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(["---", "--- ", "---x", "-", "\n", " ", "#", "a: 1", "..."])))
 def test_the_document_markers_are_the_anchored_patterns(parts: list[str]) -> None:
-    """Issue 16: markers found with bytes.find are what the line-anchored pattern finds."""
+    """Markers found with bytes.find are what the line-anchored pattern finds."""
     data = "".join(parts).encode()
     expected = [m.start() for m in re.finditer(rb"(?m)^---(?=[ \n]|\Z)", data)]
     assert fastyaml._markers(data) == expected
@@ -315,7 +315,7 @@ _SUSPECT_BY_DEFINITION = re.compile(
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(TRICKY) | st.text('"yYnNtTfFoO0123456789.+-_:~<=e ', max_size=5)))
 def test_the_suspect_pattern_finds_what_its_definition_finds(strings: list[str]) -> None:
-    """Issue 16: the lookaheads only pass quotes over sooner; the matches are the same."""
+    """The lookaheads only pass quotes over sooner; the matches are the same."""
     text = json.dumps({s: [s, {s: s}] for s in strings})
     found = [(m.start(), m["key"], m["value"]) for m in fastyaml._SUSPECT_STRING.finditer(text)]
     expected = [(m.start(), m["key"], m["value"]) for m in _SUSPECT_BY_DEFINITION.finditer(text)]
@@ -357,7 +357,7 @@ _LINUX = pytest.mark.skipif(
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.dictionaries(tokens, values, min_size=1, max_size=4), min_size=2, max_size=5))
 def test_a_file_read_in_halves_with_a_child_reads_as_read_here(docs: list[dict[str, Any]]) -> None:
-    """Issue 16: the child's half and checks give the answer this process gives alone."""
+    """The child's half and checks give the answer this process gives alone."""
     for data in (yaml.safe_dump_all(docs).encode(), _hand_written(docs)):
         assert fastyaml._middle_marker(data) is not None
         assert fastyaml.read(data, fork=True) == fastyaml.read(data, fork=False)

@@ -1,4 +1,4 @@
-"""The compiled validation (issue 16) gives the located walkers' answers, cold and warm.
+"""The compiled validation gives the located walkers' answers, cold and warm.
 
 validate_document decides with closures compiled once per kind and with verdicts
 remembered by content, and walks the located checks only to name problems. Here a
@@ -27,7 +27,9 @@ from tests.builders import replica_labels, seed_replica_engine
 
 
 def reference(raw: Any) -> tuple[list[v.Problem], str, str | None]:
-    """(problems, defaulted JSON, typed object's JSON) by the located steps only (api.md §0.2)."""
+    """(problems, defaulted JSON, typed object's JSON) by the located steps only (docs/api.md, "The
+    steps (`validate_document`)").
+    """
     doc = v._normalize(raw)
     if not isinstance(doc, dict):
         return [v.Problem("", "document is not an object")], "{}", None
@@ -139,7 +141,7 @@ def _replica(cluster: str, name: str = "r-0") -> dict[str, Any]:
 
 
 def test_equal_specs_share_one_typed_spec_of_equal_content() -> None:
-    """Issue 16: replicas with one spec share its typed object; another spec gets its own."""
+    """Replicas with one spec share its typed object; another spec gets its own."""
     memo.clear_all()
     first = v.validate_document(_replica("us-east-1", "a"))
     second = v.validate_document(_replica("us-east-1", "b"))
@@ -184,7 +186,7 @@ def test_a_rule_verdict_is_shared_by_what_the_rule_reads_and_still_refuses() -> 
     ],
 )
 def test_the_fields_a_rule_reads(rules: list[str], fields: tuple[str, ...] | None) -> None:
-    """Issue 16: a rule's verdict is remembered by the fields it reads, only when those are
+    """A rule's verdict is remembered by the fields it reads, only when those are
     all it can read."""
     assert v.fields_read(rules) == fields
 

@@ -1,4 +1,4 @@
-"""The generated validator schemas (issue 16) are what pydantic generates now.
+"""The generated validator schemas are what pydantic generates now.
 
 `modelplane/api/validator_schemas.py` keeps each kind's structural schema as JSON text so
 no command asks pydantic for it again; were a model changed without `make package`, the

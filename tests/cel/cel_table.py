@@ -1,4 +1,4 @@
-"""The expression tables of scheduling.md §5.8, as data shared by the engine tests and the oracle."""
+"""The selector expression tables, as data shared by the engine tests and the oracle."""
 
 from __future__ import annotations
 

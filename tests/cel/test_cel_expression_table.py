@@ -1,4 +1,4 @@
-"""Every row of scheduling.md §5.8, through the engine and through the celpy oracle."""
+"""Every row of the selector expression table, through the engine and through the celpy oracle."""
 
 from __future__ import annotations
 

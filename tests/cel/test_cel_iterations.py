@@ -1,4 +1,4 @@
-"""The compile-time iteration bound agrees with the engine's runtime budget (issue 15).
+"""The compile-time iteration bound agrees with the engine's runtime budget.
 
 cel-expr-python 0.1.3 stops an evaluation after 9,999 comprehension steps in all (measured
 here, not documented by the binding); a selector that could pass that is refused at compile
@@ -68,7 +68,8 @@ def _refusal(steps: int) -> str:
     ],
 )
 def test_the_bound_is_the_engines_budget(expr: str, steps: int | None) -> None:
-    # Before issue 15 every one of these compiled, and the refused ones read as "no match".
+    # Without the bound every one of these would compile, and the refused ones would read as "no
+    # match".
     if steps is None:
         assert check_selector(expr) is None
         assert _engine(expr) is True

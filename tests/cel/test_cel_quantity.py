@@ -18,7 +18,7 @@ MAX = 2**63 - 1
 
 
 def reference(sign: str, whole: str, frac: str, suffix: str) -> Fraction:
-    """The §5.4 value, computed independently of the implementation."""
+    """The Quantity value, computed independently of the implementation."""
     number = Fraction(int(whole + frac or "0"), 10 ** len(frac))
     if suffix in BINARY:
         value = number * 2 ** BINARY[suffix]

@@ -75,7 +75,8 @@ NEST4 = (
 
 def test_cost_limit() -> None:
     # Within the cost limit, but past the engine's iteration budget on a device with 32
-    # attribute domains (32^3 steps): refused since issue 15 (tests/cel/test_cel_iterations.py).
+    # attribute domains (32^3 steps): refused by the iteration bound
+    # (tests/cel/test_cel_iterations.py).
     assert check_selector(NEST3) == (
         "expression may take 33824 comprehension steps, more than the engine's limit of 9999"
     )

@@ -1,4 +1,4 @@
-"""The command's entry (issue 16): only the chosen verb is imported, the process ends
+"""The command's entry: only the chosen verb is imported, the process ends
 without the interpreter's teardown, and nothing a user sees changes.
 
 The parser built for one verb must read and refuse exactly as the parser of every verb;

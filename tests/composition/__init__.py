@@ -1,1 +1,3 @@
-"""Tests of the replica composition (composition.md §4–§11, status.md §3)."""
+"""Tests of the replica composition (docs/composition.md, "Objects, in order"; docs/reconcile.md,
+"ModelReplica conditions").
+"""

@@ -132,11 +132,11 @@ CORE_KINDS = {
     "Role",
     "RoleBinding",
     "ConfigMap",
-    # ModelCache staging (issue 13)
+    # ModelCache staging
     "PersistentVolumeClaim",
     "Secret",
     "Job",
-    # The routable backend of a ModelEndpoint (issue 17)
+    # The routable backend of a ModelEndpoint
     "EndpointSlice",
 }
 

@@ -1,4 +1,4 @@
-"""The download Job's and the serving pods' scripts, run with /bin/sh (issue 13).
+"""The download Job's and the serving pods' scripts, run with /bin/sh.
 
 The scripts are the composed ones, with the mount path pointed at a temporary
 directory and a fake `hf` on PATH that records its arguments and writes a file.

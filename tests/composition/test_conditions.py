@@ -1,4 +1,6 @@
-"""ModelReplica conditions, events and readiness (status.md §3), and endpoint gating (§12)."""
+"""ModelReplica conditions, events and readiness (docs/reconcile.md, "ModelReplica conditions"), and
+endpoint gating (docs/reconcile.md, "Conditions, events and readiness").
+"""
 
 from __future__ import annotations
 

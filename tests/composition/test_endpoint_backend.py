@@ -1,4 +1,4 @@
-"""A ModelEndpoint is routable (issue 17): its Service and EndpointSlice, or InvalidURL.
+"""A ModelEndpoint is routable: its Service and EndpointSlice, or InvalidURL.
 
 The EndpointSlice fields follow kubernetes/api discovery/v1 (types.go at v0.34.0):
 addressType IPv4, IPv6 or FQDN, ports by name matching the Service's port, and the

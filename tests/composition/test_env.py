@@ -1,4 +1,4 @@
-"""Injected environment (composition.md §6.2)."""
+"""Injected environment (docs/composition.md, "Pods")."""
 
 from __future__ import annotations
 

@@ -133,7 +133,8 @@ def test_no_injected_value_names_an_operator_variable(stack: str, grove: Any) ->
 
 
 def test_the_simulation_catches_an_operator_variable_in_an_env_value() -> None:
-    # The form spec §6.2 used: it resolves on Grove main, stays literal on released Grove.
+    # The form the first specification used: it resolves on Grove main, stays literal on released
+    # Grove.
     workload = _workload("Dynamo", copies=1, nodes=1)
     old = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
     for clique in workload["spec"]["template"]["cliques"]:

@@ -1,4 +1,4 @@
-"""Routes every common gateway accepts (issue 12): per implementation, against its documented limits.
+"""Routes every common gateway accepts: per implementation, against its documented limits.
 
 Each implementation's limits are data below, with where they are documented. The composed
 route and policies must respect them: no field the implementation refuses, no default

@@ -1,4 +1,4 @@
-"""The InferenceGateway's default implementation supports per-backend rewrites (issue 17).
+"""The InferenceGateway's default implementation supports per-backend rewrites.
 
 Data: kubernetes-sigs/gateway-api @ v1.6.1, conformance/reports/v1.5/*/ (the report named
 per row), the features HTTPRouteBackendRequestHeaderModification (filters on a

@@ -1,4 +1,4 @@
-"""ModelService (issue 17): the weight table, the route, the conditions."""
+"""ModelService: the weight table, the route, the conditions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The default picker against what llm-d-router v0.10.0 itself needs and loads (issue 12).
+"""The default picker against what llm-d-router v0.10.0 itself needs and loads.
 
 The upstream facts are kept here as data, each with the file it was read from at tag v0.10.0
 of github.com/llm-d/llm-d-router, so a change to our picker that upstream would not accept

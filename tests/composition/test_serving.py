@@ -1,4 +1,6 @@
-"""Routing and pickers: InferencePool, HTTPRoute, default and user pickers, PrefillDecode (§9)."""
+"""Routing and pickers: InferencePool, HTTPRoute, default and user pickers, PrefillDecode
+(docs/composition.md, "Routes per gateway").
+"""
 
 from __future__ import annotations
 

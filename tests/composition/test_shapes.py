@@ -1,4 +1,4 @@
-"""Each workload shape, on the full composed object (composition.md §4–§8)."""
+"""Each workload shape, on the full composed object (docs/composition.md, "Objects, in order")."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _label(name: str, label: str) -> dict[str, Any]:
 LWS_GANG = _label("MODELPLANE_GANG_INDEX", "leaderworkerset.sigs.k8s.io/group-index")
 LWS_RANK = _label("MODELPLANE_RANK", "leaderworkerset.sigs.k8s.io/worker-index")
 GROVE_GANG = _label("MODELPLANE_GANG_INDEX", "grove.io/podcliquescalinggroup-replica-index")
-# Every pod mounting the cache waits for its completion marker first (issue 13).
+# Every pod mounting the cache waits for its completion marker first.
 WAIT_FOR_CACHE = {
     "name": "wait-for-model-cache",
     "image": "busybox:1.37.0",

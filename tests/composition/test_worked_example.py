@@ -1,7 +1,7 @@
-"""composition.md §13: the seed's qwen3-8b, replica us-east-1/0, object by object (normative).
+"""The worked example: the seed's qwen3-8b, replica us-east-1/0, object by object.
 
-The picker objects follow docs/composition.md ("The default picker"), which supersedes the
-picker parts of §9.4, §9.5 and §13 with llm-d-router v0.10.0's chart (issue 12).
+The picker objects follow docs/composition.md ("The default picker"): llm-d-router
+v0.10.0's chart.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ AVAILABLE = (
     '&& c.status == "True")'
 )
 
-# key, Object name, remote kind, remote name, readiness policy (the table of §13).
+# key, Object name, remote kind, remote name, readiness policy (the example's table).
 TABLE = [
     (
         "model-serving-qwen3-8b",
@@ -287,7 +287,7 @@ def test_each_object_is_wrapped_as_the_table_says(
             "providerConfigRef": {"kind": "ClusterProviderConfig", "name": PC},
             "forProvider": {"manifest": manifest},
             "readiness": readiness,
-            # Workloads are watched (docs/composition.md, issue 11); the rest is polled.
+            # Workloads are watched (docs/composition.md); the rest is polled.
             **({"watch": True} if policy == "AVAILABLE" else {}),
         },
     }

@@ -1,4 +1,4 @@
-"""One owner of every memo (issue 14): bounded, counted, thread-safe, cleared by one call.
+"""One owner of every memo: bounded, counted, thread-safe, cleared by one call.
 
 A memo must never change a result: render, selectors and the scheduler give the same
 answers with their memos cold, warm, and cleared in between.
@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src" / "modelplane"
 EXAMPLES = REPO / "examples"
 
-# Every memo of the process (the inventory of the issue 14 note). A new memo is added here
+# Every memo of the process (the inventory of docs/crossplane.md, "Memos"). A new memo is added here
 # and to the note; a memo made outside modelplane.memo fails test_no_memo_outside_the_owner.
 INVENTORY = {
     "api.validation.compiled",
@@ -280,7 +280,7 @@ def _counts(name: str) -> tuple[int, int]:
 
 
 def test_an_unchanged_cluster_is_read_once_across_calls() -> None:
-    # Issue 16: the view of a cluster and its published occupancy as ledger state are
+    # The view of a cluster and its published occupancy as ledger state are
     # remembered for the same cluster bytes; a changed cluster is read afresh, once.
     memo.clear_all()
     world = [ready_cluster(f"c{i}") for i in range(3)] + [inference_class()]

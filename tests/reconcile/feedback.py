@@ -1,4 +1,4 @@
-"""Render feed-back as a user drives it (issue 18): render, apply, let replicas load, repeat.
+"""Render feed-back as a user drives it: render, apply, let replicas load, repeat.
 
 ``World`` holds what the control plane would observe: the ModelReplicas and ModelEndpoints
 the previous render asked for. Each ``step`` renders the fleet against them and applies the

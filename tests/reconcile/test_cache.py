@@ -1,4 +1,4 @@
-"""ModelCache staging: objects per cluster, phases from observed objects, conditions (issue 13)."""
+"""ModelCache staging: objects per cluster, phases from observed objects, conditions."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tests.composition.schemas import require_shared, validate_delivered
 
 from .fleet import cache, cluster, deployment, fleet
 
-PVC = "modelcache-ml-team-qwen-17db2"  # api.md §5.2's worked example
+PVC = "modelcache-ml-team-qwen-17db2"  # the ModelCache PVC naming example
 OBJECT_API = "kubernetes.m.crossplane.io/v1alpha1"
 
 

@@ -1,4 +1,6 @@
-"""Decision 4: a transient fault never drops a running replica (status.md §2.4, §2.5)."""
+"""Decision 4: a transient fault never drops a running replica (docs/reconcile.md, "Conditions,
+events and readiness").
+"""
 
 from __future__ import annotations
 

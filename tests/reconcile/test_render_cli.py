@@ -54,7 +54,7 @@ def test_out_dir_splits_control_plane_and_clusters(
         "ModelReplica",
         "ModelEndpoint",
         "ModelCache",
-        # issue 17: endpoint backends, the front door and the services' routes
+        # Endpoint backends, the front door and the services' routes
         "Service",
         "EndpointSlice",
         "BackendTLSPolicy",

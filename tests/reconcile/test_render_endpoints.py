@@ -45,7 +45,7 @@ def test_backends_follow_the_existing_objects(
         ("EndpointSlice", "a-replica-backend"),
         ("Service", "openai-overflow-backend"),
         ("EndpointSlice", "openai-overflow-backend"),
-        # https: the gateway speaks TLS to the hosted provider (issue 17)
+        # https: the gateway speaks TLS to the hosted provider
         ("BackendTLSPolicy", "openai-overflow-backend"),
     ]
     assert [o["addressType"] for o in added if o["kind"] == "EndpointSlice"] == ["IPv4", "FQDN"]

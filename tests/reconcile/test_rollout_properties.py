@@ -1,4 +1,4 @@
-"""Changes without outage, as a property (issue 18): random fleets, random edit sequences.
+"""Changes without outage, as a property: random fleets, random edit sequences.
 
 Over render feed-back (the deployment reconcile alone, as ``World(compose=False)``), with
 replicas loading at random: from one reconcile to the next, the routed (Ready) replicas never

@@ -1,4 +1,4 @@
-"""Changes without outage (issue 18), step by step through render feed-back.
+"""Changes without outage, step by step through render feed-back.
 
 Each scenario starts from a settled fleet (every replica Ready and routed), makes one edit a
 user would make, and drives ``render`` as the control plane would converge: render, apply,
@@ -339,7 +339,7 @@ def test_with_no_room_for_a_replacement_the_old_shape_keeps_serving() -> None:
 
 
 def test_a_deleted_cluster_still_loses_its_replica() -> None:
-    # A gone cluster cannot be kept: the replica is re-placed at once, as before issue 18.
+    # A gone cluster cannot be kept: the replica is re-placed at once.
     world = settled(2, three())
     (old,) = [n for n, c in world.clusters_of().items() if c == "c1"]
     world.clusters = world.clusters[1:]

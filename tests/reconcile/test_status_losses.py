@@ -1,8 +1,9 @@
-"""ReplicasReady says every loss (issue 15): which replicas, which cluster, what happens next.
+"""ReplicasReady says every loss: which replicas, which cluster, what happens next.
 
 One status table through a full local reconcile (render): two Ready replicas, one per
-cluster, then us-east-1 changes. Before issue 15 the kept cases read ``AllReplicasReady``
-and a drain without room read ``1 of 1 ready``.
+cluster, then us-east-1 changes. Counting only what was kept, the kept cases would read
+``AllReplicasReady``
+and a drain without room ``1 of 1 ready``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ WEST_FULL = cluster("us-west-2", gateway="203.0.113.20", gpus=1)  # room for its
 DRAIN = [{"key": "maintenance", "value": "kernel", "effect": "NoExecute"}]
 EAST = "qwen3-8b-e7f0a"  # the replica on us-east-1
 NEXT = "removed, not re-placed (ReplicasScheduled says why)"
-# Issue 18: a Ready replica that must move (not a gone cluster) serves until it is replaced.
+# A Ready replica that must move (not a gone cluster) serves until it is replaced.
 SERVING = "kept serving until its replacement is Ready"
 NO_FIT = "kept serving, no replacement fits yet (ReplicasScheduled says why)"
 
@@ -48,7 +49,7 @@ CASES: list[tuple[str, list[dict[str, Any]], str, str, list[str]]] = [
         ["qwen3-8b-13bc2"],
     ),
     (
-        "draining: serves until its replacement is Ready (issue 18)",
+        "draining: serves until its replacement is Ready",
         [cluster("us-east-1", taints=DRAIN), WEST],
         "ClusterDraining",
         f"2 of 2 ready; cluster us-east-1 is draining (maintenance=kernel:NoExecute): "
@@ -56,7 +57,7 @@ CASES: list[tuple[str, list[dict[str, Any]], str, str, list[str]]] = [
         [EAST, "qwen3-8b-13bc2"],
     ),
     (
-        "draining, no room elsewhere: kept serving (issue 18)",
+        "draining, no room elsewhere: kept serving",
         [cluster("us-east-1", taints=DRAIN), WEST_FULL],
         "ClusterDraining",
         f"2 of 2 ready; cluster us-east-1 is draining (maintenance=kernel:NoExecute): "
@@ -64,7 +65,7 @@ CASES: list[tuple[str, list[dict[str, Any]], str, str, list[str]]] = [
         [EAST, "qwen3-8b-13bc2"],
     ),
     (
-        "pools lost: serves until its replacement is Ready (issue 18)",
+        "pools lost: serves until its replacement is Ready",
         [_renamed_pool(), WEST],
         "PoolsLost",
         f"2 of 2 ready; cluster us-east-1 no longer publishes pool h100: replica {EAST} {SERVING}",

@@ -41,7 +41,7 @@ def test_fresh_placement_is_scheduling_and_starting() -> None:
     assert [e.message for e in r.result.events] == [
         "Scheduled 2 replicas across 2 clusters: us-east-1, us-west-2"
     ]
-    # Ten remote objects per replica (composition.md §10 with the default picker).
+    # Ten remote objects per replica (with the default picker).
     assert len(r.remote) == 20
     assert {c for c, _ in r.remote} == {"us-east-1", "us-west-2"}
 
@@ -95,7 +95,7 @@ def test_offline_pinned_cluster_keeps_its_replica() -> None:
     clusters = [cluster("us-east-1", ready=False), TWO[1]]
     r = only(render(fleet([deployment()], clusters, fed)))
     assert names(r.replicas) == names(first.replicas)
-    # Kept, but said (issue 15): a NotReady cluster no longer reads AllReplicasReady.
+    # Kept, but said: a NotReady cluster no longer reads AllReplicasReady.
     assert conditions(r)[1] == (
         "ReplicasReady",
         "False",
@@ -152,7 +152,7 @@ def test_scale_up_and_down_keep_the_survivors() -> None:
         "Scheduled 3 of 3 replicas",
     )
     down = only(render(fleet([deployment(replicas=1)], TWO, fed)))
-    # Equal load: the later cluster name loses (scheduling.md §9.3).
+    # Equal load: the later cluster name loses (docs/scheduling.md, "What it does, in order").
     assert names(down.replicas) == ["qwen3-8b-e7f0a"]
     assert names(down.endpoints) == ["qwen3-8b-e7f0a"]
 
@@ -185,7 +185,7 @@ def test_insufficient_capacity() -> None:
             "ReplicasScheduled",
             "False",
             "InsufficientCapacity",
-            # 16 GPUs is more than a node of either pool has: a device reason (issue 14).
+            # 16 GPUs is more than a node of either pool has: a device reason.
             "0 of 2 replicas scheduled: 0/2 clusters available: 2 NoMatchingPool",
         ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
@@ -255,7 +255,7 @@ def test_labels_on_replicas_and_endpoints_managed_labels_win() -> None:
         "modelplane.ai/deployment-namespace": "ml-team",
         "modelplane.ai/cluster": "us-east-1",
         "modelplane.ai/replica-index": "0",
-        # The template revision it runs (issue 18): 10 hex digits of SHA-256.
+        # The template revision it runs: 10 hex digits of SHA-256.
         "modelplane.ai/template-hash": labels["modelplane.ai/template-hash"],
     }
     assert re.fullmatch("[0-9a-f]{10}", labels["modelplane.ai/template-hash"])

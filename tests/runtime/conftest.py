@@ -14,7 +14,7 @@ import pytest
 from modelplane.runtime.crossplane import deployment_fn
 from modelplane.runtime.crossplane.server import MAX_MESSAGE_BYTES, ServeConfig, build_server
 
-# The function's clock in every runtime test (issue 18): what it stamps and judges is then
+# The function's clock in every runtime test: what it stamps and judges is then
 # the same on every run, and ``render --now`` at this time gives the same objects.
 NOW = datetime(2026, 1, 15, 9, 0, 0, tzinfo=UTC)
 NOW_TEXT = "2026-01-15T09:00:00Z"

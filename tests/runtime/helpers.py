@@ -109,7 +109,7 @@ def ready_status(name: str, *, gateway: str = "203.0.113.10", nodes: int = 1) ->
             "name": f"{name}-cluster-kubeconfig-x",
         },
         "gpuPools": [gpu_pool("h100", nodes, gpu_device())],
-        # Nothing is pinned to it yet (issue 16): every pool free.
+        # Nothing is pinned to it yet: every pool free.
         "occupancy": {"replicas": []},
     }
 
@@ -346,7 +346,7 @@ def replica(
     deployment_name: str = "qwen3-8b",
     ready: bool | None = None,
 ) -> dict[str, Any]:
-    """The seed's ModelReplica (composition.md §13) as Crossplane observes it."""
+    """The seed's ModelReplica (docs/composition.md, "Examples") as Crossplane observes it."""
     obj: dict[str, Any] = {
         "apiVersion": GV,
         "kind": "ModelReplica",
@@ -377,7 +377,7 @@ def replica(
 
 
 def worked_example_cluster() -> dict[str, Any]:
-    """Cluster us-east-1 of composition.md §13."""
+    """Cluster us-east-1 of the worked example."""
     status = ready_status("us-east-1")
     status["providerConfigRef"] = {"kind": "ClusterProviderConfig", "name": PC}
     return existing_cluster("us-east-1", status=status)

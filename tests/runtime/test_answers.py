@@ -1,4 +1,4 @@
-"""Nothing repeated that did not change (issue 16 item 3): remembered answers and bounded memos.
+"""Nothing repeated that did not change: remembered answers and bounded memos.
 
 A deployment's or cache's whole answer is remembered by a digest of its request; the
 answer from memory must be the answer computed afresh, byte for byte, for every request,
@@ -291,9 +291,9 @@ def _conditions(data: bytes) -> dict[str, str]:
 def test_an_answer_that_reads_the_clock_is_not_remembered(
     cleared: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Issue 18's progress deadline makes a deployment's answer a function of the time while
+    # The rollout progress deadline makes a deployment's answer a function of the time while
     # a replica waits for Ready: the same request must turn to RolloutStuck once the
-    # deadline passes, so such an answer is never served from memory (issue 16 item 3).
+    # deadline passes, so such an answer is never served from memory.
     from datetime import UTC, datetime, timedelta
 
     from modelplane.runtime.crossplane import deployment_fn

@@ -1,4 +1,4 @@
-"""The ModelCache function over gRPC: requirements, staging, the auth Secret (issue 13)."""
+"""The ModelCache function over gRPC: requirements, staging, the auth Secret."""
 
 from __future__ import annotations
 

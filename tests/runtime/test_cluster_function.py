@@ -1,4 +1,4 @@
-"""The InferenceCluster function over gRPC (composition.md §14.3)."""
+"""The InferenceCluster function over gRPC (docs/crossplane.md, "How the function behaves")."""
 
 from __future__ import annotations
 
@@ -359,7 +359,7 @@ def test_identity_types_are_what_released_provider_kubernetes_takes_from_a_secre
 
 
 def test_occupancy_is_published_from_the_replicas_labelled_for_the_cluster(stubs: Stubs) -> None:
-    # Issue 16: every namespace's ModelReplicas labelled modelplane.ai/cluster=us-east-1
+    # Every namespace's ModelReplicas labelled modelplane.ai/cluster=us-east-1
     # are charged on the pools published beside them, in (namespace, name) order.
     cluster = existing_cluster(pools=[("h100", "h100-8x", 2), ("l4", "l4-1x", 1)])
     pinned = [

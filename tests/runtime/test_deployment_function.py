@@ -1,4 +1,7 @@
-"""The ModelDeployment function over gRPC (status.md §2; composition.md §3, §12, §14.2)."""
+"""The ModelDeployment function over gRPC (docs/reconcile.md, "Conditions, events and readiness";
+docs/composition.md, "The ModelReplica of a placement"; docs/crossplane.md, "How the function
+behaves").
+"""
 
 from __future__ import annotations
 
@@ -125,7 +128,7 @@ def test_with_the_fleet_fetched_replicas_are_placed(stubs: Stubs) -> None:
         ("ReplicasReady", "False", "ModelStarting", "0 of 2 ready"),
         ("Progressing", "True", "RolloutInProgress", "2 of 2 replicas updated, 0 ready"),
     ]
-    # New replicas wait for Ready from the function's clock on (issue 18).
+    # New replicas wait for Ready from the function's clock on.
     assert first["metadata"]["annotations"] == {"modelplane.ai/revision-since": NOW_TEXT}
     assert results(rsp) == [("NORMAL", "Scheduled 2 replicas across 1 clusters: us-east-1")]
 
@@ -180,7 +183,7 @@ def test_parked_looks_nothing_up_and_is_ready(stubs: Stubs) -> None:
 
 
 def test_a_shortfall_is_worded_and_warned_once_per_change(stubs: Stubs) -> None:
-    # status.md §2.7 as superseded by issue 14: one node of 8 GPUs takes 8 of 9 replicas.
+    # A shortfall counted by reason: one node of 8 GPUs takes 8 of 9 replicas.
     xr = deployment(replicas=9)
     rsp = _reconcile(stubs, xr, WORLD)
     text = (
@@ -307,7 +310,7 @@ def _foreign(count: int) -> list[dict[str, Any]]:
 
 
 def test_request_carries_no_other_replica_and_their_devices_still_count(stubs: Stubs) -> None:
-    # Issue 16: 7 of the node's 8 GPUs are held by another deployment. Crossplane fetches
+    # 7 of the node's 8 GPUs are held by another deployment. Crossplane fetches
     # only what the requirements ask for (no ModelReplica), and the cluster's published
     # occupancy says the 7 are taken: 1 of 2 replicas fits.
     others = _foreign(7)

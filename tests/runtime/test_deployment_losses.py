@@ -1,4 +1,4 @@
-"""ReplicasReady's loss notices through gRPC (issue 15; the render table is in
+"""ReplicasReady's loss notices through gRPC (the render table is in
 tests/reconcile/test_status_losses.py): the served function says the same."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .helpers import (
 EAST = replica_name("qwen3-8b", "us-east-1", 0)
 WEST = replica_name("qwen3-8b", "us-west-2", 0)
 NEXT = "removed, not re-placed (ReplicasScheduled says why)"
-# Issue 18: a Ready replica that must move (not a gone cluster) serves until it is replaced.
+# A Ready replica that must move (not a gone cluster) serves until it is replaced.
 SERVING = "kept serving until its replacement is Ready"
 NO_FIT = "kept serving, no replacement fits yet (ReplicasScheduled says why)"
 

@@ -1,4 +1,4 @@
-"""The ModelEndpoint function over gRPC: the same backend as ``render`` (issue 17)."""
+"""The ModelEndpoint function over gRPC: the same backend as ``render``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Malformed requests: a located answer naming the problem, never a crash (composition.md §14.1).
+"""Malformed requests: a located answer naming the problem, never a crash (docs/crossplane.md, "How
+the function behaves").
 
 A malformed composite is Fatal: the desired state passed in is passed back unchanged, and
 Crossplane applies nothing. A malformed input of a valid composite keeps the held state
-(every observed composed resource, the previous status and conditions) with a Warning
-(issue 15), so no observed object is ever deleted and no status is lost to a bad input.
+(every observed composed resource, the previous status and conditions) with a Warning,
+so no observed object is ever deleted and no status is lost to a bad input.
 """
 
 from __future__ import annotations
@@ -218,7 +219,7 @@ PREVIOUS_SYNCED = {"type": "Synced", "status": "True", "reason": "ReconcileSucce
 def test_a_bad_input_keeps_status_and_composed_resources(
     stubs: Stubs, composite: dict[str, Any], required: dict[str, Any], problem: str
 ) -> None:
-    # Item 5 of issue 15: only a malformed composite is Fatal. A bad required resource
+    # Only a malformed composite is Fatal. A bad required resource
     # keeps every observed Object, the previous status and the function's own conditions.
     req = request(composite, observed={"held-x": HELD_OBJECT}, required=required)
     assert _kept(stubs, req).startswith(problem)
@@ -415,7 +416,7 @@ def test_fatal_keeps_desired_resources_of_earlier_steps(stubs: Stubs) -> None:
 
 
 def test_the_previous_progressing_survives_a_bad_input(stubs: Stubs) -> None:
-    # Issue 18: a rollout's state is carried over like the rest, never dropped or reset.
+    # A rollout's state is carried over like the rest, never dropped or reset.
     xr = deployment()
     stuck = {"type": "Progressing", "status": "False", "reason": "RolloutStuck",
              "message": "1 of 2 replicas updated; replica x not Ready within 1800s; the rollout is stopped",

@@ -1,4 +1,4 @@
-"""Render and the functions place alike on random fleets (issue 16).
+"""Render and the functions place alike on random fleets.
 
 Render computes every cluster's occupancy from the replicas it is given. On Crossplane the
 InferenceCluster function publishes it from the ModelReplicas labelled for the cluster,

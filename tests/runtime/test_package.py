@@ -1,4 +1,6 @@
-"""The configuration package (composition.md §14.4): checked in without drift, valid Crossplane objects."""
+"""The configuration package (docs/crossplane.md, "What gets installed"): checked in without drift,
+valid Crossplane objects.
+"""
 
 from __future__ import annotations
 
@@ -205,7 +207,7 @@ def test_dockerfile_runs_the_function() -> None:
 
 
 def test_crossplane_may_compose_every_control_plane_routing_kind() -> None:
-    """issue 17: what the endpoint, service and gateway functions compose, Crossplane may write.
+    """What the endpoint, service and gateway functions compose, Crossplane may write.
 
     Services are already in the chart's own ClusterRole (crossplane/crossplane
     cluster/charts/crossplane/templates/clusterrole.yaml @ v2.3.4); the rest aggregate in.

@@ -4,7 +4,7 @@
 estimates every rule the way the API server does (see its README). Run at half the
 server's limits (``--margin 2``: 5,000,000 per rule, 50,000,000 per CRD) and at the
 declared Kubernetes floor, so a new unbounded list, or a rule the floor's CEL environment
-lacks, fails here. It is a cross-check beside the project's own estimate (issue 11).
+lacks, fails here. It is a cross-check beside the project's own estimate.
 """
 
 from __future__ import annotations

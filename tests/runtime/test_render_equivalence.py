@@ -2,7 +2,8 @@
 
 The runtime sees the fleet as the cluster function publishes it (pools derived from the
 classes, the provider config reference); ``render`` derives the same values locally
-(api.md §4.4). Deployments are reconciled in (namespace, name) order, each seeing the
+(docs/api.md, "InferenceCluster: what is read and derived"). Deployments are reconciled in
+(namespace, name) order, each seeing the
 replicas given to the earlier ones, as ``render`` schedules them.
 """
 
@@ -137,8 +138,8 @@ def _compare(
             if o["metadata"]["name"] == name and o["metadata"]["namespace"] == ns
         ]
         observed = {_key(r): r for r in observed_replicas if ours(r)}
-        # Each cluster's occupancy as its function publishes it from the replicas so far
-        # (issue 16); the deployment function reads no other replica.
+        # Each cluster's occupancy as its function publishes it from the replicas so far;
+        # the deployment function reads no other replica.
         published = [
             published_by_function(stubs.v1.RunFunction, o, world)
             if o["kind"] == "InferenceCluster"
@@ -231,7 +232,7 @@ def _cache_sections(rendered: list[dict[str, Any]]) -> list[tuple[dict[str, Any]
     sections: list[tuple[dict[str, Any], list[Any]]] = []
     for obj in rendered:
         if obj["kind"] in AFTER_CACHES:
-            break  # issue 17: the endpoints' backends and the services follow the caches
+            break  # The endpoints' backends and the services follow the caches
         if obj["kind"] == "ModelCache":
             sections.append((obj, []))
         elif sections and obj["kind"] == "Object":

@@ -1,4 +1,6 @@
-"""The ModelReplica function over gRPC (composition.md §4-§11; status.md §3)."""
+"""The ModelReplica function over gRPC (docs/composition.md, "Objects, in order"; docs/reconcile.md,
+"ModelReplica conditions").
+"""
 
 from __future__ import annotations
 

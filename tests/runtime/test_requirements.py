@@ -1,4 +1,4 @@
-"""Requirement keys and selectors (composition.md §14.2)."""
+"""Requirement keys and selectors (docs/crossplane.md, "How the function behaves")."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _deployment(**kwargs: object) -> ModelDeployment:
 
 
 def test_deployment_declares_clusters_and_classes_and_no_replica() -> None:
-    # Issue 16: no ModelReplica lookup; others' capacity comes in each cluster's occupancy.
+    # No ModelReplica lookup; others' capacity comes in each cluster's occupancy.
     assert deployment_requirements(_deployment()) == [
         Requirement("clusters", "InferenceCluster"),
         Requirement("classes", "InferenceClass"),

@@ -1,4 +1,4 @@
-"""The same rollout over gRPC as through render feed-back (issue 18).
+"""The same rollout over gRPC as through render feed-back.
 
 The worked example of docs/reconcile.md ("Rollouts and moves"): three Ready replicas, an
 image bump, and the pool of one replica's cluster renamed at the same time. At every
@@ -34,7 +34,7 @@ def _function(stubs: Stubs, world: World) -> Any:
     """One reconcile of the deployment function against what ``world`` observes."""
     xr = copy.deepcopy(world.deployments[0])
     observed = {_key(o): o for o in [*world.replicas, *world.endpoints]}
-    # Each cluster as its InferenceCluster function publishes it, occupancy included (issue 16).
+    # Each cluster as its InferenceCluster function publishes it, occupancy included.
     published = [
         published_by_function(stubs.v1.RunFunction, c, world.replicas) for c in world.clusters
     ]

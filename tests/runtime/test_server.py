@@ -210,7 +210,7 @@ def test_bad_flags_are_usage_errors() -> None:
 def test_an_invalid_listen_address_is_a_usage_error(
     flag: str, value: str, reason: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # gRPC itself takes 127.0.0.1:99999 and listens on some other port (issue 15).
+    # gRPC itself takes 127.0.0.1:99999 and listens on some other port.
     with pytest.raises(SystemExit) as exit_info:
         main(["function", "serve", "--insecure", flag, value])
     assert exit_info.value.code == 2

@@ -1,4 +1,4 @@
-"""The ModelService and InferenceGateway functions over gRPC: what ``render`` composes (issue 17)."""
+"""The ModelService and InferenceGateway functions over gRPC: what ``render`` composes."""
 
 from __future__ import annotations
 

@@ -215,7 +215,7 @@ def replica(
 
 
 def seed_fleet() -> list[InferenceCluster]:
-    """The fleet of scheduling.md §12.1: eu-west-1 not Ready, us-east-1 (H100), us-west-2 (L4)."""
+    """The small worked-example fleet: eu-west-1 not Ready, us-east-1 (H100), us-west-2 (L4)."""
     return [
         cluster(
             "eu-west-1",

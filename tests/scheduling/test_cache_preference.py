@@ -1,4 +1,4 @@
-"""Fill prefers clusters where the ModelCache is already staged, as a tie-break only (issue 13)."""
+"""Fill prefers clusters where the ModelCache is already staged, as a tie-break only."""
 
 from __future__ import annotations
 

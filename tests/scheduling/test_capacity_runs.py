@@ -1,7 +1,7 @@
-"""Capacity accounting by runs of identical nodes (issue 15 item 3).
+"""Capacity accounting by runs of identical nodes (docs/scheduling.md, "Rules we had to decide").
 
-The run-length PoolState must give exactly the placements of the per-node first-fit model of
-§8.2 (kept here as the reference), and its cost must not grow with a pool's node count.
+The run-length PoolState must give exactly the placements of the per-node first-fit model (kept here
+as the reference), and its cost must not grow with a pool's node count.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .builders import cluster, deployment, engine, gpu, member, pool, request
 
 
 def _reference_pack(nodes: list[list[int]], demand: Demand, pods: int) -> bool:
-    """The per-node first-fit model of §8.2, one list per node (the model before issue 15)."""
+    """The per-node first-fit model, one list per node (the model before runs of nodes)."""
     if not demand or pods <= 0:
         return True
     node = 0

@@ -1,4 +1,6 @@
-"""ModelDeployment conditions, counts and events (status.md §2), row by row."""
+"""ModelDeployment conditions, counts and events (docs/reconcile.md, "Conditions, events and
+readiness"), row by row.
+"""
 
 from __future__ import annotations
 
@@ -85,7 +87,7 @@ def test_partial_shortfall_still_reads_created() -> None:
     )
     assert conds(s) == [
         ("ReplicasScheduled", "True", "ReplicasCreated", text),
-        # Counted against spec.replicas, with the shortfall's reason (issue 15).
+        # Counted against spec.replicas, with the shortfall's reason.
         (
             "ReplicasReady",
             "False",
@@ -112,7 +114,7 @@ def test_new_placement_on_a_reused_identity_is_not_ready() -> None:
 
 
 def test_a_ready_replica_that_must_move_serves_until_its_replacement_is_ready() -> None:
-    # Issue 18: the same a/0, but Ready. It keeps serving (and its identity); the replacement
+    # The same a/0, but Ready. It keeps serving (and its identity); the replacement
     # takes a/1, so the deployment reads ready while it loads, and Progressing says Moving.
     observed = [replica("chat", "a", 0, pool_name="gone", ready=True)]
     d = deployment("chat", 1)

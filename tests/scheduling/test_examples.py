@@ -1,4 +1,4 @@
-"""The worked examples of scheduling.md §12, exactly: names, pools, reasons and messages."""
+"""The scheduler's worked examples, exactly: names, pools, reasons and messages."""
 
 from __future__ import annotations
 

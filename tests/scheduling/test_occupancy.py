@@ -1,4 +1,4 @@
-"""A cluster's occupancy (issue 16): what the replicas pinned to it hold, and its wire shape.
+"""A cluster's occupancy: what the replicas pinned to it hold, and its wire shape.
 
 The occupancy is the ledger state after charging every replica on the cluster as
 ``Ledger.charge_observed`` does, in (namespace, name) order; the table pins the node runs

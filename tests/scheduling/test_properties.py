@@ -34,7 +34,8 @@ SEL_70 = memory_selector("70Gi")
 SEL_HOST = 'device.driver == "cpu.example.com"'
 SEL_NIC = 'device.driver == "nic.nvidia.com"'
 
-# Each device kind has its own class: observed replicas are charged by class (§8.4), so kinds that
+# Each device kind has its own class: observed replicas are charged by class (docs/scheduling.md,
+# "Matching, placing and packing"), so kinds that
 # shared a class could be charged to another device than the one they matched.
 KINDS: dict[str, dict[str, Any]] = {
     "h100": {"claim": "DRA", "driver": "gpu.nvidia.com", "deviceClassName": "h100.nvidia.com",
@@ -165,7 +166,7 @@ def test_deterministic_under_input_order(w: World, rnd: random.Random) -> None:
 @MANY
 @given(worlds())
 def test_a_shortfall_counts_every_candidate_once(w: World) -> None:
-    # status.md §2.7 (issue 14): short of replicas, every candidate cluster is counted by the
+    # Short of replicas, every candidate cluster is counted by the
     # reason it cannot take one more, and that reason is its explain reason when it has one.
     s = run(w)
     if s.mode is not Mode.NORMAL or s.total >= s.desired:

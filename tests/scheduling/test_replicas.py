@@ -1,4 +1,6 @@
-"""replica_object (composition.md §3) and schedule_all (scheduling.md §1)."""
+"""replica_object (docs/composition.md, "The ModelReplica of a placement") and schedule_all
+(docs/scheduling.md, "Inputs, identity and result").
+"""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ def seeded() -> ModelDeployment:
 
 
 def revision_of(d: ModelDeployment) -> str:
-    """The template hash as docs/reconcile.md defines it (issue 18), computed independently:
+    """The template hash as docs/reconcile.md defines it, computed independently:
     SHA-256 of the canonical JSON of the template's labels, engines, modelCacheRef and serving.
     """
     template: dict[str, Any] = d.spec.template.to_wire()

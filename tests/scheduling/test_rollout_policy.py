@@ -1,4 +1,4 @@
-"""The rollout policy's pieces (issue 18): the template revision and the progress deadline."""
+"""The rollout policy's pieces: the template revision and the progress deadline."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One table-driven test (or a few) per rule of scheduling.md §2-§11."""
+"""One table-driven test (or a few) per rule of the scheduler (docs/scheduling.md)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def h100(name: str = "c1", nodes: int = 1, **kw: Any) -> InferenceCluster:
 
 
 # ---------------------------------------------------------------------------------------------
-# §2 ownership, identity, names
+# Ownership, identity, names
 
 
 def test_ownership_is_namespace_and_name_label() -> None:
@@ -98,7 +98,7 @@ def test_identity_index(label: str | None, index: int) -> None:
 
 def test_duplicate_identity_the_earlier_kept_name_wins() -> None:
     # Both valid: chat-aaa (7 GPUs) is kept. chat-bbb is dropped, but it runs until it is
-    # deleted and its cluster's occupancy stops counting it (issue 16): its GPU stays
+    # deleted and its cluster's occupancy stops counting it: its GPU stays
     # charged, so the 8-GPU node has no room for a new replica in this pass.
     first = replica("chat", "c1", 0, name="chat-aaa", gpus=7)
     second = replica("chat", "c1", 0, name="chat-bbb", gpus=1)
@@ -121,7 +121,7 @@ def test_retained_replica_is_renamed_by_the_rule() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §3 normalisation; §3.2 derived pools
+# Normalisation; derived pools
 
 
 def test_count_zero_device_matches_nothing() -> None:
@@ -172,7 +172,7 @@ def test_published_pools_win_over_node_pools() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §4 filtering
+# Filtering
 
 
 @pytest.mark.parametrize(
@@ -295,7 +295,7 @@ def test_rank_in_env_value_or_leader() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §4.2 taints and tolerations
+# Taints and tolerations
 
 
 @pytest.mark.parametrize(
@@ -346,7 +346,7 @@ def test_no_schedule_does_not_drain_but_no_execute_does() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §6 matching
+# Matching
 
 
 def test_first_fit_over_devices_in_published_order() -> None:
@@ -412,7 +412,7 @@ def test_member_without_node_selector_rides_on_the_engine_pool() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §7 engine placement
+# Engine placement
 
 
 def test_no_claimable_device() -> None:
@@ -507,7 +507,7 @@ def test_copies_multiply_pods() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §8 the ledger
+# The ledger
 
 
 def test_overcommitted_pool_is_closed() -> None:
@@ -581,7 +581,7 @@ def test_retained_replica_is_charged_at_its_observed_cost() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §9 phases
+# Phases
 
 
 def test_parked() -> None:
@@ -717,7 +717,7 @@ def test_unresolved_cache_blocks_fill() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10 holding
+# Holding
 
 
 def test_unresolved_clusters_hold_everything_observed() -> None:

@@ -1,4 +1,5 @@
-"""A shortfall's ReplicasScheduled row: candidates counted by reason (status.md §2.7, issue 14).
+"""A shortfall's ReplicasScheduled row: candidates counted by reason (docs/reconcile.md,
+"`ReplicasScheduled` when replicas are missing").
 
 Every candidate cluster is counted by the reason it cannot take one more replica at the end
 of the schedule; reasons sorted by count, then name. Nothing scheduled reads
@@ -169,7 +170,8 @@ def test_shortfall_rows(row: Row) -> None:
     scheduled = status.conditions[0]
     assert scheduled.type == "ReplicasScheduled"
     assert (scheduled.status, scheduled.reason, scheduled.message) == row.condition
-    # The same text as a Warning event, once in this reconcile's events (status.md §2.10).
+    # The same text as a Warning event, once in this reconcile's events (docs/reconcile.md,
+    # "Conditions, events and readiness").
     warnings = [e for e in status.events if e.severity == "Warning"]
     assert warnings == [Event("Warning", row.condition[2])]
     assert s.shortfall is not None
@@ -184,7 +186,8 @@ def test_a_full_schedule_has_no_shortfall_and_no_warning() -> None:
 
 
 def test_explain_keeps_its_messages() -> None:
-    # The runtime counts codes; --explain still words every passed-over cluster (§11).
+    # The runtime counts codes; --explain still words every passed-over cluster (docs/scheduling.md,
+    # "Why replicas are missing").
     s = schedule(chat(3, gpus=8), [h100("a"), h100("b", taints=TAINT), l4("c")], [], CACHE_NONE, [])
     assert [(e.cluster, e.reason, e.message) for e in s.explain] == [
         ("b", "Tainted", "taint dedicated=infer:NoSchedule is not tolerated"),
@@ -221,7 +224,8 @@ def test_the_runtime_never_formats_explain_messages(row: Row) -> None:
 
 
 def test_capacity_reasons_are_the_room_and_device_rows() -> None:
-    # docs/scheduling.md: §11 rows 8-10; NoPools (inventory not published) is not among them.
+    # docs/scheduling.md, "Why replicas are missing": NoPools (inventory not published) is not among
+    # them.
     assert {r.value for r in CAPACITY_REASONS} == {
         "NoMatchingPool",
         "NoClaimableDevice",

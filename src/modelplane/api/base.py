@@ -54,7 +54,8 @@ def rule(rule_id: str, cel: str, message: str) -> Rule:
 
 VALIDATIONS_KEY = "x-kubernetes-validations"
 RULE_IDS_KEY = "x-modelplane-rule-ids"  # kept out of the CRDs; lets errors be traced to a rule
-# Marks a string field holding a DRA device selector, compiled by the validator (api.md §0.2
+# Marks a string field holding a DRA device selector, compiled by the validator (docs/api.md, "The
+# steps (`validate_document`)"
 # step 5). Like the rule IDs, it exists only in the validator's schema, never in a CRD.
 DRA_SELECTOR_KEY = "x-modelplane-dra-selector"
 # Extension keys that are ours alone and are stripped from every generated CRD.

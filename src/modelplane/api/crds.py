@@ -1,6 +1,7 @@
 """The CompositeResourceDefinitions of the six kinds, generated from the models (pure).
 
-composition.md §14.4 fixes their shape; api.md §0.1 and each kind's identity
+docs/crossplane.md, "What gets installed" fixes their shape; docs/api.md, "Kinds, identity
+and managed labels" and each kind's identity
 table give names, scope, printer columns and the ModelDeployment scale
 subresource. The schema is :func:`modelplane.api.openapi.crd_schema`, so the
 rules the cluster runs are the very rules ``modelplane validate`` runs.
@@ -35,7 +36,8 @@ def xrd(info: KindInfo) -> dict[str, Any]:
             {"name": c.name, "type": c.type, "jsonPath": c.json_path} for c in info.printer_columns
         ]
     if info.scale:
-        # No labelSelectorPath: the replica pods run on other clusters (api.md §1.1).
+        # No labelSelectorPath: the replica pods run on other clusters (docs/api.md, "Kinds,
+        # identity and managed labels").
         version["subresources"] = {
             "scale": {
                 "specReplicasPath": ".spec.replicas",
@@ -64,7 +66,7 @@ def xrd(info: KindInfo) -> dict[str, Any]:
 
 
 def xrds() -> list[dict[str, Any]]:
-    """The XRDs of every kind, in the order of api.md §0.1."""
+    """The XRDs of every kind, in the order of the kinds."""
     return [xrd(info) for info in KINDS]
 
 

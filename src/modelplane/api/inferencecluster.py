@@ -28,7 +28,8 @@ from modelplane.api.meta import CONDITIONS_LIST, Condition, ObjectMeta
 
 Source = Literal["GKE", "EKS", "AKS", "Nebius", "Vultr", "Existing"]
 Stack = Literal["Standard", "Dynamo"]
-# The Gateway API implementations whose routing rules composition knows (composition §9.3).
+# The Gateway API implementations whose routing rules composition knows (docs/composition.md,
+# "Routes per gateway").
 GatewayImplementation = Literal["GKE", "Istio", "EnvoyGateway", "Kgateway"]
 
 IC_01 = rule(
@@ -90,7 +91,7 @@ class IdentitySecretRef(KubeModel):
     # The identity types a released provider-kubernetes (v1.2.1, pkg/kube/config/config.go
     # IdentityType, pkg/kube/client/client.go) accepts from a Secret: AWSWebIdentityCredentials
     # only works with InjectedIdentity and NebiusServiceAccountCredentials is only on its main
-    # branch, so neither is offered (docs/crossplane.md "Identity").
+    # branch, so neither is offered (docs/crossplane.md "Run on Crossplane").
     type: Literal[
         "GoogleApplicationCredentials",
         "AzureServicePrincipalCredentials",
@@ -201,7 +202,7 @@ class Fabric(KubeModel):
     infiniband: InfiniBand | None = None
 
 
-# The most nodes one pool may say it has (issue 15, docs/api.md "Bounds"): past the largest
+# The most nodes one pool may say it has (docs/api.md "Bounds"): past the largest
 # cluster any managed Kubernetes offers, so no real pool is refused, yet a typo of extra
 # digits is refused at validate instead of being scheduled.
 MAX_POOL_NODES = 100_000
@@ -299,7 +300,7 @@ class ClusterCacheStatus(KubeModel):
     storage_class_name: str | None = Field(default=None, max_length=253)
 
 
-# The most replicas ``status.occupancy.replicas`` lists (issue 16): a cluster's status must
+# The most replicas ``status.occupancy.replicas`` lists: a cluster's status must
 # stay well under etcd's 1.5 MiB object limit (8,192 names of at most 317 characters is
 # 2.6 MB only in the worst case; real names are about 40). Past it the list is cut in sort
 # order while every replica stays charged in ``pools``, so a deployment charges an unlisted
@@ -329,7 +330,7 @@ class PoolOccupancy(KubeModel):
 
 
 class ClusterOccupancy(KubeModel):
-    """The devices the ModelReplicas pinned to the cluster occupy (issue 16).
+    """The devices the ModelReplicas pinned to the cluster occupy.
 
     Published by the InferenceCluster function; a ModelDeployment's scheduling starts
     from it instead of charging every other deployment's replicas itself.
@@ -374,7 +375,8 @@ class InferenceCluster(KubeModel):
 def derived_gpu_pools(
     cluster: InferenceCluster, classes: Mapping[str, InferenceClass]
 ) -> list[GpuPool] | None:
-    """``status.gpuPools`` as a provisioned cluster publishes them (api.md §4.4).
+    """``status.gpuPools`` as a provisioned cluster publishes them (docs/api.md, "InferenceCluster:
+    what is read and derived").
 
     Per node pool, in order: its name, ``nodes`` = ``maxNodeCount`` if set, else
     ``nodeCount``, and the class's devices with defaults applied. None when there is

@@ -1,4 +1,4 @@
-"""InferenceGateway: the control plane's front door, serving every ModelService (issue 17)."""
+"""InferenceGateway: the control plane's front door, serving every ModelService."""
 
 from __future__ import annotations
 

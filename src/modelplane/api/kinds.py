@@ -1,4 +1,6 @@
-"""The eight kinds: identity, scope, names and printer columns (api.md §0.1)."""
+"""The eight kinds: identity, scope, names and printer columns (docs/api.md, "Kinds, identity and
+managed labels").
+"""
 
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ class KindInfo:
         return self.kind.lower()
 
 
-# In the order of api.md §0.1: error messages list kinds in this order.
+# In this order: error messages list kinds in this order.
 KINDS: tuple[KindInfo, ...] = (
     KindInfo(
         "ModelDeployment",
@@ -61,7 +63,7 @@ KINDS: tuple[KindInfo, ...] = (
         "md",
         "modeldeployments",
         "Deploy a model to the fleet, from one pod to disaggregated prefill and decode.",
-        # An integer column, as the value is (the spec's api.md §1.1 says string; issue 11).
+        # An integer column, as the value is (not a string, unlike the first specification).
         (PrinterColumn("REPLICAS", ".status.replicas.ready", "integer"),),
         scale=True,
     ),
@@ -115,7 +117,7 @@ KINDS: tuple[KindInfo, ...] = (
         "One reachable OpenAI-compatible backend.",
         (PrinterColumn("URL", ".spec.url"),),
     ),
-    # issue 17: one address per model.
+    # One address per model.
     KindInfo(
         "ModelService",
         ModelService,

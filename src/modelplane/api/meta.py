@@ -64,7 +64,9 @@ def condition(
 
 
 def condition_wire(c: Condition) -> dict[str, str]:
-    """The four keys printed for a condition, ``message`` "" when empty (status.md §1)."""
+    """The four keys printed for a condition, ``message`` "" when empty (docs/reconcile.md,
+    "Conditions, events and readiness").
+    """
     return {
         "type": c.type,
         "status": c.status,

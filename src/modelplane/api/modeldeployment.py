@@ -136,7 +136,7 @@ def _http_ports(engine: str) -> str:
 
     A 3-argument ``map`` (filter and transform in one) keeps every iteration variable on
     its schema path, so the API server's cost estimator sees the bounds of ``members``,
-    ``containers`` and ``ports``; indexing a ``filter()`` result would lose them (issue 11).
+    ``containers`` and ``ports``; indexing a ``filter()`` result would lose them.
     A valid engine has one serving member with one engine container, so the result is
     ``[[port]]``; a container without a port named http serves on 8000.
     """

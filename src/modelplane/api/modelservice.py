@@ -1,4 +1,4 @@
-"""ModelService: one stable address that balances over the ModelEndpoints it selects (issue 17)."""
+"""ModelService: one stable address that balances over the ModelEndpoints it selects."""
 
 from __future__ import annotations
 

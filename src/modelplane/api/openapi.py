@@ -9,7 +9,7 @@ rewrites one into the other. Two variants exist:
   (rule IDs, DRA selector fields) and the whole root, including ``apiVersion``,
   ``kind`` and ``metadata``;
 * the CRD's (:func:`crd_schema`): markers stripped, the root reduced to
-  ``spec`` and ``status`` as composition.md §14.4 asks (Crossplane adds
+  ``spec`` and ``status`` as the package needs (Crossplane adds
   ``spec.crossplane``, ``status.conditions`` and the object metadata itself).
 """
 
@@ -116,7 +116,7 @@ def structural_schema(model: type[BaseModel]) -> Schema:
 @memoized("api.validator_schemas", 256)
 def _cached_internal(model: type[BaseModel]) -> Schema:
     # pydantic takes 10-20 ms to generate a kind's JSON Schema, a fifth of a small
-    # command (issue 16); the generated module holds each kind's result as JSON text,
+    # command; the generated module holds each kind's result as JSON text,
     # and tests/api/test_validator_schemas.py proves it equals what pydantic gives now.
     from modelplane.api.validator_schemas import SCHEMAS
 
@@ -169,7 +169,7 @@ def strip_internal(node: Any) -> Any:
     return {k: strip_internal(v) for k, v in node.items() if k not in INTERNAL_KEYS}
 
 
-# Fields Crossplane adds to every XR's schema itself (composition.md §14.4).
+# Fields Crossplane adds to every XR's schema itself (docs/crossplane.md, "What gets installed").
 _CROSSPLANE_OWNED = (("spec", "crossplane"), ("status", "conditions"))
 
 

@@ -1,7 +1,7 @@
 """CEL for Modelplane: DRA device selectors and CRD validation rules.
 
 This package is the only place that uses the CEL engine (cel-expr-python).
-It offers the Kubernetes DRA selector environment (scheduling.md §5) and the
+It offers the Kubernetes DRA selector environment (docs/scheduling.md, "Device selectors") and the
 environment CRD rules run in (``self`` plus the quantity and semver libraries).
 """
 

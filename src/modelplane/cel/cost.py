@@ -1,4 +1,5 @@
-"""The static cost estimate of scheduling.md §5.1, computed on the parsed CEL AST.
+"""The static cost estimate of DRA selectors (docs/scheduling.md, "Device selectors"), computed on
+the parsed CEL AST.
 
 cel-expr-python has no cost estimator, but it serializes the parsed expression
 (``cel.expr.ParsedExpr``), so the estimate walks the engine's own AST rather
@@ -21,7 +22,8 @@ __all__ = [
 ]
 
 COST_LIMIT = 1_000_000
-# The most attributes or capacities a device may publish (api.md §3.1).
+# The most attributes or capacities a device may publish (docs/api.md, "InferenceCluster: what is
+# read and derived").
 DEFAULT_RANGE_SIZE = 32
 
 
@@ -123,8 +125,7 @@ def _is_iter_var(expr: Any, name: str) -> bool:
 # evaluation: measured on the installed 0.1.3, 9,999 loop steps in all evaluate and the
 # 10,000th fails with "Iteration budget exceeded" (tests/cel/test_cel_iterations.py pins
 # both). A selector that could pass that budget on some device is refused at compile time,
-# so no selector that compiles ever fails at run time for it and reads as "no match"
-# (issue 15).
+# so no selector that compiles ever fails at run time for it and reads as "no match".
 ENGINE_MAX_ITERATIONS = 9_999
 
 
@@ -147,7 +148,7 @@ def _join(a: _Shape | None, b: _Shape | None) -> _Shape | None:
 
 
 # Device data (the only variables): a map of at most 32 domains, each of at most 32 entries
-# of scalar values (api.md §3.1); iterating a map yields its (string) keys.
+# of scalar values; iterating a map yields its (string) keys.
 _DEVICE = _Shape(DEFAULT_RANGE_SIZE, _Shape(DEFAULT_RANGE_SIZE, None))
 _Scope = dict[str, _Shape | None]
 

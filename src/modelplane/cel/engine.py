@@ -29,6 +29,7 @@ from cel_expr_python import cel
 from cel_expr_python.ext.ext_strings import ExtStrings
 from google.protobuf import any_pb2
 
+from modelplane.errors import ModelplaneError
 from modelplane.memo import memoized
 
 from . import _proto
@@ -312,7 +313,7 @@ def _env(kind: str) -> _EnvPair:
             True,
         )
     # CRD rules run with the API server's strings library (`split`, `lowerAscii`, ...);
-    # DRA selectors deliberately do not (scheduling.md §5.3).
+    # DRA selectors deliberately do not (docs/scheduling.md, "Device selectors").
     return _EnvPair(
         cel.NewEnv(variables=_RULE_VARS, functions=_check_decls(), extensions=[ExtStrings()]),
         cel.NewEnv(variables=_RULE_VARS, functions=_runtime_decls(), extensions=[ExtStrings()]),
@@ -323,7 +324,7 @@ def _env(kind: str) -> _EnvPair:
 # ---------------------------------------------------------------- compilation
 
 
-class CompileFailure(Exception):
+class CompileFailure(ModelplaneError):
     """A compile error; ``kind`` is syntax, check, result or cost."""
 
     def __init__(self, kind: str, detail: str) -> None:
@@ -402,9 +403,9 @@ def compile_expression(text: str, kind: str) -> Program:
         raise CompileFailure(
             "result", f"expression must evaluate to bool, got {_type_name(result_type)}"
         )
-    # The estimate of scheduling.md §5.1 (every range 32 long) gates user-written selectors.
+    # The selector cost estimate (every range 32 long) gates user-written selectors.
     # CRD rules are ours and are gated where the cluster gates them: by the API server's
-    # estimate over the schema's real bounds (issue 11), which the package's cost test runs.
+    # estimate over the schema's real bounds, which the package's cost test runs.
     ast = _unpack(parsed.serialize(), _proto.ParsedExpr).expr
     cost = estimate_cost(ast)
     if kind == "selector" and cost > COST_LIMIT:
@@ -412,7 +413,7 @@ def compile_expression(text: str, kind: str) -> Program:
             "cost", f"expression cost estimate {cost} exceeds the limit of {COST_LIMIT}"
         )
     # The engine stops an evaluation past its iteration budget with an error, which a
-    # selector would read as "no match": refuse what could reach it (issue 15).
+    # selector would read as "no match": refuse what could reach it.
     iterations = estimate_iterations(ast)
     if kind == "selector" and iterations > ENGINE_MAX_ITERATIONS:
         raise CompileFailure(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from modelplane.errors import ModelplaneError
+
 __all__ = ["CelError"]
 
 
-class CelError(Exception):
+class CelError(ModelplaneError):
     """A CEL expression failed to compile; ``str(err)`` is the detail text.
 
     ``kind`` says which step refused it: ``syntax``, ``check`` (undeclared

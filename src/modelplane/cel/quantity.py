@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import total_ordering
 
+from modelplane.errors import ModelplaneError
+
 __all__ = ["Quantity", "QuantityError", "is_quantity", "parse_quantity"]
 
 INT64_MAX = 2**63 - 1
@@ -31,7 +33,7 @@ _MIN_SCALE = -9
 _MAX_ALIGN = 100_000
 
 
-class QuantityError(ValueError):
+class QuantityError(ModelplaneError, ValueError):
     """A string is not a Kubernetes quantity, or arithmetic left the safe range."""
 
 

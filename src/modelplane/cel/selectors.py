@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.errors import ModelplaneError
 from modelplane.memo import memoized
 
 from .engine import (
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 
-class DeviceError(ValueError):
+class DeviceError(ModelplaneError, ValueError):
     """A device's attributes or capacity cannot be turned into a selector value."""
 
 
@@ -102,7 +103,9 @@ def _capacity(entry: Mapping[str, Any]) -> bytes | None:
 
 
 def device_value(profile: DeviceProfile) -> dict[str, Any]:
-    """The engine variables for one device (scheduling.md §5.2); DeviceError if broken."""
+    """The engine variables for one device (docs/scheduling.md, "Device selectors"); DeviceError if
+    broken.
+    """
     doc = json.loads(profile.key)
     driver: str = doc["driver"]
     attributes: dict[str, dict[str, Any]] = {}
@@ -190,7 +193,7 @@ def selector_matches(expr: str, profile: DeviceProfile) -> bool:
 def _result(expr: str, profile_key: str) -> bool:
     try:
         return _evaluate(expr, DeviceProfile(profile_key))
-    except Exception:  # a selector never fails the caller (scheduling.md §5.6)
+    except Exception:  # a selector never fails the caller
         return False
 
 

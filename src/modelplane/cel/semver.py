@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import total_ordering
 
+from modelplane.errors import ModelplaneError
+
 __all__ = ["Semver", "SemverError", "is_semver", "parse_semver"]
 
 _UINT64_MAX = 2**64 - 1
@@ -12,7 +14,7 @@ _DIGITS = frozenset("0123456789")
 _ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
 
 
-class SemverError(ValueError):
+class SemverError(ModelplaneError, ValueError):
     """A string is not a semantic version."""
 
 

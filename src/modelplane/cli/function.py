@@ -1,4 +1,4 @@
-"""`modelplane function serve`: the composition functions over gRPC (cli.md; composition.md §14)."""
+"""`modelplane function serve`: the composition functions over gRPC (docs/crossplane.md)."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def fleet_of(loaded: Loaded) -> Fleet:
 
 
 def add_now(parser: argparse.ArgumentParser) -> None:
-    """``--now TIME``: the clock a local run is told (issue 18); without it there is none."""
+    """``--now TIME``: the clock a local run is told; without it there is none."""
     parser.add_argument(
         "--now",
         metavar="TIME",

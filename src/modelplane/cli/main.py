@@ -9,10 +9,12 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, Protocol
 
+from modelplane.errors import ModelplaneError
+
 # Each verb lives in its own module exposing `register(subparsers)`; the parser it adds
 # sets `func` (args -> exit code) as a default. Its one-line help is kept here, so the
 # command's help and the verbs not chosen need none of the verb modules imported (their
-# imports are most of a small command's time, issue 16).
+# imports are most of a small command's time).
 VERBS: dict[str, tuple[str, str]] = {
     "validate": (
         "modelplane.cli.validate",
@@ -32,7 +34,7 @@ VERBS: dict[str, tuple[str, str]] = {
 }
 
 
-class Exit(Exception):
+class Exit(ModelplaneError):
     """Ends a verb with ``code``; what it had to say is already on stderr."""
 
     def __init__(self, code: int) -> None:
@@ -110,7 +112,7 @@ def entry() -> NoReturn:
     """The process's entry (the console script and ``python -m modelplane``).
 
     A verb that loaded a fleet (its parser's ``quick_exit``) leaves the process without
-    the interpreter's teardown, which would free every loaded object one by one (issue 16):
+    the interpreter's teardown, which would free every loaded object one by one:
     its output is flushed first, and where a flush fails the interpreter's ordinary exit
     reports it as it always did. Only here: an in-process ``main`` returns as usual.
     """

@@ -1,4 +1,4 @@
-"""`modelplane package [--out DIR]`: the Crossplane configuration package (cli.md; composition.md §14.4)."""
+"""`modelplane package [--out DIR]`: the Crossplane configuration package (docs/crossplane.md)."""
 
 from __future__ import annotations
 

@@ -83,7 +83,7 @@ def _placement_json(p: Placement) -> dict[str, Any]:
                     {
                         "role": m.role,
                         "pool": m.pool,
-                        "nodes": m.pods,  # the spec's §1.1 name for the pods charged
+                        "nodes": m.pods,  # the name the JSON has always used for the pods charged
                         "devices": [
                             {
                                 "name": r.name,
@@ -153,7 +153,7 @@ def _columns(cells: Sequence[Sequence[str]]) -> str:
 
 def _state(p: Placement) -> str:
     if p.revised:
-        return "updating"  # its template revision changes in this reconcile (issue 18)
+        return "updating"  # its template revision changes in this reconcile
     if p.held:
         return "held"
     return "retained" if p.retained else "new"

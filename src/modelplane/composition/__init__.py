@@ -1,4 +1,5 @@
-"""What a placed replica composes on its inference cluster (composition.md §4–§11).
+"""What a placed replica composes on its inference cluster (docs/composition.md, "Objects, in
+order").
 
 Pure functions: no I/O, clock or randomness. ``compose_replica`` is the entry point.
 """

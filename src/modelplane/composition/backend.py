@@ -2,7 +2,7 @@
 
 A Gateway routes to a Service, so each ModelEndpoint (composed for a replica or written
 by hand for a hosted provider) gets one on the control plane whose EndpointSlice points
-at the URL's host and port (issue 17; docs/composition.md, routable endpoints).
+at the URL's host and port (docs/composition.md, routable endpoints).
 Pure: the URL is parsed here, nothing is resolved.
 """
 
@@ -15,6 +15,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from modelplane.composition.types import Json
+from modelplane.errors import ModelplaneError
 from modelplane.naming import (
     ENDPOINT_LABEL,
     SERVICE_NAME_LABEL,
@@ -50,7 +51,7 @@ class BackendTarget:
     address_type: AddressType
 
 
-class InvalidURL(ValueError):
+class InvalidURL(ModelplaneError, ValueError):
     """A ModelEndpoint URL a Gateway cannot route to; the message says why."""
 
 

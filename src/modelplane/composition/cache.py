@@ -1,7 +1,8 @@
 """What a ModelCache composes on each cluster of its footprint (docs/composition.md, caches).
 
 Per cluster, each delivered through that cluster's provider config exactly like a
-replica's objects (composition.md §11): the PVC every serving pod mounts, a short-lived
+replica's objects (docs/composition.md, "Objects, in order"): the PVC every serving pod mounts, a
+short-lived
 Secret carrying the Hugging Face token (only with ``authSecret``, only while staging)
 and the download Job. Pure: the same cache, cluster and stage always give the same
 objects. The phase of each cluster is computed in ``modelplane.reconcile.cache``.
@@ -110,7 +111,7 @@ class CacheNames:
 
     @property
     def pvc(self) -> str:
-        """The PVC, named exactly as the serving pods mount it (api.md §5.2)."""
+        """The PVC, named exactly as the serving pods mount it."""
         return cache_pvc_name(self.namespace, self.cache)
 
     @property

@@ -1,4 +1,6 @@
-"""ResourceClaimTemplates: one per member with device requests (composition.md §8)."""
+"""ResourceClaimTemplates: one per member with device requests (docs/composition.md, "Objects, in
+order").
+"""
 
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
-"""The InferenceCluster composition: publish a bring-your-own cluster (composition.md §14.3).
+"""The InferenceCluster composition: publish a bring-your-own cluster (docs/crossplane.md, "How the
+function behaves").
 
 Pure: the cluster, the InferenceClasses Crossplane fetched for it and its observed
 composed objects in; the composed objects, the published status, the condition and
 events out. It publishes on a live control plane what ``render`` derives locally
-(api.md §4.4), so deployments see the same fleet in both runtimes: ``status.gpuPools``
+(docs/api.md, "InferenceCluster: what is read and derived"), so deployments see the same fleet in
+both runtimes: ``status.gpuPools``
 from the node pools and their InferenceClasses and, for ``source: Existing``, the
 ClusterProviderConfig every replica's Objects go through and the address and
 implementation of the cluster's inference gateway (the latter from its GatewayClass's
@@ -313,7 +315,7 @@ def compose_cluster(
     """The cluster's composed objects, published status, condition, events and readiness.
 
     ``replicas``: the ModelReplicas labelled for this cluster in every namespace (None:
-    not fetched yet); what they occupy is published as ``status.occupancy`` (issue 16).
+    not fetched yet); what they occupy is published as ``status.occupancy``.
     """
     status = InferenceClusterStatus()
     if classes.pending:

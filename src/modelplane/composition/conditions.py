@@ -1,4 +1,6 @@
-"""ModelReplica conditions, events and readiness (status.md §3). Pure functions of observed state."""
+"""ModelReplica conditions, events and readiness (docs/reconcile.md, "ModelReplica conditions").
+Pure functions of observed state.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from modelplane.events import Event
 MODEL_ACCEPTED = "ModelAccepted"
 MODEL_READY = "ModelReady"
 
-# Why a replica's cluster is unresolved (status.md §3.2), in the table's order.
+# Why a replica's cluster is unresolved, in the table's order.
 ClusterProblem = Literal["NotFetched", "NotFound", "NoProviderConfig"]
 
 EVENT_WAITING_FOR_CLUSTER = "Waiting for cluster to be resolved"
@@ -51,7 +53,7 @@ def readiness_policy(obj: Json | None) -> str:
 
 
 def ready_flag(policy: str, observed: Json | None) -> bool | None:
-    """The per-resource readiness flag of §3.3; None leaves the resource unmarked.
+    """The per-resource readiness flag; None leaves the resource unmarked.
 
     A workload (or picker Deployment) counts only once its observed Object is Ready, so
     a replica never goes Ready before its picker can route.
@@ -64,7 +66,7 @@ def ready_flag(policy: str, observed: Json | None) -> bool | None:
 
 
 def cluster_problem_message(problem: ClusterProblem, cluster: str) -> str:
-    """The ``WaitingForCluster`` message of §3.2."""
+    """The ``WaitingForCluster`` message."""
     if problem == "NotFetched":
         return f"Waiting for InferenceCluster {cluster}"
     if problem == "NotFound":
@@ -78,7 +80,7 @@ def replica_conditions(
     problem: ClusterProblem | None,
     cluster: str,
 ) -> list[Condition]:
-    """``ModelAccepted`` then ``ModelReady`` (§3.1), computed from the observed workloads."""
+    """``ModelAccepted`` then ``ModelReady``, computed from the observed workloads."""
     workloads = [observed.get(k) for k in workload_keys]
     accepted = bool(workloads) and all(observed_accepted(w) for w in workloads)
     ready = bool(workloads) and all(observed_ready(w) for w in workloads)
@@ -105,7 +107,7 @@ def replica_events(
     image: str,
     workloads_observed: bool,
 ) -> list[Event]:
-    """The events of §3.4 for this reconcile."""
+    """The events of this reconcile."""
     if problem == "NoProviderConfig":
         return [Event("Normal", EVENT_WAITING_FOR_PROVIDER_CONFIG)]
     if problem is not None:

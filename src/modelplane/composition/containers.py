@@ -1,4 +1,6 @@
-"""Containers of a member's pods and of the picker: injection rules of composition.md §6."""
+"""Containers of a member's pods and of the picker: what Modelplane injects (docs/composition.md,
+"Pods").
+"""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ def merge_env(injected: Sequence[Json], user: Sequence[EnvVar] | None) -> list[J
     """Injected entries first, then the user's (unset fields dropped).
 
     An injected entry whose name the user also sets is left out, so the user's entry
-    stays where the user put it (§6.2; only a hand-written replica can hit this).
+    stays where the user put it (only a hand-written replica can hit this).
     """
     user_entries = [e.model_dump(by_alias=True, exclude_none=True, mode="json") for e in user or []]
     user_names = {e["name"] for e in user_entries}
@@ -58,7 +60,8 @@ def member_env(ctx: MemberContext) -> list[Json]:
 
 
 def with_cache_model_arg(container: ReplicaContainer, has_cache: bool) -> list[str] | None:
-    """The engine args, with ``--model=/mnt/models`` appended when §6.1's rule holds."""
+    """The engine args, with ``--model=/mnt/models`` appended when a cache is mounted and
+    the user set neither a command nor ``--model``."""
     args = list(container.args) if container.args is not None else None
     if not has_cache or container.command is not None:
         return args
@@ -91,7 +94,9 @@ def _put(out: Json, key: str, value: object) -> None:
 
 
 def member_container(ctx: MemberContext, container: ReplicaContainer) -> Json:
-    """One container of a member's pod: the engine container or a sidecar (§6)."""
+    """One container of a member's pod: the engine container or a sidecar (docs/composition.md,
+    "Pods").
+    """
     engine = container.name == ENGINE_CONTAINER
     serving_engine = engine and ctx.serving
     out: Json = {"name": container.name, "image": container.image}

@@ -1,4 +1,6 @@
-"""Object order (composition.md §10) and delivery through provider-kubernetes Objects (§11)."""
+"""Object order (docs/composition.md, "Objects, in order") and delivery through provider-kubernetes
+Objects.
+"""
 
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ JOB_COMPLETE = (
 DERIVE_FROM_CEL = "DeriveFromCelQuery"
 SUCCESSFUL_CREATE = "SuccessfulCreate"
 
-# Remote kinds whose readiness is a CEL query on their status (§11).
+# Remote kinds whose readiness is a CEL query on their status.
 _CEL_READINESS = {
     ("apps/v1", "Deployment"): AVAILABLE,
     ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): AVAILABLE,
@@ -69,7 +71,7 @@ def watched(manifest: Json) -> bool:
 
 
 def readiness(manifest: Json) -> Json:
-    """The Object's readiness policy for a remote object (§11)."""
+    """The Object's readiness policy for a remote object."""
     query = _CEL_READINESS.get((manifest["apiVersion"], manifest["kind"]))
     if query is None:
         return {"policy": SUCCESSFUL_CREATE}
@@ -84,7 +86,7 @@ def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[s
 def deliver(
     name: str, namespace: str, key: str, manifest: Json, provider_config: tuple[str, str]
 ) -> Json:
-    """The Object ``namespace/name`` delivering ``manifest`` through ``provider_config`` (§11)."""
+    """The Object ``namespace/name`` delivering ``manifest`` through ``provider_config``."""
     kind, config = provider_config
     spec: Json = {
         "providerConfigRef": {"kind": kind, "name": config},
@@ -111,7 +113,7 @@ def remote_objects(
     stack: Stack,
     gateway: GatewayImplementation | None,
 ) -> list[tuple[str, Json]]:
-    """Every remote object of the replica with its resource key, in the order of §10.
+    """Every remote object of the replica with its resource key, in object order.
 
     ``gateway`` adds the policy objects its implementation needs (docs/composition.md).
     """

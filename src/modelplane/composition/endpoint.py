@@ -1,4 +1,6 @@
-"""The ModelEndpoint of a ready replica (composition.md §12, api.md §6.2)."""
+"""The ModelEndpoint of a ready replica (docs/reconcile.md, "Conditions, events and readiness";
+docs/composition.md, "Routable endpoints").
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""How a gang's pods learn their leader's address and their rank (docs/composition.md §Gangs).
+"""How a gang's pods learn their leader's address and their rank (docs/composition.md, "Gangs").
 
 Both gang operators inject their own variables into every container, but not in the same
 place: LeaderWorkerSet puts ``LWS_*`` first, every released Grove (up to

@@ -14,7 +14,9 @@ DEFAULT_HTTP_PORT = 8000
 
 
 def is_serving(member: ReplicaMember) -> bool:
-    """A Standalone or Leader serves traffic; Workers never do (§4)."""
+    """A Standalone or Leader serves traffic; Workers never do (docs/composition.md, "Objects, in
+    order").
+    """
     return member.role != "Worker"
 
 
@@ -29,7 +31,7 @@ def serving_member(engine: ReplicaEngine) -> ReplicaMember | None:
 
 
 def worker_nodes(member: ReplicaMember) -> int:
-    """Worker pods per gang; a Worker without a ``worker`` block spans one node (§4)."""
+    """Worker pods per gang; a Worker without a ``worker`` block spans one node."""
     return member.worker.nodes if member.worker is not None else 1
 
 
@@ -52,14 +54,16 @@ def http_port(container: ReplicaContainer | None) -> int | None:
 
 
 def serving_port(engine: ReplicaEngine) -> int:
-    """``P``: the http port of the engine container of the engine's serving member (§6.1)."""
+    """``P``: the http port of the engine container of the engine's serving member
+    (docs/composition.md, "Pods").
+    """
     member = serving_member(engine)
     port = http_port(engine_container(member)) if member is not None else None
     return port if port is not None else DEFAULT_HTTP_PORT
 
 
 def workload_kind(engine: ReplicaEngine, stack: Stack) -> WorkloadKind:
-    """The workload of an engine (§4): Deployment, LeaderWorkerSet or PodCliqueSet."""
+    """The workload of an engine: Deployment, LeaderWorkerSet or PodCliqueSet."""
     if not is_gang(engine):
         return "Deployment"
     return "PodCliqueSet" if stack == "Dynamo" else "LeaderWorkerSet"

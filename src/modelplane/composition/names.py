@@ -1,4 +1,6 @@
-"""Names and resource keys of one replica's composed objects (composition.md §2, §10)."""
+"""Names and resource keys of one replica's composed objects (docs/composition.md, "Names";
+docs/composition.md, "Objects, in order").
+"""
 
 from __future__ import annotations
 
@@ -7,11 +9,11 @@ from dataclasses import dataclass
 from modelplane.api import ModelReplica
 from modelplane.naming import DEPLOYMENT_LABEL, child_name, dns_name
 
-# Budgets of composition.md §2: LWS StatefulSet pod labels, Grove's derived names.
+# Name budgets (docs/composition.md, "Names"): LWS StatefulSet pod labels, Grove's derived names.
 LEADER_WORKER_SET_MAX = 49
 POD_CLIQUE_SET_MAX = 24
 
-# Resource keys K of §10 that do not depend on an engine.
+# Resource keys K that do not depend on an engine.
 KEY_POOL = "inference-pool"
 KEY_ROUTE = "model-route"
 KEY_GATEWAY_BACKEND_POLICY = "gateway-backend-policy"
@@ -35,13 +37,16 @@ def claim_key(engine: str, role: str) -> str:
 
 
 def cache_pvc_name(namespace: str, cache: str) -> str:
-    """The ModelCache PVC name, exactly as its creator names it (api.md §5.2)."""
+    """The ModelCache PVC name, exactly as its creator names it.
+
+    See docs/api.md, "ModelCache fields".
+    """
     return child_name("modelcache", namespace, cache)
 
 
 @dataclass(frozen=True)
 class ReplicaNames:
-    """The names table of composition.md §2 for one replica (``NS``, ``DEP``, ``R``)."""
+    """The names of one replica (``NS``, ``DEP``, ``R``)."""
 
     namespace: str
     deployment: str
@@ -89,7 +94,7 @@ class ReplicaNames:
         return dns_name(self.namespace, self.replica, engine, role.lower(), "devices")
 
     def delivery_object(self, key: str) -> str:
-        """The provider-kubernetes Object carrying resource key ``key`` (§11)."""
+        """The provider-kubernetes Object carrying resource key ``key``."""
         return dns_name(self.replica, key)
 
 

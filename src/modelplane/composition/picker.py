@@ -1,6 +1,6 @@
-"""The endpoint picker of a replica: default or user-written (composition.md §9.4–§9.6).
+"""The endpoint picker of a replica: default or user-written (docs/composition.md, "Pickers").
 
-The default picker supersedes §9.4–§9.5 with llm-d-router v0.10.0's chart (docs/composition.md).
+The default picker follows llm-d-router v0.10.0's chart (docs/composition.md, "The default picker").
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def default_picker_config() -> Json:
 
 
 def config_text(config: Mapping[str, object]) -> str:
-    """Canonical JSON, byte-identical across implementations so the checksum is too (§9.4)."""
+    """Canonical JSON, byte-identical across implementations so the checksum is too."""
     return json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -123,7 +123,7 @@ def config_checksum(text: str) -> str:
 
 
 def picker_env(names: ReplicaNames, has_config: bool) -> list[Json]:
-    """The entries §6.2 injects into the picker container, in order."""
+    """The environment Modelplane injects into the picker container, in order."""
     env = [
         env_entry(SERVED_MODEL_NAME, names.served_model_name),
         env_entry(POOL_NAME, names.pool),
@@ -177,7 +177,7 @@ def default_picker_container(names: ReplicaNames) -> Json:
 def user_picker_container(
     names: ReplicaNames, container: ReplicaPickerContainer, has_config: bool
 ) -> Json:
-    """The user's single picker container, as written, plus §9.6's plumbing."""
+    """The user's single picker container, as written, plus Modelplane's plumbing."""
     out: Json = {"name": container.name, "image": container.image}
     if container.command is not None:
         out["command"] = list(container.command)
@@ -203,7 +203,7 @@ def picker_deployment(
     checksum: str | None,
     image_pull_secrets: list[Json] | None,
 ) -> Json:
-    """The picker Deployment frame shared by both pickers (§9.4)."""
+    """The picker Deployment frame shared by both pickers."""
     template_meta: Json = {
         "labels": {
             "app": names.epp,
@@ -245,7 +245,7 @@ def service_account(names: ReplicaNames) -> Json:
 
 
 def role(names: ReplicaNames) -> Json:
-    """The picker's Role: exactly the rules of §9.4, no wildcard."""
+    """The picker's Role: read-only rules, no wildcard."""
     return {
         "apiVersion": f"{RBAC_GROUP}/v1",
         "kind": "Role",
@@ -298,7 +298,7 @@ def picker_service(names: ReplicaNames, metrics: bool) -> Json:
 
 
 def uses_default_picker(replica: ModelReplica) -> bool:
-    """Whether the replica runs Modelplane's default picker (``router`` omitted, §9.5)."""
+    """Whether the replica runs Modelplane's default picker (``router`` omitted)."""
     serving = replica.spec.serving
     return serving is None or serving.router != "EndpointPicker" or serving.endpoint_picker is None
 
@@ -319,7 +319,7 @@ def _picker_parts(
 
 
 def picker_objects(replica: ModelReplica, names: ReplicaNames) -> list[tuple[str, Json]]:
-    """The picker objects with their resource keys, in the order of §10 (rows 5 to 10)."""
+    """The picker objects with their resource keys, in object order."""
     container, text, secrets = _picker_parts(replica, names)
     checksum = config_checksum(text) if text is not None else None
     objects: list[tuple[str, Json]] = [

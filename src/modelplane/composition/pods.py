@@ -1,4 +1,4 @@
-"""Pod metadata and pod specs of a member (composition.md §5)."""
+"""Pod metadata and pod specs of a member (docs/composition.md, "Pods")."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ KAI_QUEUE = "modelplane"
 
 
 def managed_pod_labels(ctx: MemberContext) -> dict[str, str]:
-    """The managed labels of §5 for this member's pods, in the table's order."""
+    """The managed labels of this member's pods, in the table's order."""
     names = ctx.names
     labels = {
         DEPLOYMENT_LABEL: names.deployment,
@@ -86,7 +86,7 @@ def pod_volumes(ctx: MemberContext) -> list[Json]:
 
 
 def pod_spec(ctx: MemberContext) -> Json:
-    """The pod spec of every pod of the member: the template plus §5's plumbing."""
+    """The pod spec of every pod of the member: the template plus our plumbing."""
     spec: Json = {
         "nodeSelector": {POOL_LABEL: ctx.member.node_pool_name},
         "tolerations": [dict(GPU_TOLERATION)],
@@ -97,7 +97,7 @@ def pod_spec(ctx: MemberContext) -> Json:
     if ctx.dynamo_gang:
         spec["schedulerName"] = KAI_SCHEDULER
     if ctx.cache_pvc is not None:
-        # The engine never starts on a half-staged cache (issue 13): wait for the marker.
+        # The engine never starts on a half-staged cache: wait for the marker.
         spec["initContainers"] = [wait_for_cache_container()]
     spec["containers"] = [member_container(ctx, c) for c in containers_of(ctx.member)]
     spec["volumes"] = pod_volumes(ctx)

@@ -38,9 +38,11 @@ class ReplicaComposition:
     objects: list[ComposedObject]
     conditions: list[Condition]
     events: list[Event] = field(default_factory=list)
-    # False: explicitly not ready; None: left to Crossplane (status.md §3.3).
+    # False: explicitly not ready; None: left to Crossplane (docs/reconcile.md, "ModelReplica
+    # conditions").
     ready: bool | None = None
-    # True when the cluster was unresolved and observed objects were kept (§3.2).
+    # True when the cluster was unresolved and observed objects were kept (docs/composition.md, "The
+    # ModelReplica of a placement").
     held: bool = False
 
 
@@ -53,7 +55,9 @@ def provider_config_for(cluster: InferenceCluster) -> tuple[str, str] | None:
 
 
 def derived_provider_config(cluster: InferenceCluster) -> tuple[str, str]:
-    """The provider config a local run assumes for a cluster that publishes none (api.md §4.4)."""
+    """The provider config a local run assumes for a cluster that publishes none (docs/api.md,
+    "InferenceCluster: what is read and derived").
+    """
     return PROVIDER_CONFIG_KIND, provider_config_name(cluster.metadata.name or "")
 
 

@@ -1,4 +1,5 @@
-"""The routing surface of a replica: InferencePool, HTTPRoute, gateway policies (§9.1–§9.3).
+"""The routing surface of a replica: InferencePool, HTTPRoute, gateway policies
+(docs/composition.md, "Routes per gateway").
 
 Routes are composed for the Gateway API implementation the cluster runs (docs/composition.md,
 "Routes per gateway"), since the implementations differ on timeouts and on how they reach a
@@ -37,7 +38,7 @@ ISTIO_NETWORKING_API = "networking.istio.io/v1"
 
 @dataclass(frozen=True)
 class GatewayRules:
-    """How one Gateway API implementation must be routed to (composition §9.3)."""
+    """How one Gateway API implementation must be routed to."""
 
     # GatewayClass spec.controllerName the cluster function maps back to the implementation.
     controller_name: str
@@ -105,13 +106,13 @@ def target_engine(replica: ModelReplica) -> ReplicaEngine | None:
 
 
 def target_port(replica: ModelReplica) -> int:
-    """``T``: the single target port of the replica's pool (§9.1)."""
+    """``T``: the single target port of the replica's pool."""
     engine = target_engine(replica)
     return serving_port(engine) if engine is not None else DEFAULT_HTTP_PORT
 
 
 def inference_pool(names: ReplicaNames, port: int) -> Json:
-    """The InferencePool selecting every serving pod of the replica (§9.2)."""
+    """The InferencePool selecting every serving pod of the replica."""
     return {
         "apiVersion": f"{POOL_GROUP}/v1",
         "kind": "InferencePool",
@@ -129,7 +130,7 @@ def inference_pool(names: ReplicaNames, port: int) -> Json:
 
 
 def http_route(names: ReplicaNames, implementation: GatewayImplementation | None) -> Json:
-    """The HTTPRoute from the cluster's inference gateway to the pool (§9.3)."""
+    """The HTTPRoute from the cluster's inference gateway to the pool."""
     rule: Json = {
         "matches": [{"path": {"type": "PathPrefix", "value": names.route_prefix}}],
         # A rule-level filter: Envoy rejects a rewrite on a backendRef.

@@ -97,7 +97,7 @@ def _decode_sidecar_warnings(engines: Sequence[Engine]) -> Iterator[ServingWarni
     llm-d's picker sends each request to a decode pod, whose sidecar runs the prefill leg
     on the prefill pod the picker named, then hands the request to its local engine
     (llm-d/llm-d-router ``pkg/sidecar/proxy``, ``deploy/components/vllm-decode`` @ v0.10.0).
-    The pool targets the Prefill engine's serving port (composition.md §9.7).
+    The pool targets the Prefill engine's serving port (docs/composition.md, "Warnings").
     """
     prefill = next((e for e in engines if e.phase == "Prefill"), None)
     target = None

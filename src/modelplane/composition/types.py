@@ -17,7 +17,8 @@ class ComposedObject:
     """One desired composed resource: its Crossplane resource key, the object, its readiness flag.
 
     The one desired-object type of every reconcile (replica, deployment, cache, cluster)
-    and of the function response. ``ready`` True marks the resource ready (status.md §3.3);
+    and of the function response. ``ready`` True marks the resource ready (docs/reconcile.md,
+    "ModelReplica conditions");
     False marks it explicitly not ready; None leaves it unmarked.
     """
 
@@ -26,5 +27,6 @@ class ComposedObject:
     ready: bool | None = None
 
 
-# Every remote namespaced object lives in the workload cluster's `default` namespace (§1).
+# Every remote namespaced object lives in the workload cluster's `default` namespace
+# (docs/composition.md, "Objects, in order").
 REMOTE_NAMESPACE = "default"

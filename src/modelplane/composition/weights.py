@@ -1,4 +1,4 @@
-"""Integer backend weights of a ModelService's route (issue 17).
+"""Integer backend weights of a ModelService's route.
 
 Traffic is split across the service's entries by their weights, then as evenly as
 possible over the ready endpoints each entry matches. Gateway API backendRef weights

@@ -1,4 +1,6 @@
-"""The workload of each engine: Deployment, LeaderWorkerSet or Grove PodCliqueSet (§7)."""
+"""The workload of each engine: Deployment, LeaderWorkerSet or Grove PodCliqueSet
+(docs/composition.md, "Objects, in order").
+"""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ def _contexts(
 
 
 def engine_deployment(ctx: MemberContext) -> Json:
-    """The Deployment of a Standalone engine (§7.1); rolling updates never surge."""
+    """The Deployment of a Standalone engine; rolling updates never surge."""
     name = ctx.names.deployment_workload(ctx.engine.name)
     return {
         "apiVersion": "apps/v1",
@@ -39,7 +41,7 @@ def engine_deployment(ctx: MemberContext) -> Json:
 
 
 def leader_worker_set(leader: MemberContext, worker: MemberContext) -> Json:
-    """The LeaderWorkerSet of a Leader + Worker engine on the Standard stack (§7.2)."""
+    """The LeaderWorkerSet of a Leader + Worker engine on the Standard stack."""
     engine = leader.engine
     return {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
@@ -74,7 +76,7 @@ def _clique(ctx: MemberContext, name: str, replicas: int) -> Json:
 
 
 def pod_clique_set(leader: MemberContext, worker: MemberContext) -> Json:
-    """The Grove PodCliqueSet of a Leader + Worker engine on the Dynamo stack (§7.3).
+    """The Grove PodCliqueSet of a Leader + Worker engine on the Dynamo stack.
 
     Fields the Grove webhook would default are set explicitly so that the provider does
     not fight the webhook; each copy of the engine is one scaling-group replica.
@@ -114,7 +116,7 @@ def pod_clique_set(leader: MemberContext, worker: MemberContext) -> Json:
 def engine_workload(
     names: ReplicaNames, engine: ReplicaEngine, stack: Stack, cache_pvc: str | None
 ) -> Json:
-    """The one workload an engine yields on a cluster of the given stack (§4)."""
+    """The one workload an engine yields on a cluster of the given stack."""
     contexts = _contexts(names, engine, stack, cache_pvc)
     kind = workload_kind(engine, stack)
     if kind == "Deployment":

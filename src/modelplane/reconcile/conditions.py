@@ -1,4 +1,5 @@
-"""A ModelDeployment's status: replica counts, conditions and events (status.md §2).
+"""A ModelDeployment's status: replica counts, conditions and events (docs/reconcile.md,
+"Conditions, events and readiness").
 
 Pure: computed from the deployment, its schedule (scheduling.md), the cache state
 and the observed ModelReplicas. Shared by ``schedule``, ``render`` and the
@@ -55,7 +56,7 @@ class DeploymentStatus:
         return {"ready": self.ready, "total": self.total}
 
     def to_wire(self) -> dict[str, object]:
-        """The status block as render prints it: replicas, then conditions (status.md §1)."""
+        """The status block as render prints it: replicas, then conditions."""
         return {
             "replicas": self.replicas_wire(),
             "conditions": [condition_wire(c) for c in self.conditions],
@@ -63,10 +64,10 @@ class DeploymentStatus:
 
 
 def ready_at(observed: Mapping[tuple[str, int], ModelReplica], placement: Placement) -> bool:
-    """A placed replica counts ready (status.md §2.9): kept, and observed Ready.
+    """A placed replica counts ready: kept, and observed Ready.
 
     One placed afresh on a reused identity is a new object, never ready yet; one updated in
-    place now restarts (issue 18).
+    place now restarts.
     """
     return (
         placement.retained
@@ -78,7 +79,7 @@ def ready_at(observed: Mapping[tuple[str, int], ModelReplica], placement: Placem
 def observed_by_identity(
     deployment: ModelDeployment, observed_replicas: Iterable[ModelReplica]
 ) -> dict[tuple[str, int], ModelReplica]:
-    """Our observed replicas by (cluster, index); the first by name wins a shared identity (§1)."""
+    """Our observed replicas by (cluster, index); the first by name wins a shared identity."""
     out: dict[tuple[str, int], ModelReplica] = {}
     for replica in sorted((r for r in observed_replicas if owns(deployment, r)), key=sort_key):
         out.setdefault(identity(replica), replica)
@@ -94,10 +95,10 @@ def deployment_status(
     now: datetime | None = None,
     waiting_since: Mapping[str, str] | None = None,
 ) -> DeploymentStatus:
-    """Replica counts, conditions (§2.1 order) and events (§2.10 order) of one reconcile.
+    """Replica counts, conditions and events, in their order of one reconcile.
 
     ``now`` and ``waiting_since`` (the ``revision-since`` stamp of each replica waiting for
-    Ready) judge the progress deadline of ``Progressing`` (issue 18).
+    Ready) judge the progress deadline of ``Progressing``.
     """
     observed = observed_by_identity(deployment, observed_replicas)
     if schedule.mode is Mode.PARKED:
@@ -113,7 +114,7 @@ def deployment_status(
         )
     total = schedule.total
     # A replica placed in this reconcile is never ready yet, even on a reused identity.
-    # A replica updated in place now restarts (issue 18); a superseded replica still routed
+    # A replica updated in place now restarts; a superseded replica still routed
     # serves for the replacement it waits for, so Ready capacity never reads lower than it is.
     ready = min(
         schedule.desired,
@@ -175,7 +176,8 @@ def _scheduled(
     events: list[Event],
     reported: str | None,
 ) -> Condition:
-    """ReplicasScheduled (§2.7), appending the events its case raises (§2.10).
+    """ReplicasScheduled (docs/reconcile.md, "`ReplicasScheduled` when replicas are missing"),
+    appending the events its case raises.
 
     ``reported`` is the observed composite's ReplicasScheduled message: a shortfall's
     Warning is raised only when its text differs (once per change).
@@ -196,7 +198,7 @@ def _scheduled(
         events.append(Event("Warning", NO_CLUSTERS_FOUND))
         return condition(REPLICAS_SCHEDULED, False, "NoClusters", NO_CLUSTERS_FOUND)
     if total + schedule.waiting < desired:
-        # Only here is a shortfall worded: its counts are codes, formatted once (issue 14).
+        # Only here is a shortfall worded: its counts are codes, formatted once.
         shortfall = _shortfall(schedule)
         if total == 0:
             message = f"0 of {desired} replicas scheduled: {shortfall.message()}"
@@ -230,7 +232,7 @@ def _scheduled(
 
 
 def _kept_clause(schedule: Schedule) -> str:
-    """``; <n> running replica(s) kept until a replacement fits`` (issue 18), or nothing."""
+    """``; <n> running replica(s) kept until a replacement fits``, or nothing."""
     stuck = [s for s in schedule.superseded if not s.retiring and not s.replacement]
     if not stuck:
         return ""
@@ -251,7 +253,7 @@ INVALID_INPUT = "InvalidInput"
 
 
 def invalid_input_status(deployment: ModelDeployment, problem: str, kept: int) -> DeploymentStatus:
-    """The status of a reconcile that could not read one of its inputs (issue 15).
+    """The status of a reconcile that could not read one of its inputs.
 
     The deployment itself is valid, so something can be said: every observed replica is
     kept, ``ReplicasScheduled`` names the problem, and what the previous reconcile wrote
@@ -269,7 +271,7 @@ def invalid_input_status(deployment: ModelDeployment, problem: str, kept: int) -
         conditions.append(_carried(previous[REPLICAS_READY]))
     else:
         conditions.append(condition(REPLICAS_READY, "Unknown", INVALID_INPUT, message))
-    if PROGRESSING in previous:  # nothing moves or rolls while held (issue 18)
+    if PROGRESSING in previous:  # nothing moves or rolls while held
         conditions.append(_carried(previous[PROGRESSING]))
     counts = status.replicas if status is not None else None
     total = counts.total if counts is not None and counts.total is not None else kept
@@ -300,7 +302,8 @@ def _shortfall(schedule: Schedule) -> Shortfall:
 
 
 def _ready(schedule: Schedule, ready: int) -> Condition:
-    """ReplicasReady (§2.8, issue 15): counted against ``spec.replicas``, every loss said.
+    """ReplicasReady (docs/reconcile.md, "`ReplicasReady` says every loss"): counted against
+    ``spec.replicas``, every loss said.
 
     The first matching row wins: nothing scheduled and nothing lost; a replica whose cluster
     is gone, drains, lost its pools, is NotReady or has no gateway (the first notice's cause
@@ -346,7 +349,7 @@ def notice_message(
 
     ``replaced``: the schedule reached ``spec.replicas``, so removed replicas have their
     replacements; otherwise they wait for room, as ReplicasScheduled says. ``moving``: the
-    superseded replicas by name (issue 18): they keep serving until they are replaced.
+    superseded replicas by name: they keep serving until they are replaced.
     """
     state = _LOSS_TEXT[notice.cause].format(detail=notice.detail)
     who = _replicas(notice.replicas)
@@ -376,7 +379,7 @@ ROLLOUT_STUCK = "RolloutStuck"
 
 
 def _progressing(schedule: Schedule, ready: int, late: tuple[str, ...]) -> Condition:
-    """Progressing (issue 18): where the rollout and the moves stand, with counts.
+    """Progressing: where the rollout and the moves stand, with counts.
 
     First matching row: a replica waited past the deadline (``RolloutStuck``); a running
     replica must move and nothing can replace it (``RolloutStuck``); replicas are moving
@@ -388,7 +391,7 @@ def _progressing(schedule: Schedule, ready: int, late: tuple[str, ...]) -> Condi
     updated = rollout.updated if rollout is not None else schedule.total
     counts = f"{updated} of {desired} replicas updated"
     if schedule.mode is Mode.HELD:
-        # Nothing is placed, moved or updated while held (status.md §2.4).
+        # Nothing is placed, moved or updated while held.
         state = ROLLOUT_IN_PROGRESS if updated < desired or ready < desired else ROLLOUT_COMPLETE
         return condition(
             PROGRESSING, True, state, f"{counts}, {ready} ready; paused while scheduling is held"

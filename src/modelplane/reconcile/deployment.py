@@ -1,6 +1,8 @@
 """The deployment reconcile: one ModelDeployment to its replicas, endpoints and status.
 
-Pure: observed state in, desired state out (composition.md §1, §3, §12; status.md §2).
+Pure: observed state in, desired state out (docs/composition.md, "Objects, in order";
+docs/composition.md, "The ModelReplica of a placement"; docs/reconcile.md, "Conditions, events and
+readiness").
 ``reconcile_deployment`` (the Crossplane deployment function, one deployment) and
 ``reconcile_fleet`` (``render`` and ``schedule``, every deployment of a local fleet)
 both end in ``finish_deployment``, so the runtimes cannot disagree.
@@ -69,7 +71,7 @@ class Fleet:
     caches: Sequence[ModelCache] = ()
     replicas: Sequence[ModelReplica] = ()
     endpoints: Sequence[ModelEndpoint] = ()
-    # The shell's clock (issue 18): stamps replicas waiting for Ready and judges the progress
+    # The shell's clock: stamps replicas waiting for Ready and judges the progress
     # deadline. None (a plain local render): nothing is stamped, no rollout is ever stuck.
     now: datetime | None = None
 
@@ -92,7 +94,7 @@ class DeploymentInputs:
     observed_replicas: Sequence[ModelReplica]
     observed_endpoints: Sequence[ModelEndpoint] = ()
     occupancy: OccupancySource = None
-    now: datetime | None = None  # the shell's clock (issue 18), as ``Fleet.now``
+    now: datetime | None = None  # the shell's clock, as ``Fleet.now``
 
 
 @dataclass
@@ -109,7 +111,7 @@ class DeploymentResult:
     schedule: Schedule
     replica_models: list[ModelReplica] = field(default_factory=list)
     # Some replica waits for Ready: the status is judged against the clock (the progress
-    # deadline, issue 18), so the same inputs give another result once time passes.
+    # deadline), so the same inputs give another result once time passes.
     reads_clock: bool = False
 
 
@@ -137,7 +139,7 @@ def reconcile_fleet(fleet: Fleet) -> list[DeploymentResult]:
     """Reconcile every deployment of a local fleet, in (namespace, name) order.
 
     Each deployment is scheduled seeing the replicas the earlier ones were given
-    (scheduling.md §1, ``schedule_all``); readiness is read from the input's replicas,
+    (``schedule_all``); readiness is read from the input's replicas,
     never from what an earlier deployment got.
     """
     scheduled = schedule_all(
@@ -167,7 +169,7 @@ def finish_deployment(
 ) -> DeploymentResult:
     """Everything after the schedule: replica objects, endpoints, status and readiness.
 
-    A superseded replica (issue 18) is emitted beside the desired set, with its endpoint while
+    A superseded replica is emitted beside the desired set, with its endpoint while
     it covers for a replacement; once it retires, its endpoint goes first and the replica
     itself only when the endpoint is no longer observed.
     """
@@ -233,7 +235,7 @@ def _since(
     """The ``revision-since`` stamp of every replica of the desired set waiting for Ready.
 
     A replica created or updated now is stamped ``now``; one still waiting at the revision it
-    was stamped for keeps its stamp; a Ready one has none (issue 18).
+    was stamped for keeps its stamp; a Ready one has none.
     """
     outdated = set(result.rollout.outdated) if result.rollout is not None else set()
     out: dict[str, str] = {}
@@ -266,14 +268,14 @@ def _endpoint(
     seen: dict[tuple[str, int], ModelEndpoint],
     held: bool,
 ) -> ComposedObject | None:
-    """The ModelEndpoint of a ready replica whose cluster has a gateway (composition.md §12)."""
+    """The ModelEndpoint of a ready replica whose cluster has a gateway."""
     if not ready_at(ours, placement):
         return None
     identity = (placement.cluster, placement.index)
     observed = seen.get(identity)
     key = endpoint_key(*identity)
     if held:
-        # A held reconcile re-emits what it observed and creates nothing (status.md §2.4).
+        # A held reconcile re-emits what it observed and creates nothing.
         return (
             None
             if observed is None
@@ -312,7 +314,7 @@ def desired_object(obj: Json) -> Json:
 def _endpoints_by_identity(
     deployment: ModelDeployment, endpoints: Iterable[ModelEndpoint]
 ) -> dict[tuple[str, int], ModelEndpoint]:
-    """Our observed endpoints by (cluster, index) labels; the first by name wins (status.md §1)."""
+    """Our observed endpoints by (cluster, index) labels; the first by name wins."""
     out: dict[tuple[str, int], ModelEndpoint] = {}
     for endpoint in sorted(endpoints, key=lambda e: e.metadata.name or ""):
         if owns(deployment, endpoint):
@@ -322,7 +324,7 @@ def _endpoints_by_identity(
 
 
 def _composite_ready(result: Schedule, status: DeploymentStatus) -> bool | None:
-    """Composite readiness of the deployment (status.md §2.9)."""
+    """Composite readiness of the deployment."""
     if result.mode is Mode.PARKED:
         return True
     if status.total == 0 or result.cause is HoldCause.INVALID_NODE_SELECTOR:

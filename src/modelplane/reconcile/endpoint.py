@@ -3,7 +3,7 @@
 Pure: the endpoint and the keys of its observed composed resources in; the desired
 Service and EndpointSlice (and, for https, the BackendTLSPolicy), the status and the
 events out. ``modelplane render`` and the
-Crossplane function run this same code (issue 17; docs/composition.md, routable endpoints).
+Crossplane function run this same code (docs/composition.md, routable endpoints).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The InferenceGateway reconcile: one Gateway of an installed implementation (issue 17).
+"""The InferenceGateway reconcile: one Gateway of an installed implementation.
 
 Pure: the InferenceGateway and its observed Gateway in; the desired Gateway, the
 address and the Ready condition out. The implementation is brought by GatewayClass:

@@ -1,4 +1,4 @@
-"""The ModelService reconcile: select endpoints, weigh them, compose one HTTPRoute (issue 17).
+"""The ModelService reconcile: select endpoints, weigh them, compose one HTTPRoute.
 
 Pure: the service, the ModelEndpoints of its namespace, the InferenceGateway and the
 observed route in; the desired HTTPRoute, the status, conditions and events out.

@@ -1,4 +1,6 @@
-"""Capacity in devices: node vectors, first-fit packing, trials and the ledger (§8)."""
+"""Capacity in devices: node vectors, first-fit packing, trials and the ledger (docs/scheduling.md,
+"Matching, placing and packing").
+"""
 
 from __future__ import annotations
 
@@ -25,9 +27,9 @@ class PoolState:
     fills nodes in order and identical nodes absorb identical pods, so a run is charged with
     arithmetic instead of node by node. Memory and time follow the number of distinct node
     states (each pack splits at most one run into three), never the node count: a pool of
-    100,000 fresh nodes is one run, like a pool of 8 (issue 15).
+    100,000 fresh nodes is one run, like a pool of 8.
 
-    Synthetic devices keep a 0 slot that no demand ever touches (§8.1).
+    Synthetic devices keep a 0 slot that no demand ever touches.
     """
 
     __slots__ = ("runs", "closed")
@@ -43,7 +45,7 @@ class PoolState:
         return PoolState([(start, pool.nodes)] if pool.nodes > 0 else [])
 
     def copy(self) -> PoolState:
-        """An independent copy (a trial works on copies, §8.3); runs are immutable tuples."""
+        """An independent copy (a trial works on copies); runs are immutable tuples."""
         return PoolState(list(self.runs), self.closed)
 
     @property
@@ -61,7 +63,7 @@ class PoolState:
         return head
 
     def pack(self, demand: Demand, pods: int) -> bool:
-        """Pack ``pods`` pods of ``demand`` first-fit onto the nodes, in place (§8.2).
+        """Pack ``pods`` pods of ``demand`` first-fit onto the nodes, in place.
 
         Returns False when some pod fits no node; the pods placed before it stay
         charged, so callers pack onto a copy unless they mean to keep a partial charge.
@@ -121,7 +123,7 @@ def _merged(runs: list[Run]) -> list[Run]:
 
 
 class ClusterState:
-    """One cluster's pool states: the ledger's, or a trial's copy-on-write overlay (§8.3)."""
+    """One cluster's pool states: the ledger's, or a trial's copy-on-write overlay."""
 
     __slots__ = ("base", "changed")
 
@@ -146,11 +148,11 @@ class ClusterState:
 
 
 class Ledger:
-    """Free capacity of every candidate cluster that is not pool-unknown (§8.4).
+    """Free capacity of every candidate cluster that is not pool-unknown.
 
     Pool states are created on first use: a fresh pool needs no vectors until something
     is charged to it or a trial reads it. ``bases`` gives a cluster's starting state (its
-    occupancy, issue 16); a pool it does not list starts fresh.
+    occupancy); a pool it does not list starts fresh.
     """
 
     __slots__ = ("clusters", "pools", "bases")
@@ -188,13 +190,13 @@ class Ledger:
         return ClusterState(states)
 
     def commit(self, cluster: str, trial: ClusterState) -> None:
-        """The chosen trial becomes the ledger's state for its cluster (§8.3)."""
+        """The chosen trial becomes the ledger's state for its cluster."""
         states = self.states(cluster)
         if states is not None:
             states.update(trial.changed)
 
     def charge_observed(self, replica: ModelReplica, cluster: ClusterView) -> None:
-        """Charge an observed replica from its stamped spec (§8.4)."""
+        """Charge an observed replica from its stamped spec."""
         states = self.states(cluster.name)
         if states is None:
             return
@@ -241,7 +243,7 @@ class _LazyPools(dict[str, PoolState]):
 
 
 def observed_demand(pool: Pool, requests: tuple[tuple[str, int], ...]) -> Demand:
-    """Map stamped (deviceClassName, count) requests to the pool's devices (§8.4 step 1)."""
+    """Map stamped (deviceClassName, count) requests to the pool's devices."""
     return _observed_demand(pool.shape, requests)
 
 
@@ -264,7 +266,9 @@ def _observed_demand(shape: PoolShape, requests: tuple[tuple[str, int], ...]) ->
 
 
 def pods_of(role: str, worker_nodes: int | None) -> int:
-    """``pods(member)``: worker.nodes for a Worker (1 without a worker block), else 1 (§3.1)."""
+    """``pods(member)``: worker.nodes for a Worker (1 without a worker block), else 1
+    (docs/scheduling.md, "Inputs, identity and result").
+    """
     if role == "Worker":
         return max(0, worker_nodes) if worker_nodes is not None else 1
     return 1

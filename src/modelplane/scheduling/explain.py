@@ -1,4 +1,4 @@
-"""Why each cluster received no new replica: the reason codes of §11, in check order.
+"""Why each cluster received no new replica: the reason codes, in check order.
 
 Every check returns an ``Unfit``: the reason code now, the message only when asked for
 (``schedule --explain``). The runtime reads the codes alone.
@@ -27,7 +27,7 @@ def _mismatch_message(found: tuple[str, str | None, str], who: str) -> str:
 
 
 def stack_message(engine: str) -> str:
-    """The StackUnsupported message (§11 row 4a)."""
+    """The StackUnsupported message (docs/scheduling.md, "Why replicas are missing")."""
     return (
         f"engine {engine}: Worker uses $(MODELPLANE_RANK), which the Dynamo stack cannot provide "
         "to workers; use $((GROVE_PCLQ_POD_INDEX + 1)) in a shell command, or a Standard cluster"
@@ -40,14 +40,14 @@ def _not_ready_message(status: str | None) -> str:
 
 @dataclass(frozen=True)
 class Gates:
-    """The per-deployment inputs of the cluster checks (§4)."""
+    """The per-deployment inputs of the cluster checks (docs/scheduling.md, "Cluster checks")."""
 
     selector: Mapping[str, str]
     cache: CacheState
     cache_name: str
     tolerations: Sequence[Toleration]
     rank_engine: str | None  # an engine whose Worker uses $(MODELPLANE_RANK)
-    # Clusters whose occupancy is not published yet (function runtime, issue 16).
+    # Clusters whose occupancy is not published yet (function runtime).
     unpublished: frozenset[str] = frozenset()
 
 
@@ -145,7 +145,7 @@ def explain_cluster(
     kept: int,
     desired: int,
 ) -> Unfit:
-    """The entry of a cluster that received no new replica: the first failing check (§11)."""
+    """The entry of a cluster that received no new replica: the first failing check."""
     entry = selector_failure(gates, cluster) or blocker(gates, cluster, trial)
     if entry is not None:
         return entry
@@ -173,7 +173,7 @@ _MOVE_TEXT = {
 
 
 def move_message(move: Superseded) -> str:
-    """Why a running replica is superseded and what takes its place (issue 18, ``--explain``).
+    """Why a running replica is superseded and what takes its place (``--explain``).
 
     ``<name> on <cluster>: <why>; <what next>``: replaced by a named replica not Ready yet,
     replaced and leaving (its endpoint withdrawn first), or kept with no replacement placed.

@@ -1,8 +1,9 @@
-"""The normalised fleet snapshot: clusters, their pools, and cluster filtering (§3, §4).
+"""The normalised fleet snapshot: clusters, their pools, and cluster filtering (docs/scheduling.md,
+"Inputs, identity and result" and "Cluster checks").
 
 Clusters are read once into small immutable views so the phases never touch the
-pydantic models again: pools in published order (or derived from classes,
-§3.2), device profiles for CEL, readiness, gateway, taints and stack.
+pydantic models again: pools in published order (or derived from classes), device profiles for CEL,
+readiness, gateway, taints and stack.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ _RANK_NAME = "MODELPLANE_RANK"
 
 @dataclass(frozen=True, slots=True)
 class Dev:
-    """One device of a pool, normalised (§3.1): counts clamped at 0, claim as a flag."""
+    """One device of a pool, normalised: counts clamped at 0, claim as a flag."""
 
     name: str
     dra: bool
@@ -42,7 +43,8 @@ class PoolShape:
     """The devices of a pool, as matching sees them; interned so equal shapes are one object.
 
     Matching results depend only on (member, shape), so they are cached per shape
-    (§5.7): fleets with thousands of identical pools match each member once.
+    (docs/scheduling.md, "Device selectors"): fleets with thousands of identical pools match each
+    member once.
     """
 
     __slots__ = ("devices", "_hash")
@@ -126,7 +128,9 @@ class Pool:
 
 @dataclass(frozen=True)
 class ClusterView:
-    """What the scheduler reads of one InferenceCluster (api.md §4.1)."""
+    """What the scheduler reads of one InferenceCluster (docs/api.md, "InferenceCluster: what is
+    read and derived").
+    """
 
     name: str
     labels: Mapping[str, str]
@@ -134,7 +138,7 @@ class ClusterView:
     dynamo: bool
     ready_status: str | None  # status of the Ready condition; None when there is none
     gateway: str
-    pools: tuple[Pool, ...] | None  # None: pool-unknown (§3.2)
+    pools: tuple[Pool, ...] | None  # None: pool-unknown
     # The published status.occupancy, read by scheduling.occupancy in the function runtime.
     occupancy: ClusterOccupancy | None = field(default=None, compare=False, repr=False)
     pool_map: Mapping[str, Pool] = field(default_factory=dict, compare=False, repr=False)
@@ -147,12 +151,12 @@ class ClusterView:
 
     @property
     def ready(self) -> bool:
-        """Some Ready condition has status "True" (§4)."""
+        """Some Ready condition has status "True"."""
         return self.ready_status == "True"
 
     @property
     def pool_unknown(self) -> bool:
-        """The cluster publishes no pools and none could be derived (§3.2)."""
+        """The cluster publishes no pools and none could be derived."""
         return self.pools is None
 
     def pool(self, name: str) -> Pool | None:
@@ -201,7 +205,7 @@ def _pool_shape(devices: tuple[RawDeviceKey, ...]) -> PoolShape:
 def cluster_pools(
     cluster: InferenceCluster, classes: Mapping[str, InferenceClass]
 ) -> tuple[Pool, ...] | None:
-    """Published pools, else pools derived from spec.nodePools and classes (api.md §4.4).
+    """Published pools, else pools derived from spec.nodePools and classes.
 
     Returns None for a pool-unknown cluster: nothing published, and nothing
     derivable (no node pools, or some referenced class missing).
@@ -216,7 +220,7 @@ def cluster_pools(
 
 
 def published_pools(gpu_pools: Iterable[GpuPool]) -> tuple[Pool, ...]:
-    """The pools of ``status.gpuPools`` as the scheduler reads them (§3.1)."""
+    """The pools of ``status.gpuPools`` as the scheduler reads them."""
     return tuple(Pool(p.name, max(0, p.nodes), pool_shape(p.devices or ())) for p in gpu_pools)
 
 
@@ -279,7 +283,7 @@ def _cluster_view(cluster: InferenceCluster, classes: Mapping[str, InferenceClas
 def fleet(
     clusters: Sequence[InferenceCluster], classes: Sequence[InferenceClass]
 ) -> tuple[ClusterView, ...]:
-    """Every cluster, normalised and sorted by name (§3.1)."""
+    """Every cluster, normalised and sorted by name."""
     by_name = {c.metadata.name or "": c for c in classes}
     views = [cluster_view(c, by_name) for c in clusters]
     views.sort(key=lambda v: v.name)
@@ -287,7 +291,7 @@ def fleet(
 
 
 # ---------------------------------------------------------------------------------------------
-# Filtering (§4)
+# Filtering
 
 
 def selector_mismatch(
@@ -302,7 +306,7 @@ def selector_mismatch(
 
 
 def tolerates(toleration: Toleration, taint: Taint) -> bool:
-    """Whether a toleration tolerates a taint (§4.2)."""
+    """Whether a toleration tolerates a taint."""
     if toleration.effect and toleration.effect != taint.effect:
         return False
     if toleration.operator == "Exists":
@@ -315,7 +319,7 @@ def untolerated_taint(
 ) -> Taint | None:
     """The first taint (spec order) no toleration tolerates; NoExecute ones only if asked.
 
-    Any untolerated taint keeps new replicas off the cluster (§4.2, ``Tainted``).
+    Any untolerated taint keeps new replicas off the cluster (``Tainted``).
     """
     for taint in cluster.taints:
         if no_execute_only and taint.effect != "NoExecute":
@@ -326,18 +330,20 @@ def untolerated_taint(
 
 
 def evicts(cluster: ClusterView, tolerations: Sequence[Toleration]) -> bool:
-    """Whether the cluster drains existing replicas: an untolerated NoExecute taint (§4.2)."""
+    """Whether the cluster drains existing replicas: an untolerated NoExecute taint."""
     return untolerated_taint(cluster, tolerations, no_execute_only=True) is not None
 
 
 def taint_text(taint: Taint) -> str:
-    """``key=value:effect``, ``=value`` left out when the value is empty (§11 row 4)."""
+    """``key=value:effect``, ``=value`` left out when the value is empty (docs/scheduling.md, "Why
+    replicas are missing").
+    """
     value = f"={taint.value}" if taint.value else ""
     return f"{taint.key}{value}:{taint.effect}"
 
 
 def rank_engine(deployment: ModelDeployment) -> str | None:
-    """The first engine with a Worker that references $(MODELPLANE_RANK) (§4 stack check)."""
+    """The first engine with a Worker that references $(MODELPLANE_RANK)."""
     for engine in deployment.spec.template.spec.engines:
         for member in engine.members:
             if member.role == "Worker" and _uses_rank(member):

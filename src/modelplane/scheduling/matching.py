@@ -1,4 +1,6 @@
-"""Matching one member's device requests against one pool's devices (§6)."""
+"""Matching one member's device requests against one pool's devices (docs/scheduling.md, "Matching,
+placing and packing").
+"""
 
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ Requests = tuple[Request, ...] | None
 
 
 def member_requests(member: EngineMember) -> Requests:
-    """The requests of a deployment member, selectors verbatim with empty ones dropped (§1.1)."""
+    """The requests of a deployment member, selectors verbatim with empty ones dropped
+    (docs/scheduling.md, "Inputs, identity and result").
+    """
     if member.node_selector is None:
         return None
     return tuple(
@@ -38,8 +42,8 @@ def member_requests(member: EngineMember) -> Requests:
 class Match:
     """The result of ``match(member, pool)``.
 
-    When ``ok``: ``resolved`` lists the DRA requests (§6 step 3) and ``demand`` the
-    per-pod demand as (device index, count) pairs in device order (§6 step 4).
+    When ``ok``: ``resolved`` lists the DRA requests and ``demand`` the
+    per-pod demand as (device index, count) pairs in device order.
     When not: the failing request, and for explain the first device whose selectors
     all hold with its remaining count (None when no device matched the selectors).
     """
@@ -54,7 +58,7 @@ class Match:
 
     @property
     def claims(self) -> bool:
-        """The member matches and has something to claim here (§6)."""
+        """The member matches and has something to claim here."""
         return self.ok and bool(self.resolved)
 
 
@@ -62,7 +66,7 @@ _CLAIMLESS = Match(ok=True)
 
 
 def match(requests: Requests, shape: PoolShape) -> Match:
-    """``match(member, pool)``: first fit of each request over the pool's devices (§6)."""
+    """``match(member, pool)``: first fit of each request over the pool's devices."""
     if requests is None:
         return _CLAIMLESS
     return _match(requests, shape)
@@ -70,9 +74,10 @@ def match(requests: Requests, shape: PoolShape) -> Match:
 
 @memoized("scheduling.matches", 1 << 15)
 def _match(requests: tuple[Request, ...], shape: PoolShape) -> Match:
-    # Cached per (member requests, pool shape): a pure function of both (§5.7).
+    # Cached per (member requests, pool shape): a pure function of both (docs/scheduling.md, "Device
+    # selectors").
     devices = shape.devices
-    # A DRA device without a class can never be claimed: it is skipped (§6 step 1).
+    # A DRA device without a class can never be claimed: it is skipped.
     usable = [not (d.dra and not d.device_class_name) for d in devices]
     remaining = [d.count for d in devices]
     assigned: list[int] = []

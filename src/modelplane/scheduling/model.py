@@ -1,4 +1,5 @@
-"""The scheduler's input markers and result types (scheduling.md §1, §1.1).
+"""The scheduler's input markers and result types (docs/scheduling.md, "Inputs, identity and
+result").
 
 Everything here is an immutable value: a Schedule can be compared, hashed into
 sets by its parts, and printed without touching the API models it came from.
@@ -20,7 +21,9 @@ Clusters = Sequence[InferenceCluster] | Unresolved
 
 
 class CacheKind(StrEnum):
-    """The state of the ModelCache a deployment references (§1, §9.5)."""
+    """The state of the ModelCache a deployment references (docs/scheduling.md, "What it does, in
+    order").
+    """
 
     NONE = "None"
     PRESENT = "Present"
@@ -49,7 +52,7 @@ class CacheState:
 
     @property
     def gate_open(self) -> bool:
-        """Whether fill may place new replicas (§9.5)."""
+        """Whether fill may place new replicas."""
         return self.kind in (CacheKind.NONE, CacheKind.PRESENT)
 
 
@@ -79,7 +82,7 @@ def cache_state(deployment: ModelDeployment, caches: Iterable[ModelCache]) -> Ca
 
 
 class Mode(StrEnum):
-    """How the schedule was computed (§1.1)."""
+    """How the schedule was computed."""
 
     NORMAL = "Normal"
     PARKED = "Parked"
@@ -87,7 +90,7 @@ class Mode(StrEnum):
 
 
 class HoldCause(StrEnum):
-    """Why a schedule is Held (§10)."""
+    """Why a schedule is Held."""
 
     CLUSTERS_UNRESOLVED = "ClustersUnresolved"
     INVALID_NODE_SELECTOR = "InvalidNodeSelector"
@@ -95,7 +98,9 @@ class HoldCause(StrEnum):
 
 @dataclass(frozen=True)
 class ResolvedRequest:
-    """A claimable request a member resolved on its pool (§6 step 3)."""
+    """A claimable request a member resolved on its pool (docs/scheduling.md, "Matching, placing and
+    packing").
+    """
 
     name: str
     device_class_name: str
@@ -105,7 +110,7 @@ class ResolvedRequest:
 
 @dataclass(frozen=True)
 class MemberPlacement:
-    """One member pinned to a pool; ``pods`` is the pods it charges (§1.1 ``nodes``)."""
+    """One member pinned to a pool; ``pods`` is the pods it charges."""
 
     role: str
     pool: str
@@ -123,9 +128,9 @@ class EnginePlacement:
 
 @dataclass(frozen=True)
 class Placement:
-    """One replica of the result (§1.1).
+    """One replica of the result.
 
-    ``held`` marks a replica kept exactly as observed (§10, §9.2 check 4): it is
+    ``held`` marks a replica kept exactly as observed: it is
     re-emitted with its observed spec, which ``observed`` carries.
     """
 
@@ -137,7 +142,7 @@ class Placement:
     engines: tuple[EnginePlacement, ...]
     held: bool = False
     observed: ModelReplica | None = field(default=None, compare=False, repr=False)
-    # Updated in place in this reconcile: its template revision changes now (issue 18), so it
+    # Updated in place in this reconcile: its template revision changes now, so it
     # counts not ready and is withdrawn from routing until it is Ready at the new revision.
     revised: bool = False
     # The template revision it is written at (computed once per schedule; "" for a held one).
@@ -145,7 +150,7 @@ class Placement:
 
 
 class Reason(StrEnum):
-    """The reason codes of §11, in check order: why a cluster takes no new replica."""
+    """The reason codes, in check order: why a cluster takes no new replica."""
 
     NO_REPLICAS_DESIRED = "NoReplicasDesired"
     SCHEDULING_HELD = "SchedulingHeld"
@@ -168,13 +173,14 @@ CAPACITY_REASONS: Final = frozenset(
     {Reason.NO_MATCHING_POOL, Reason.NO_CLAIMABLE_DEVICE, Reason.INSUFFICIENT_CAPACITY}
 )
 """The reasons about room or devices: the pools' devices do not match, none is claimable, or
-no node has room left (§11 rows 8-10). A deployment short of every replica for these reasons
+no node has room left (docs/scheduling.md, "Why replicas are missing"). A deployment short of every
+replica for these reasons
 alone reads ``InsufficientCapacity`` (docs/scheduling.md)."""
 
 
 @dataclass(frozen=True)
 class ExplainEntry:
-    """Why a cluster received no new replica (§11)."""
+    """Why a cluster received no new replica."""
 
     cluster: str
     reason: str
@@ -183,7 +189,7 @@ class ExplainEntry:
 
 @dataclass(frozen=True, slots=True)
 class Unfit:
-    """A cluster's reason code, with its §11 message built only when asked for.
+    """A cluster's reason code, with its message built only when asked for.
 
     Like kube-scheduler's per-node Status: the scheduler records the code of every
     passed-over cluster on every schedule; the text is formatted only by those who
@@ -220,7 +226,8 @@ class Shortfall:
 
     @property
     def reason(self) -> str:
-        """The condition reason when nothing was scheduled (status.md §2.7, issue 14).
+        """The condition reason when nothing was scheduled (docs/reconcile.md, "`ReplicasScheduled`
+        when replicas are missing").
 
         ``InsufficientCapacity`` when every counted reason is about room or devices
         (vacuously so when there is no candidate), otherwise the most frequent code.
@@ -238,7 +245,7 @@ class Shortfall:
 
 
 class LossCause(StrEnum):
-    """Why an observed replica's cluster no longer serves it fully (issue 15), in check order."""
+    """Why an observed replica's cluster no longer serves it fully, in check order."""
 
     CLUSTER_GONE = "ClusterGone"  # not in the fetched list: removed, re-placed
     DRAINING = "ClusterDraining"  # an untolerated NoExecute taint: removed, re-placed
@@ -264,7 +271,7 @@ class ReplicaNotice:
 
 
 class MoveCause(StrEnum):
-    """Why a running replica is superseded (issue 18): it must move, so it is replaced first;
+    """Why a running replica is superseded: it must move, so it is replaced first;
     or it is scaled down, so its endpoint is withdrawn before it goes."""
 
     NOT_SELECTED = "ClusterNotSelected"  # its cluster no longer matches the selectors
@@ -284,7 +291,7 @@ class MoveCause(StrEnum):
 
 @dataclass(frozen=True)
 class Superseded:
-    """A Ready replica that must move: it keeps serving until a replacement is Ready (issue 18).
+    """A Ready replica that must move: it keeps serving until a replacement is Ready.
 
     ``placement`` re-emits it exactly as observed (held). ``retiring``: enough replacements
     are Ready, so its endpoint is withdrawn now and the replica is removed once the endpoint
@@ -311,7 +318,7 @@ def _pools(placement: Placement) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Rollout:
-    """Where the template rollout stands after this reconcile (issue 18).
+    """Where the template rollout stands after this reconcile.
 
     ``revision`` is the deployment's template hash; ``updated`` counts the replicas of the
     desired set at it; ``outdated`` names those still at an older revision, ``updating`` those
@@ -326,7 +333,7 @@ class Rollout:
 
 @dataclass(frozen=True)
 class Schedule:
-    """The result of scheduling one deployment (§1.1).
+    """The result of scheduling one deployment.
 
     Beside the spec's fields it records what status.md needs to word its
     conditions: whether the cluster list was fetched, how many clusters it held,
@@ -335,7 +342,7 @@ class Schedule:
 
     ``explained`` is what explain says of each cluster, or a function computing it when
     ``unfit`` is read: at fleet scale one trial per cluster costs more than the placement
-    itself, and only a shortfall and ``schedule --explain`` read it (issue 16).
+    itself, and only a shortfall and ``schedule --explain`` read it.
     """
 
     mode: Mode
@@ -350,8 +357,8 @@ class Schedule:
     cluster_count: int = 0
     selector_error: str | None = None
     shortfall: Shortfall | None = None  # Normal mode with fewer replicas than desired
-    notices: tuple[ReplicaNotice, ...] = ()  # by cluster name: replicas kept or lost (issue 15)
-    # Running replicas that must move, kept serving beside ``replicas`` (issue 18).
+    notices: tuple[ReplicaNotice, ...] = ()  # by cluster name: replicas kept or lost
+    # Running replicas that must move, kept serving beside ``replicas``.
     superseded: tuple[Superseded, ...] = ()
     rollout: Rollout | None = None
     # New replicas held back by the surge bound while replicas move: not a shortfall.
@@ -359,16 +366,16 @@ class Schedule:
 
     @property
     def unfit(self) -> tuple[Unfit, ...]:
-        """The §11 entry of every cluster that received no new replica (reason codes)."""
+        """The explain entry of every cluster that received no new replica (reason codes)."""
         explained = self.explained
         return explained if isinstance(explained, tuple) else explained()
 
     @property
     def total(self) -> int:
-        """Replicas in the desired set (status.md §2.6)."""
+        """Replicas in the desired set (docs/reconcile.md, "Conditions, events and readiness")."""
         return len(self.replicas)
 
     @property
     def explain(self) -> tuple[ExplainEntry, ...]:
-        """The §11 explain entries, messages formatted now (only ``schedule --explain`` asks)."""
+        """The explain entries, messages formatted now (only ``schedule --explain`` asks)."""
         return tuple(u.entry() for u in self.unfit)

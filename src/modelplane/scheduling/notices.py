@@ -1,4 +1,4 @@
-"""Which observed replicas lost something to their cluster, and what happens to them (issue 15).
+"""Which observed replicas lost something to their cluster, and what happens to them.
 
 Pure: read from the same views and retained set the scheduler used, so the status can say
 which replicas, which cluster and what happens next, without a second opinion.

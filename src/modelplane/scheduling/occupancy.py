@@ -1,4 +1,4 @@
-"""A cluster's occupancy: what the replicas pinned to it hold of its pools (issue 16).
+"""A cluster's occupancy: what the replicas pinned to it hold of its pools.
 
 The InferenceCluster function publishes it in ``status.occupancy``; a ModelDeployment's
 ledger starts from it, so one reconcile reads its clusters and its own replicas, never

@@ -1,4 +1,6 @@
-"""Placing a replica's engines on one cluster: whole phase, then split phase (§7)."""
+"""Placing a replica's engines on one cluster: whole phase, then split phase (docs/scheduling.md,
+"Matching, placing and packing").
+"""
 
 from __future__ import annotations
 
@@ -33,7 +35,9 @@ class EngineSpec:
 
 
 def engine_specs(deployment: ModelDeployment) -> tuple[EngineSpec, ...]:
-    """The deployment's engines, members and requests in deployment order (§3.1)."""
+    """The deployment's engines, members and requests in deployment order (docs/scheduling.md,
+    "Inputs, identity and result").
+    """
     return tuple(
         EngineSpec(
             engine.name,
@@ -52,7 +56,8 @@ def engine_specs(deployment: ModelDeployment) -> tuple[EngineSpec, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """Why a replica cannot be placed on a cluster: a reason code, its message on demand (§11).
+    """Why a replica cannot be placed on a cluster: a reason code, its message on demand
+    (docs/scheduling.md, "Why replicas are missing").
 
     ``describe`` holds only immutable inputs (pools, match results, the pool states as they
     stood at the failed attempt: a trial copies a state before packing and a commit replaces
@@ -64,7 +69,7 @@ class Failure:
 
     @property
     def message(self) -> str:
-        """The §11 message, formatted now."""
+        """The message, formatted now."""
         return self.describe()
 
 
@@ -77,7 +82,7 @@ class Trial:
 
 
 def member_placement(member: MemberSpec, pool: str, result: Match) -> MemberPlacement:
-    """The placement record of a member on a pool (§1.1: 0 pods charged when it claims nothing)."""
+    """The placement record of a member on a pool (0 pods charged when it claims nothing)."""
     return MemberPlacement(
         role=member.role,
         pool=pool,
@@ -89,7 +94,7 @@ def member_placement(member: MemberSpec, pool: str, result: Match) -> MemberPlac
 def place_replica(
     engines: Sequence[EngineSpec], cluster: ClusterView, state: ClusterState
 ) -> Trial | Failure:
-    """Place every engine on ``cluster`` on one shared trial; the first failure wins (§7)."""
+    """Place every engine on ``cluster`` on one shared trial; the first failure wins."""
     placed: list[EnginePlacement] = []
     for engine in engines:
         outcome = place_engine(engine, cluster.pools or (), state)
@@ -101,7 +106,7 @@ def place_replica(
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """What §7 steps 1-4 decide for an engine on a list of pool shapes, before any packing."""
+    """What matching decides for an engine on a list of pool shapes, before any packing."""
 
     matches: tuple[tuple[Match, ...], ...]  # [member][pool]
     unmatched: int  # the first member that matches no pool, or -1
@@ -113,11 +118,12 @@ class _Plan:
 @memoized("scheduling.plans", 1 << 12)
 def _plan(engine: EngineSpec, shapes: tuple[PoolShape, ...]) -> _Plan:
     # Steps 1-4 depend only on the engine and the pools' shapes, so clusters with the same
-    # pool shapes share one plan (§5.7); only packing looks at a cluster's free capacity.
+    # pool shapes share one plan (docs/scheduling.md, "Device selectors"); only packing looks at a
+    # cluster's free capacity.
     matches = tuple(tuple(match(m.requests, shape) for shape in shapes) for m in engine.members)
     unmatched = next((k for k, row in enumerate(matches) if not any(r.ok for r in row)), -1)
     claimable = [any(r.claims for r in row) for row in matches]
-    # A member able to claim somewhere is never placed claimless (§7 step 4).
+    # A member able to claim somewhere is never placed claimless.
     acceptable = tuple(
         tuple(i for i, r in enumerate(row) if r.ok and (r.claims or not can))
         for row, can in zip(matches, claimable, strict=True)
@@ -129,7 +135,7 @@ def _plan(engine: EngineSpec, shapes: tuple[PoolShape, ...]) -> _Plan:
 def place_engine(
     engine: EngineSpec, pools: Sequence[Pool], state: ClusterState
 ) -> EnginePlacement | Failure:
-    """Place one engine's members on pools of one cluster, charging ``state`` (§7 steps 1-6)."""
+    """Place one engine's members on pools of one cluster, charging ``state``."""
     plan = _plan(engine, tuple(p.shape for p in pools))
     if plan.unmatched >= 0:
         role = engine.members[plan.unmatched].role
@@ -212,7 +218,7 @@ def _split_phase(
 
 
 # ---------------------------------------------------------------------------------------------
-# Explain clauses (§11)
+# Explain clauses
 
 
 def _match_clause(pool: Pool, result: Match) -> str:

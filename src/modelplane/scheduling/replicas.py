@@ -1,4 +1,6 @@
-"""Replica ownership, identity, and the ModelReplica written for a placement (§2; composition.md §3)."""
+"""Replica ownership, identity, and the ModelReplica written for a placement (docs/scheduling.md,
+"Inputs, identity and result"; docs/composition.md, "The ModelReplica of a placement").
+"""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ _DIGITS = re.compile(r"^[0-9]+$")
 
 
 def owns(deployment: ModelDeployment, obj: ModelReplica | ModelEndpoint) -> bool:
-    """A replica or endpoint belongs to a deployment by (namespace, name label) (§2.1)."""
+    """A replica or endpoint belongs to a deployment by (namespace, name label)."""
     labels = obj.metadata.labels or {}
     return labels.get(DEPLOYMENT_LABEL) == deployment.metadata.name and namespace_of(
         obj.metadata.namespace
@@ -37,24 +39,24 @@ def owns(deployment: ModelDeployment, obj: ModelReplica | ModelEndpoint) -> bool
 
 
 def index_of(labels: dict[str, str] | None) -> int:
-    """The replica-index label as a decimal; absent or not ``^[0-9]+$`` reads 0 (§2.2)."""
+    """The replica-index label as a decimal; absent or not ``^[0-9]+$`` reads 0."""
     value = (labels or {}).get(INDEX_LABEL, "")
     return int(value) if _DIGITS.match(value) else 0
 
 
 def identity(replica: ModelReplica) -> tuple[str, int]:
-    """A replica's identity (cluster, index) (§2.2)."""
+    """A replica's identity (cluster, index)."""
     return replica.spec.cluster_name, index_of(replica.metadata.labels)
 
 
 def sort_key(replica: ModelReplica) -> tuple[str, str]:
-    """Observed replicas are walked in (namespace, name) order (§3.1)."""
+    """Observed replicas are walked in (namespace, name) order."""
     meta = replica.metadata
     return meta.namespace or "default", meta.name or ""
 
 
 def managed_labels(deployment: ModelDeployment, cluster: str, index: int) -> dict[str, str]:
-    """The four managed labels (api.md §7)."""
+    """The four managed labels (docs/api.md, "Kinds, identity and managed labels")."""
     return {
         DEPLOYMENT_LABEL: deployment.metadata.name or "",
         DEPLOYMENT_NAMESPACE_LABEL: namespace_of(deployment.metadata.namespace),
@@ -64,12 +66,13 @@ def managed_labels(deployment: ModelDeployment, cluster: str, index: int) -> dic
 
 
 def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelReplica:
-    """The ModelReplica composed for one placement (composition.md §3).
+    """The ModelReplica composed for one placement.
 
     A held placement is re-emitted with its observed spec unchanged and its
-    managed labels re-asserted over its observed labels (scheduling.md §10), its template
+    managed labels re-asserted over its observed labels (docs/scheduling.md, "What it does, in
+    order"), its template
     hash label included (it still runs that revision). Any other placement is written from
-    the current template and labelled with its hash (issue 18).
+    the current template and labelled with its hash.
     """
     namespace = namespace_of(deployment.metadata.namespace)
     managed = managed_labels(deployment, placement.cluster, placement.index)

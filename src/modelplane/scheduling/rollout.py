@@ -1,4 +1,4 @@
-"""Changes without outage (issue 18): the rollout policy and the revision of a replica.
+"""Changes without outage: the rollout policy and the revision of a replica.
 
 A running replica that must move is replaced first (make-before-break, bounded by
 ``MAX_SURGE``); a template change that keeps placements is applied in place, at most

@@ -1,4 +1,5 @@
-"""The fleet scheduler: retain, scale down, fill; holding; explain (§9, §10, §11).
+"""The fleet scheduler: retain, scale down, fill; holding; explain (docs/scheduling.md, "What it
+does, in order"; docs/scheduling.md, "Why replicas are missing").
 
 ``schedule`` is a pure function of its inputs: no I/O, no clock, no randomness.
 """
@@ -70,7 +71,8 @@ def schedule(
     observed_replicas: Iterable[ModelReplica],
     occupancy: OccupancySource = None,
 ) -> Schedule:
-    """Place one deployment's replicas on the fleet (scheduling.md §1, order of §9.1).
+    """Place one deployment's replicas on the fleet (docs/scheduling.md, "Inputs, identity and
+    result").
 
     ``occupancy`` says what the clusters hold already (scheduling.occupancy): None
     computes it from ``observed_replicas`` (every namespace's), else ``observed_replicas``
@@ -98,7 +100,7 @@ def schedule(
 
 
 def owned(deployment: ModelDeployment, replicas: Iterable[ModelReplica]) -> list[ModelReplica]:
-    """The replicas a deployment owns (§2.1), in the given order."""
+    """The replicas a deployment owns, in the given order."""
     name = deployment.metadata.name
     namespace = namespace_of(deployment.metadata.namespace)
     return [
@@ -111,7 +113,9 @@ def owned(deployment: ModelDeployment, replicas: Iterable[ModelReplica]) -> list
 
 
 def first_compile_error(deployment: ModelDeployment) -> str | None:
-    """The compile error of the first selector (deployment order) that fails, if any (§5.1)."""
+    """The compile error of the first selector (deployment order) that fails, if any
+    (docs/scheduling.md, "Device selectors").
+    """
     for engine in deployment.spec.template.spec.engines:
         for member in engine.members:
             for request in member.node_selector.devices if member.node_selector else ():
@@ -149,7 +153,7 @@ def _held(
     fetched: bool = True,
     error: str | None = None,
 ) -> Schedule:
-    """Keep what was observed: de-duplicate, scale down, no fill (§10)."""
+    """Keep what was observed: de-duplicate, scale down, no fill."""
     seen: set[tuple[str, int]] = set()
     kept: list[Placement] = []
     for replica in ours:
@@ -161,7 +165,7 @@ def _held(
         kept.append(held_placement(deployment, replica, view.gateway if view else ""))
     kept = scale_down(kept, deployment.spec.replicas)
     current = revision(deployment)
-    # Nothing is updated while held: the rollout waits where it stands (issue 18).
+    # Nothing is updated while held: the rollout waits where it stands.
     outdated = sorted(p.name for p in kept if revision_of(_observed(p), current) != current)
     rollout = Rollout(current, len(kept) - len(outdated), tuple(outdated))
     unfit: tuple[Unfit, ...] = ()
@@ -188,7 +192,7 @@ def _held(
         selector_error=error,
         rollout=rollout,
         # Held replicas are kept whatever their cluster's state; NotReady or gatewayless
-        # clusters are still said (issue 15). Nothing is removed while held.
+        # clusters are still said. Nothing is removed while held.
         notices=tuple(
             n
             for n in replica_notices(
@@ -202,7 +206,7 @@ def _held(
 
 
 def held_placement(deployment: ModelDeployment, replica: ModelReplica, gateway: str) -> Placement:
-    """A replica kept exactly as observed: pools and requests read from its spec (§10)."""
+    """A replica kept exactly as observed: pools and requests read from its spec."""
     cluster, index = identity(replica)
     engines = tuple(
         EnginePlacement(
@@ -244,7 +248,7 @@ def held_placement(deployment: ModelDeployment, replica: ModelReplica, gateway: 
 
 
 def scale_down(kept: list[Placement], desired: int) -> list[Placement]:
-    """Remove the largest (load, cluster, index) until ``desired`` remain (§9.3)."""
+    """Remove the largest (load, cluster, index) until ``desired`` remain."""
     kept = list(kept)
     while len(kept) > desired:
         load = Counter(p.cluster for p in kept)
@@ -275,7 +279,7 @@ class _Run:
         self.cache = cache
         self.observed = observed
         self.ours = ours
-        # What the clusters hold already (issue 16): their occupancy, computed or published.
+        # What the clusters hold already: their occupancy, computed or published.
         self.bases = bases(occupancy, views, observed)
         spec = deployment.spec.template.spec
         self.gates = Gates(
@@ -302,7 +306,7 @@ class _Run:
         )
         holding = [*kept, *(s.placement for s in superseded)]
         # Each cluster starts from its occupancy, which charges every replica on it, ours
-        # included: a superseded one stays charged while it runs (issue 18), and one being
+        # included: a superseded one stays charged while it runs, and one being
         # dropped or scaled down until its cluster no longer counts it. Ours the occupancy
         # does not list yet are charged on top, in (namespace, name) order
         # (docs/scheduling.md "Occupancy").
@@ -358,7 +362,7 @@ class _Run:
     def _superseded(
         self, kept: list[Placement], moving: list[tuple[ModelReplica, MoveCause]], desired: int
     ) -> list[Superseded]:
-        """Ready replicas that must move, kept while kept Ready replicas fall short (issue 18).
+        """Ready replicas that must move, kept while kept Ready replicas fall short.
 
         Each one covers a missing Ready replica of the desired set; the others retire (their
         endpoint is withdrawn, then they go). Never more kept than ``desired`` needs.
@@ -382,7 +386,7 @@ class _Run:
     def _scale_down(
         self, retained: list[Placement], desired: int, moving: list[tuple[ModelReplica, MoveCause]]
     ) -> list[Placement]:
-        """Scale down (§9.3), taking replicas at an older template revision first (issue 18).
+        """Scale down, taking replicas at an older template revision first.
 
         A Ready one taken so is replaced, not dropped: it joins ``moving`` and serves until the
         replica at the current revision beside it is Ready (a surge update).
@@ -402,7 +406,7 @@ class _Run:
     def _surge_update(
         self, kept: list[Placement], moving: list[tuple[ModelReplica, MoveCause]], desired: int
     ) -> None:
-        """Replace a lone outdated Ready replica instead of updating it in place (issue 18).
+        """Replace a lone outdated Ready replica instead of updating it in place.
 
         When ``desired - MAX_UNAVAILABLE`` is below one, an in-place update would take the
         deployment from Ready to nothing; the replica is superseded instead, so fill places its
@@ -421,7 +425,7 @@ class _Run:
         kept: list[Placement],
         moving: list[tuple[ModelReplica, MoveCause]],
     ) -> list[Superseded]:
-        """Ready replicas removed by a scale-down retire like replaced ones (issue 18): their
+        """Ready replicas removed by a scale-down retire like replaced ones: their
         endpoint is withdrawn first, the replica goes once it is no longer observed."""
         staying = {id(p) for p in kept} | {id(p) for p in retained if self._moved(p, moving)}
         return [
@@ -441,7 +445,7 @@ class _Run:
         superseded: Sequence[Superseded],
         desired: int,
     ) -> tuple[list[Placement], Rollout]:
-        """Apply a template change to kept replicas in place, a few at a time (issue 18).
+        """Apply a template change to kept replicas in place, a few at a time.
 
         A kept replica at an older revision is re-emitted as observed until its turn. A turn
         comes only when every replica at the current revision is Ready (new ones included), no
@@ -493,7 +497,8 @@ class _Run:
         return out, rollout
 
     def _shortfall(self, unfit: Sequence[Unfit]) -> Shortfall:
-        """Every candidate counted by why it cannot take one more replica now (status.md §2.7).
+        """Every candidate counted by why it cannot take one more replica now (docs/reconcile.md,
+        "`ReplicasScheduled` when replicas are missing").
 
         A candidate that received new replicas has no explain entry; it is counted by its
         trial against the final ledger, which fails once it is full (InsufficientCapacity).
@@ -507,10 +512,10 @@ class _Run:
         return Shortfall.of(reasons.values(), len(self.candidates))
 
     def _retain(self) -> tuple[list[Placement], list[tuple[ModelReplica, MoveCause]]]:
-        """Walk our observed replicas in (namespace, name) order; keep those that pass (§9.2).
+        """Walk our observed replicas in (namespace, name) order; keep those that pass.
 
-        A Ready replica that fails for a reason other than its cluster being gone must move
-        (issue 18): it is returned with the cause, to keep serving until it is replaced. One
+        A Ready replica that fails for a reason other than its cluster being gone must move:
+        it is returned with the cause, to keep serving until it is replaced. One
         that is not Ready serves nothing and is dropped as before.
         """
         kept: list[Placement] = []
@@ -558,9 +563,9 @@ class _Run:
         if evicts(view, tolerations):
             return MoveCause.DRAINING
         if view.pool_unknown:
-            return None  # kept exactly as observed (§9.2 check 4)
+            return None  # kept exactly as observed
         if view.dynamo and self.gates.rank_engine is not None:
-            return MoveCause.SHAPE_CHANGED  # re-placed like a changed shape (§4 stack check)
+            return MoveCause.SHAPE_CHANGED  # re-placed like a changed shape
         engines = self._reresolve(replica, view)
         if engines is not None:
             return engines
@@ -572,7 +577,7 @@ class _Run:
     def _reresolve(
         self, replica: ModelReplica, view: ClusterView
     ) -> tuple[EnginePlacement, ...] | None:
-        """Re-check an observed replica's pins against the current deployment (§9.2 check 5)."""
+        """Re-check an observed replica's pins against the current deployment."""
         observed = {e.name: e for e in replica.spec.engines}
         if len(replica.spec.engines) != len(self.engines) or set(observed) != {
             e.name for e in self.engines
@@ -603,7 +608,7 @@ class _Run:
         """Placing one more replica on a cluster against the current ledger, memoised.
 
         A cluster's ledger state changes only when it is chosen, and then its entry
-        is replaced, so a memoised outcome is always the current one (§9.4).
+        is replaced, so a memoised outcome is always the current one.
         """
         outcome = self.trials.get(view.name)
         if outcome is None:
@@ -614,7 +619,7 @@ class _Run:
     def _fill(
         self, kept: list[Placement], needed: int, holding: list[Placement]
     ) -> list[Placement]:
-        """Place new replicas: fewest of ours first, then cluster name, lowest free index (§9.4).
+        """Place new replicas: fewest of ours first, then cluster name, lowest free index.
 
         ``holding`` (kept and superseded replicas) hold their identities: a replacement on the
         same cluster takes a new index, so it never replaces the replica it stands in for.
@@ -712,7 +717,7 @@ class Scheduled:
 
 
 def deployment_key(deployment: ModelDeployment) -> tuple[str, str]:
-    """Deployments are scheduled in (namespace, name) order (§1)."""
+    """Deployments are scheduled in (namespace, name) order."""
     return namespace_of(deployment.metadata.namespace), deployment.metadata.name or ""
 
 
@@ -723,7 +728,7 @@ def schedule_all(
     caches: Sequence[ModelCache],
     observed_replicas: Iterable[ModelReplica],
 ) -> list[Scheduled]:
-    """Schedule several deployments in (namespace, name) order, each seeing the earlier ones' (§1).
+    """Schedule several deployments in (namespace, name) order, each seeing the earlier ones'.
 
     An earlier deployment's own observed replicas are replaced by the ModelReplicas
     it was given, so later deployments' ledgers charge exactly those: the occupancy of
@@ -742,7 +747,7 @@ def schedule_all(
         cache = cache_state(deployment, caches)
         result = schedule(deployment, clusters, classes, cache, observed, current)
         given = tuple(replica_object(deployment, p) for p in result.replicas)
-        # Superseded replicas still run: later deployments see them charged (issue 18).
+        # Superseded replicas still run: later deployments see them charged.
         moving = tuple(replica_object(deployment, s.placement) for s in result.superseded)
         dropped = [r for r in observed if owns(deployment, r)]
         observed = [r for r in observed if not owns(deployment, r)] + [*given, *moving]

@@ -1,4 +1,5 @@
-"""The Crossplane runtime: composition functions served over gRPC (composition.md §14).
+"""The Crossplane runtime: composition functions served over gRPC (docs/crossplane.md, "How the
+function behaves").
 
 This package is a thin shell. Everything that decides something (dispatch, requirement
 keys, readiness, the InferenceCluster status) is a pure function over plain dicts and

@@ -1,4 +1,5 @@
-"""The InferenceCluster function: the gRPC adapter of ``composition.cluster`` (§14.3).
+"""The InferenceCluster function: the gRPC adapter of ``composition.cluster`` (docs/crossplane.md,
+"How the function behaves").
 
 It reads the cluster, its fetched InferenceClasses and its observed objects from the
 request, runs ``compose_cluster`` (the core decides everything) and writes the result

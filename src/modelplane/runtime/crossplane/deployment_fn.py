@@ -1,8 +1,9 @@
-"""The ModelDeployment function: fan-out, scheduling, endpoints and status (status.md §2).
+"""The ModelDeployment function: fan-out, scheduling, endpoints and status (docs/reconcile.md,
+"Conditions, events and readiness").
 
 The decisions are ``modelplane.reconcile.deployment.reconcile_deployment``, the same
-code ``render`` runs. This module gathers its inputs from the request (composition.md
-§14.2) and writes its result into the response.
+code ``render`` runs. This module gathers its inputs from the request and writes its result into the
+response.
 """
 
 from __future__ import annotations
@@ -57,13 +58,13 @@ def wall_clock() -> datetime:
     return datetime.now(UTC)
 
 
-# The shell owns the clock (issue 18): the core is told "now" to stamp replicas waiting for
+# The shell owns the clock: the core is told "now" to stamp replicas waiting for
 # Ready and to judge the progress deadline. Tests replace it to replay a fixed sequence.
 clock: Callable[[], datetime] = wall_clock
 
 
 def cache_lookup(deployment: ModelDeployment, items: Sequence[ModelCache] | None) -> CacheState:
-    """The three-state cache lookup of status.md §2.5: ``items`` None is not fetched yet."""
+    """The three-state cache lookup: ``items`` None is not fetched yet."""
     if items is None and deployment.spec.template.spec.model_cache_ref is not None:
         return CACHE_UNRESOLVED
     return cache_state(deployment, items or ())
@@ -90,7 +91,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
     """The reconcile's inputs from the request; Refused on a malformed input."""
     ours, endpoints = observed_composed(request.observed)
     if deployment.spec.replicas == 0:
-        # Parked: nothing is looked up (status.md §2.3).
+        # Parked: nothing is looked up.
         return DeploymentInputs(
             deployment=deployment,
             clusters=UNRESOLVED,
@@ -109,7 +110,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
     )
     fleet: Clusters = UNRESOLVED if clusters is None else clusters
     # Only our own replicas: what every other one holds comes with its cluster, in the
-    # status.occupancy the InferenceCluster function publishes (issue 16).
+    # status.occupancy the InferenceCluster function publishes.
     return DeploymentInputs(
         deployment=deployment,
         clusters=fleet,
@@ -146,7 +147,7 @@ def run_deployment(request: FunctionRequest) -> FunctionResponse:
 
     A malformed composite is Fatal (dispatch): nothing about it can be said. A malformed
     observed or fetched input is not: the held state comes back with a Warning and
-    conditions, so the status survives a bad input (issue 15).
+    conditions, so the status survives a bad input.
     """
     deployment = documents.composite(request.composite, ModelDeployment)
     requirements = deployment_requirements(deployment)

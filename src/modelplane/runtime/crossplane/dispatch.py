@@ -1,4 +1,5 @@
-"""Dispatch on the observed composite's apiVersion and kind (composition.md §14.1).
+"""Dispatch on the observed composite's apiVersion and kind (docs/crossplane.md, "How the function
+behaves").
 
 One process serves every Composition: the function is chosen by the composite it is
 called for. ``run`` never raises: a malformed input is a Fatal result naming the first

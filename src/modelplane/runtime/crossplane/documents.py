@@ -1,7 +1,8 @@
 """Turning what Crossplane sent into validated API models, or the first problem found.
 
-composition.md §14.1: numbers are converted back first (``structs``), then the object
-is checked as ``api.md`` §0.2 steps 1 to 3 with defaults applied. The runtime reports
+docs/crossplane.md, "How the function behaves": numbers are converted back first (``structs``),
+then the object is checked by the validator's steps 1 to 3 with defaults applied. The runtime
+reports
 the first problem as a Fatal result, so nothing observed is ever deleted because an
 input was malformed.
 """
@@ -17,6 +18,7 @@ from modelplane.api import KIND_BY_NAME, KubeModel
 from modelplane.api.base import GROUP_VERSION
 from modelplane.api.openapi import validator_schema
 from modelplane.api.validation import validate_document
+from modelplane.errors import ModelplaneError
 from modelplane.memo import Memo
 from modelplane.runtime.crossplane.structs import integral_floats_to_int, restore_integers
 
@@ -78,7 +80,7 @@ def _unsupported(value: str, supported: str) -> str:
     return f'Unsupported value: "{value}": supported values: "{supported}"'
 
 
-# The runtime checks api.md §0.2 steps 1 to 3 only (composition.md §14.1): the API
+# The runtime checks validation steps 1 to 3 only: the API
 # server has already run the XRD's rules, and a selector that does not compile is a
 # hold, not a Fatal.
 def _check(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
@@ -105,7 +107,7 @@ _MEMO: Memo[tuple[bytes, type[KubeModel]], Any] = Memo("runtime.documents", MEMO
 
 
 def load(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
-    """Check ``raw`` as a document of ``model``'s kind (api.md §0.2 steps 1-3, defaults applied).
+    """Check ``raw`` as a document of ``model``'s kind (steps 1-3, defaults applied).
 
     Documents read off the wire carry a ``cache_key``; the answer for the same bytes is
     remembered, since Crossplane sends the same fleet on every call.
@@ -116,7 +118,7 @@ def load(raw: Mapping[str, Any], model: type[M]) -> M | Invalid:
     return _MEMO.get((key, model), lambda: _check(raw, model))  # type: ignore[no-any-return]
 
 
-class Refused(Exception):
+class Refused(ModelplaneError):
     """A malformed input: the function answers with a Fatal result carrying this message."""
 
 

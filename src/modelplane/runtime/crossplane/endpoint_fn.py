@@ -1,4 +1,4 @@
-"""The ModelEndpoint function: compose the endpoint's routable backend (issue 17).
+"""The ModelEndpoint function: compose the endpoint's routable backend.
 
 The reconcile is ``modelplane.reconcile.endpoint.reconcile_endpoint``, the same code
 ``render`` runs; this module reads which backend resources are observed and writes the

@@ -1,4 +1,4 @@
-"""The held state: the answer of a function that cannot read one of its inputs (issue 15).
+"""The held state: the answer of a function that cannot read one of its inputs.
 
 A Fatal result makes Crossplane apply nothing and turn every condition the function
 owns to Unknown, so one malformed input would erase the status a user relies on. When

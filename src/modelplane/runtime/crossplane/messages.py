@@ -24,7 +24,7 @@ class FunctionRequest:
 
     ``required`` maps a requirement key to the items Crossplane fetched for it. A key
     that is absent was *not fetched yet*; a key mapped to an empty list was *fetched,
-    none* (composition.md §14.2).
+    none* (docs/crossplane.md, "How the function behaves").
     """
 
     composite: Mapping[str, Any] | None

@@ -23,6 +23,7 @@ from typing import Any
 
 from modelplane import memo
 from modelplane.api.kinds import KINDS
+from modelplane.errors import ModelplaneError
 
 # Crossplane's MetricsPortNumber (internal/controller/pkg/runtime/runtime.go).
 DEFAULT_METRICS_ADDRESS = "0.0.0.0:8080"
@@ -111,7 +112,7 @@ METRICS = Metrics()
 """The process's metrics, fed by every RunFunction call."""
 
 
-class MetricsError(Exception):
+class MetricsError(ModelplaneError):
     """The metrics endpoint could not listen."""
 
 

@@ -1,9 +1,9 @@
-"""InferenceClass: a record, marked ready (composition.md §14.1).
+"""InferenceClass: a record, marked ready (docs/crossplane.md, "How the function behaves").
 
 The function composes nothing and sets no condition for them; it validates the
 composite (a malformed one is a Fatal result like any other) and marks it ready.
-ModelCache has its own function (``cache_fn``, issue 13), ModelEndpoint too
-(``endpoint_fn``, issue 17).
+ModelCache has its own function (``cache_fn``), ModelEndpoint too
+(``endpoint_fn``).
 """
 
 from __future__ import annotations

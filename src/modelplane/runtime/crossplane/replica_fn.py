@@ -1,4 +1,5 @@
-"""The ModelReplica function: one replica's Objects on its cluster (composition.md §4-§11).
+"""The ModelReplica function: one replica's Objects on its cluster (docs/composition.md, "Objects,
+in order").
 
 The composition itself is ``modelplane.composition.compose_replica``, the same code
 ``render`` runs; this module only reads the request and writes the response.

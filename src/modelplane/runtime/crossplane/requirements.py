@@ -1,6 +1,7 @@
 """Requirement keys and selectors of each function, and reading what Crossplane fetched.
 
-composition.md §14.2. Every call declares the same requirements for the same composite,
+docs/crossplane.md, "How the function behaves". Every call declares the same requirements for the
+same composite,
 so Crossplane's call-again loop settles on the second call. A key absent from the
 request's ``required_resources`` is *not fetched yet*; a key present with no items is
 *fetched, none*.
@@ -28,10 +29,11 @@ SERVICE_ENDPOINTS = "endpoints"
 
 
 def deployment_requirements(deployment: ModelDeployment) -> list[Requirement]:
-    """The deployment function's lookups: none when parked (status.md §2.3).
+    """The deployment function's lookups: none when parked (docs/reconcile.md, "Conditions, events
+    and readiness").
 
     No ModelReplica: its own are its observed composed resources, and what other
-    deployments hold comes with each cluster, in ``status.occupancy`` (issue 16).
+    deployments hold comes with each cluster, in ``status.occupancy``.
     """
     if deployment.spec.replicas == 0:
         return []

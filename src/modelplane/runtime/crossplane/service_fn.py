@@ -1,4 +1,4 @@
-"""The ModelService and InferenceGateway functions (issue 17).
+"""The ModelService and InferenceGateway functions.
 
 The reconciles are ``modelplane.reconcile.service`` and ``modelplane.reconcile.gateway``,
 the same code ``render`` runs; this module reads the request (the InferenceGateway, the
