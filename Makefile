@@ -22,8 +22,8 @@ test: $(STAMP) lint
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tools tests benchmarks
+	$(BIN)/ruff format --check src tools tests benchmarks
 	$(BIN)/mypy
 
 # An editable install compiles nothing, and PYTHONDONTWRITEBYTECODE may be set: compile the
@@ -34,9 +34,11 @@ bench: $(STAMP)
 
 # The generated files: package/configuration/apis/<plural>/definition.yaml holds the
 # XRDs (what `modelplane crds` prints), beside the Compositions and package metadata;
-# and the validator's schemas (below).
+# and the validator's schemas (below). Then the CRD cost check: it fails when a rule or a
+# CRD, as Crossplane converts the XRD, is over the targets of docs/crd-cost.md.
 package: $(STAMP) schemas
 	$(BIN)/modelplane package --out package
+	$(BIN)/python -m tools.crdcost package/configuration/apis/*/definition.yaml
 
 # The validator's schema of every kind as pydantic generates it, kept so no command asks
 # pydantic again; tests/api/test_validator_schemas.py compares it.

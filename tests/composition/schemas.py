@@ -22,8 +22,8 @@ import yaml
 from kubernetes_validate.utils import all_versions, major_minor
 from packaging.version import Version
 
-from modelplane.cel.crd_cost import CEL_RESERVED
 from tests.paths import REPO, SCHEMAS
+from tools.crdcost.estimate import CEL_RESERVED
 
 REPO_ROOT = REPO
 

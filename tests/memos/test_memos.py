@@ -21,7 +21,6 @@ from scheduling.test_properties import World, run, worlds
 
 from modelplane import memo
 from modelplane.cel import DeviceProfile, matching_device_indexes, selector_matches
-from modelplane.cel.crd_cost import estimate_expression
 from modelplane.cel.engine import compile_expression, new_activation
 from modelplane.cel.selectors import device_value
 from modelplane.cli.main import main
@@ -45,7 +44,6 @@ INVENTORY = {
     "api.validation.typed_specs",
     "api.validation.verdicts",
     "api.validator_schemas",
-    "cel.crd_cost.parsed",
     "cel.engine.decoded",
     "cel.engine.environments",
     "cel.engine.quantities",
@@ -68,7 +66,7 @@ INVENTORY = {
 }
 
 # Module-level containers that are declarations filled at import, not memos.
-DECLARATIONS = {("api/base.py", "RULES"), ("cel/_crd_walk.py", "_LIBRARY_OF")}
+DECLARATIONS = {("api/base.py", "RULES")}
 
 GPU = "gpu.nvidia.com"
 SELECTORS = [
@@ -316,8 +314,6 @@ def exercise(capsys: pytest.CaptureFixture[str]) -> str:
     world = [ready_cluster("us-east-1"), inference_class()]
     first = handle(request(deployment()))
     assert desired(handle(request(deployment(), required=satisfy(first, world))))
-    # The CRD rule cost estimate (tests and `modelplane.cel.crd_cost`) parses through a memo too.
-    assert estimate_expression("[1, 2].all(x, x > 0)", lambda path, kind: None) > (0, 0)
     return out
 
 

@@ -1,9 +1,9 @@
 """The declared floors are exactly what the package uses (docs/crossplane.md "Version floors").
 
 The upstream facts have one home each: the Kubernetes release that offers each CEL
-library to new CRD rules is ``modelplane.cel.crd_cost`` (kubernetes v1.34
+library to new CRD rules is ``tools.crdcost.estimate`` (kubernetes v1.34
 ``staging/src/k8s.io/apiserver/pkg/cel/environment/base.go``), the Crossplane release that
-carries each XRD feature into the CRD is ``modelplane.api.xcrd.FEATURE_SINCE`` (crossplane
+carries each XRD feature into the CRD is ``tools.crdcost.xcrd.FEATURE_SINCE`` (crossplane
 ``internal/xcrd/crd.go`` v2.2.0, crossplane-runtime ``pkg/xcrd/crd.go`` v2.3.0). These tests
 find what the generated package uses and derive the floors from them, so a rule or an XRD
 feature that needs a newer release cannot land without raising the floor, and a floor
@@ -14,20 +14,20 @@ from __future__ import annotations
 
 from modelplane.api import RULES
 from modelplane.api.crds import xrds
-from modelplane.api.xcrd import (
-    CROSSPLANE_RELEASES,
-    FEATURE_SINCE,
-    crd_for_xrd,
-    crossplane_features,
-    minimum_crossplane,
-)
-from modelplane.cel.crd_cost import estimate_rule, schema_decl_type, schema_nodes
 from modelplane.packaging import (
     CROSSPLANE_FLOOR,
     CROSSPLANE_VERSION,
     KUBERNETES_FLOOR,
     configuration,
     function_meta,
+)
+from tools.crdcost.estimate import estimate_rule, schema_decl_type, schema_nodes
+from tools.crdcost.xcrd import (
+    CROSSPLANE_RELEASES,
+    FEATURE_SINCE,
+    crd_for_xrd,
+    crossplane_features,
+    minimum_crossplane,
 )
 
 

@@ -1,4 +1,4 @@
-"""Call costs of the CRD rule cost walk (see :mod:`modelplane.cel.crd_cost`).
+"""Call costs of the CRD rule cost walk (see :mod:`tools.crdcost`).
 
 Which overloads the checker keeps for a call and its result type (our approximation of
 cel-go's checker), cel-go v0.26.0 ``checker/cost.go`` ``functionCost`` by overload, and
@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ._crd_model import (
+from ._model import (
     _DYN,
     _MAX_FORMAT_SIZE,
     _MAX_NAME_FORMAT_REGEX,

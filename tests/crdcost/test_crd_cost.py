@@ -2,10 +2,11 @@
 
 The Kubernetes API server refuses a CRD whose validation rules cost more than its static
 estimate allows (per rule 10,000,000; per version 100,000,000). These tests estimate every
-generated rule the way the server does (``modelplane.cel.crd_cost``), on the XRDs of the
-package as Crossplane turns them into CRDs (``modelplane.api.xcrd``), and hold them to
-half the limits. The estimator is calibrated against upstream's own cost tests
-(tests/api/crd_cost_calibration.py) and cross-checked with ../shared/tools/crd-cel-cost.
+generated rule the way the server does (``tools.crdcost.estimate``), on the XRDs of the
+package as Crossplane turns them into CRDs (``tools.crdcost.xcrd``), and hold them to
+half the limits (``tools.crdcost.budget``, which ``make package`` enforces too). The
+estimator is calibrated against upstream's own cost tests
+(tests/crdcost/crd_cost_calibration.py) and cross-checked with ../shared/tools/crd-cel-cost.
 Sources: docs/crd-cost.md.
 """
 
@@ -20,7 +21,6 @@ from typing import Any
 
 import pytest
 import yaml
-from api_helpers import SHARED
 from crd_cost_calibration import (
     COST_ESTIMATION,
     LIBRARY_CASES,
@@ -33,15 +33,16 @@ from crd_cost_calibration import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelplane.api.xcrd import CROSSPLANE_RELEASES, FEATURE_SINCE, crd_for_xrd, minimum_crossplane
-from modelplane.cel._crd_calls import k8s_replace
-from modelplane.cel.crd_cost import (
+from modelplane.packaging import CROSSPLANE_FLOOR, KUBERNETES_FLOOR, package_files
+from tests.paths import SHARED
+from tools.crdcost._calls import k8s_replace
+from tools.crdcost.budget import describe_rule, problems
+from tools.crdcost.estimate import (
     CRD_COST_LIMIT,
     MAX_COST,
     RULE_COST_LIMIT,
     CelType,
     Est,
-    RuleCost,
     VersionCost,
     compatibility_version,
     estimate_crd,
@@ -51,11 +52,7 @@ from modelplane.cel.crd_cost import (
     schema_decl_type,
     schema_nodes,
 )
-from modelplane.packaging import CROSSPLANE_FLOOR, KUBERNETES_FLOOR, package_files
-
-# The issue's targets: half of each API server limit.
-RULE_TARGET = RULE_COST_LIMIT // 2
-CRD_TARGET = CRD_COST_LIMIT // 2
+from tools.crdcost.xcrd import CROSSPLANE_RELEASES, FEATURE_SINCE, crd_for_xrd, minimum_crossplane
 
 
 def package_xrds() -> dict[str, dict[str, Any]]:
@@ -75,18 +72,6 @@ def _versions(kind: str, kubernetes: str = KUBERNETES_FLOOR) -> list[VersionCost
     # Converted as the newest Crossplane read (2.3) does: it keeps the most of the XRD
     # (root rules), so it is the costliest of the releases the package may run on.
     return estimate_crd(crd_for_xrd(XRDS[kind], CROSSPLANE_RELEASES[-1]), kubernetes=kubernetes)
-
-
-def _describe(v: VersionCost, r: RuleCost) -> str:
-    card = f"{r.applied:,}" + (" (unbounded: 3 MiB / min size)" if r.cardinality is None else "")
-    shown = "2^64-1" if r.total == MAX_COST else f"{r.total:,}"
-    return (
-        f"{v.kind} ({v.crd} {v.version}) {r.path} x-kubernetes-validations[{r.index}]: "
-        f"cost {shown} "
-        f"(= {r.cost:,} per evaluation x cardinality {card}); rule: {r.rule}"
-        + (f"; messageExpression cost {r.message_cost:,}" if r.message_cost else "")
-        + (f"; error: {r.error}" if r.error else "")
-    )
 
 
 # ---------------------------------------------------------------- calibration
@@ -443,15 +428,8 @@ def test_a_tighter_bound_never_costs_more(n: int, k: int) -> None:
 
 @pytest.mark.parametrize("kind", sorted(XRDS))
 def test_every_generated_rule_is_within_half_the_limits(kind: str) -> None:
-    problems = []
-    for v in _versions(kind):
-        for r in v.rules:
-            if r.error or r.total > RULE_TARGET or r.message_cost > RULE_TARGET:
-                problems.append(_describe(v, r))
-        if v.total > CRD_TARGET:
-            shown = "2^64-1" if v.total == MAX_COST else f"{v.total:,}"
-            problems.append(f"{kind} {v.version}: CRD total {shown} > target {CRD_TARGET:,}")
-    assert not problems, "\n".join(problems)
+    found = problems(_versions(kind))
+    assert not found, "\n".join(found)
 
 
 def test_the_package_has_rules_to_estimate() -> None:
@@ -465,7 +443,7 @@ def test_the_package_has_rules_to_estimate() -> None:
 def test_every_rule_compiles_at_the_kubernetes_floor(kind: str) -> None:
     """Only the libraries the floor's API server offers to new rules (its compatibility
     version, one minor below) are used."""
-    errors = [_describe(v, r) for v in _versions(kind) for r in v.rules if r.error]
+    errors = [describe_rule(v, r) for v in _versions(kind) for r in v.rules if r.error]
     assert not errors, "\n".join(errors)
 
 
@@ -565,17 +543,10 @@ def _upstream_crds() -> list[dict[str, Any]]:
 def test_no_false_refusals_on_upstream_crds() -> None:
     """Released upstream CRDs (Gateway API HTTPRoute, Crossplane's own, LeaderWorkerSet,
     Grove, InferencePool) install on 1.34 servers, so every rule must compile and fit."""
-    problems = []
-    rules = 0
-    for crd in _upstream_crds():
-        for v in estimate_crd(crd, kubernetes="1.34"):
-            rules += len(v.rules)
-            problems += [_describe(v, r) for r in v.rules if r.error]
-            problems += [_describe(v, r) for r in v.rules if r.total > RULE_COST_LIMIT]
-            if v.total > CRD_COST_LIMIT:
-                problems.append(f"{v.crd} {v.version}: total {v.total:,}")
-    assert rules > 200
-    assert not problems, "\n".join(problems)
+    versions = [v for crd in _upstream_crds() for v in estimate_crd(crd, kubernetes="1.34")]
+    assert sum(len(v.rules) for v in versions) > 200
+    found = problems(versions, rule_target=RULE_COST_LIMIT, crd_target=CRD_COST_LIMIT)
+    assert not found, "\n".join(found)
 
 
 # ---------------------------------------------------------------- the shared cross-check
@@ -619,19 +590,21 @@ def test_shared_tool_agrees_within_ten_percent(shared_report: dict[str, Any]) ->
             totals[crd["kind"]] = v["total"]
             for r in v["rules"]:
                 theirs[(crd["kind"], r["path"], r["index"])] = r["cost"]
-    problems = []
+    disagreements = []
     seen = 0
     for kind in XRDS:
         for v in _versions(kind):
             if not _close(v.total, totals[kind]):
-                problems.append(f"{kind} total: ours {v.total:,}, shared tool {totals[kind]:,}")
+                disagreements.append(
+                    f"{kind} total: ours {v.total:,}, shared tool {totals[kind]:,}"
+                )
             for r in v.rules:
                 other = theirs.get((kind, r.path, r.index))
                 seen += 1
                 if other is None or not _close(r.total, other):
-                    problems.append(f"{_describe(v, r)}; shared tool: {other}")
+                    disagreements.append(f"{describe_rule(v, r)}; shared tool: {other}")
     assert seen == len(theirs), "the two disagree on which rules exist"
-    assert not problems, "\n".join(problems)
+    assert not disagreements, "\n".join(disagreements)
 
 
 def test_shared_tool_agrees_on_random_rules(tmp_path: Path) -> None:
@@ -668,7 +641,7 @@ def test_shared_tool_agrees_on_random_rules(tmp_path: Path) -> None:
     (tmp_path / "crds.json").write_text(json.dumps(crds), encoding="utf-8")
     report = _run_tool(tmp_path, "--k8s-version", "1.34")
     theirs = {c["name"]: c["versions"][0]["rules"][0] for c in report["crds"]}
-    problems = []
+    disagreements = []
     compiled = 0
     for crd in crds:
         (version,) = estimate_crd(crd, kubernetes="1.34")
@@ -677,10 +650,10 @@ def test_shared_tool_agrees_on_random_rules(tmp_path: Path) -> None:
         if bool(ours.error) != bool(other["errors"]) or (
             not ours.error and ours.total != other["cost"]
         ):
-            problems.append(
+            disagreements.append(
                 f"{ours.rule}: ours {ours.total} {ours.error or ''}, "
                 f"shared tool {other['cost']} {other['errors']}"
             )
         compiled += not ours.error
     assert compiled > len(rules) * 0.8  # the cases exercise costs more than refusals
-    assert not problems, "\n".join(problems)
+    assert not disagreements, "\n".join(disagreements)

@@ -1,4 +1,4 @@
-"""The static cost walk of CRD rules (see :mod:`modelplane.cel.crd_cost`).
+"""The static cost walk of CRD rules (see :mod:`tools.crdcost`).
 
 cel-go v0.26.0 ``checker/cost.go`` on cel-expr-python's parsed AST, with our own small
 type checker, Kubernetes' call estimator (``k8s.io/apiserver pkg/cel/library/cost.go`` at
@@ -8,15 +8,18 @@ v0.34.9), ext.Sets estimators and the library each function comes from
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.memo import memoized
+# The rule environment's parser, so the walk sees exactly the AST the product's CRD rules
+# compile to (macros expanded as cel-go expands them).
+from modelplane.cel import _proto
+from modelplane.cel.engine import _env, _unpack
 
-from . import _proto
-from ._crd_calls import Arg, Entry, _comparable, _resolve, celgo_call, k8s_call
-from ._crd_model import (
+from ._calls import Arg, Entry, _comparable, _resolve, celgo_call, k8s_call
+from ._model import (
     _DYN,
     _FREE,
     _LIST_CREATE,
@@ -38,7 +41,6 @@ from ._crd_model import (
     _list,
     _map,
 )
-from .engine import _env, _unpack
 
 # ---------------------------------------------------------------- library availability
 
@@ -283,7 +285,9 @@ def _const(c: Any) -> Any:
     return getattr(c, k)
 
 
-@memoized("cel.crd_cost.parsed", 4096)
+# A build tool, not part of the product's process: its parse memo is a plain bounded LRU,
+# outside the product's memo registry (modelplane.memo), whose inventory it would blur.
+@functools.lru_cache(maxsize=4096)
 def _parse(text: str) -> Any:
     try:
         parsed = _env("rule").check.compile(text, disable_check=True)

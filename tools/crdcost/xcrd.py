@@ -5,8 +5,8 @@ base and copies only some parts of the XRD's schema into it (crossplane
 ``internal/xcrd/crd.go`` ``genCrdVersion`` at v2.0.0-v2.2.x, crossplane-runtime
 ``pkg/xcrd/crd.go`` at v2.3.0, which crossplane v2.3.0 uses). What it keeps decides which
 ``x-kubernetes-validations`` the API server compiles and with what bounds, so the cost
-test (tests/api/test_crd_cost.py) runs on this conversion, not on the XRD text. Facts and
-sources: docs/crd-cost.md.
+check (``python -m tools.crdcost``, tests/crdcost/test_crd_cost.py) runs on this
+conversion, not on the XRD text. Facts and sources: docs/crd-cost.md.
 
 * root: rebuilt (``type: object``, ``required: [spec]``, ``apiVersion``/``kind`` strings);
   the XRD root keeps its description and, from Crossplane 2.2, its

@@ -24,7 +24,7 @@ model. Anything the estimator does not model costs 2^64-1 and is reported, so an
 unmodelled construct can never pass as cheap.
 
 This module is the public face and the schema walk (cardinality, totals); the size and
-type model is ``_crd_model``, the cost walk ``_crd_walk``, call costs ``_crd_calls``.
+type model is ``_model``, the cost walk ``_walk``, call costs ``_calls``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._crd_model import (
+from ._model import (
     CEL_RESERVED,
     CRD_COST_LIMIT,
     MAX_COST,
@@ -51,7 +51,7 @@ from ._crd_model import (
     _types,
     schema_decl_type,
 )
-from ._crd_walk import (
+from ._walk import (
     _LIBRARY_OF,
     SizeOf,
     _ast,

@@ -1,4 +1,4 @@
-"""The size and type model of CRD rule cost estimation (see :mod:`modelplane.cel.crd_cost`).
+"""The size and type model of CRD rule cost estimation (see :mod:`tools.crdcost`).
 
 Saturating cost arithmetic (cel-go ``checker/cost.go``), the API server's schema model
 (``k8s.io/apiserver pkg/cel/common/schemas.go`` ``SchemaDeclType`` at v0.34.9) with the
