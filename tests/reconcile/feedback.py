@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from modelplane.reconcile.deployment import reconcile_fleet
-from modelplane.reconcile.render import RenderedDeployment, render
+from modelplane.runtime.local.render import RenderedDeployment, render
 from tests.reconcile.fleet import fleet
 
 HASH = "modelplane.ai/template-hash"  # spelled here: a test must notice when it changes

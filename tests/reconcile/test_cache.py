@@ -16,7 +16,7 @@ from modelplane.composition.cache import (
     resource_key,
 )
 from modelplane.reconcile.cache import SecretState, reconcile_cache
-from modelplane.reconcile.render import render, render_caches
+from modelplane.runtime.local.render import render, render_caches
 from tests.composition.schemas import require_shared, validate_delivered
 
 from .fleet import cache, cluster, deployment, fleet

@@ -5,7 +5,7 @@ from __future__ import annotations
 from modelplane.api import InferenceCluster, ModelDeployment, ModelEndpoint, ModelReplica
 from modelplane.api.meta import UNRESOLVED, condition_wire
 from modelplane.reconcile.deployment import DeploymentInputs, reconcile_deployment
-from modelplane.reconcile.render import render
+from modelplane.runtime.local.render import render
 from modelplane.scheduling.model import CACHE_NONE, CACHE_UNRESOLVED, CacheState
 from tests.reconcile.fleet import cluster, deployment, fleet, observed, observed_endpoint
 

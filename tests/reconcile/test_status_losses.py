@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.reconcile.render import render
+from modelplane.runtime.local.render import render
 from tests.reconcile.fleet import cluster, deployment, fleet, observed
 
 WEST = cluster("us-west-2", gateway="203.0.113.20")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from modelplane.reconcile.render import RenderedDeployment, render
+from modelplane.runtime.local.render import RenderedDeployment, render
 from tests.reconcile.fleet import cache, cluster, deployment, fleet, observed, observed_endpoint
 
 

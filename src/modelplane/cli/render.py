@@ -16,7 +16,7 @@ from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
 from modelplane.printable import printable
-from modelplane.reconcile.render import (
+from modelplane.runtime.local.render import (
     RenderedCache,
     RenderedDeployment,
     RenderedEndpoint,
