@@ -42,7 +42,7 @@ from modelplane.cli.inputs import fleet_of
 from modelplane.cli.render import serialise
 from modelplane.cli.schedule import to_json
 from modelplane.reconcile.deployment import reconcile_fleet
-from modelplane.reconcile.render import render, render_caches, render_endpoints, render_fronts
+from modelplane.runtime.local.render import render, render_caches, render_endpoints, render_fronts
 
 # (clusters, existing replicas, desired replicas, whole-process runs per command)
 FLEETS = (

@@ -130,4 +130,5 @@ def test_the_cli_modules_import_only_what_the_verb_needs() -> None:
     loaded = out.strip().splitlines()[-1]
     for other in ("validate", "render", "crds", "package", "function"):
         assert f"'modelplane.cli.{other}'" not in loaded
-    assert "modelplane.runtime" not in loaded
+    assert "modelplane.runtime.crossplane" not in loaded
+    assert "modelplane.runtime.local" not in loaded

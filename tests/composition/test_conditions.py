@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from modelplane.api import ModelReplica
-from modelplane.api.meta import UNRESOLVED, condition_wire, is_ready
+from modelplane.api.meta import UNRESOLVED, is_ready
 from modelplane.composition import (
     compose_replica,
     model_endpoint,
     provider_config_for,
 )
+from modelplane.runtime.wire import condition_wire, observed_objects
 
 from .builders import PC, cluster, replica, replica_dict, standalone_engine
 
@@ -59,7 +60,7 @@ def test_fresh_replica_is_deploying_and_waiting() -> None:
 
 
 def test_accepted_but_not_available_is_starting() -> None:
-    result = compose_replica(replica(), cluster(), _observed(ready=False))
+    result = compose_replica(replica(), cluster(), observed_objects(_observed(ready=False)))
     assert [condition_wire(c) for c in result.conditions] == [
         _cond("ModelAccepted", "True", "Accepted"),
         _cond("ModelReady", "False", "ModelStarting"),
@@ -75,7 +76,7 @@ def test_accepted_but_not_available_is_starting() -> None:
 
 
 def test_every_workload_ready_is_serving_and_left_to_crossplane() -> None:
-    result = compose_replica(replica(), cluster(), _observed())
+    result = compose_replica(replica(), cluster(), observed_objects(_observed()))
     assert [condition_wire(c) for c in result.conditions] == [
         _cond("ModelAccepted", "True", "Accepted"),
         _cond("ModelReady", "True", "Serving"),
@@ -87,7 +88,7 @@ def test_every_workload_ready_is_serving_and_left_to_crossplane() -> None:
 
 def test_objects_not_observed_yet_stay_unmarked() -> None:
     observed = _observed(others=False)
-    result = compose_replica(replica(), cluster(), observed)
+    result = compose_replica(replica(), cluster(), observed_objects(observed))
     flags = {o.key: o.ready for o in result.objects}
     assert flags["model-serving-qwen3-8b"] is True
     assert {k for k, v in flags.items() if v is None} == {o.key for o in result.objects} - {
@@ -102,10 +103,10 @@ def test_every_workload_counts() -> None:
         "atProvider": {"manifest": {}},
         "conditions": [NOT_READY],
     }
-    result = compose_replica(replica(two), cluster(), observed)
+    result = compose_replica(replica(two), cluster(), observed_objects(observed))
     assert [c.reason for c in result.conditions] == ["Deploying", "WaitingForModel"]
     del observed["model-serving-b"]
-    result = compose_replica(replica(two), cluster(), observed)
+    result = compose_replica(replica(two), cluster(), observed_objects(observed))
     assert [c.reason for c in result.conditions] == ["Deploying", "WaitingForModel"]
     # A workload is observed, so this is not the first compose: no event.
     assert result.events == []
@@ -134,7 +135,7 @@ def test_unresolved_cluster_keeps_observed_objects(
 ) -> None:
     observed = _observed()
     clu = cluster(provider_config=None) if cluster_arg == "no-pc" else None
-    result = compose_replica(replica(), clu if fetched else UNRESOLVED, observed)
+    result = compose_replica(replica(), clu if fetched else UNRESOLVED, observed_objects(observed))
     assert result.held is True
     assert [o.key for o in result.objects] == list(observed)
     for composed in result.objects:
@@ -190,7 +191,9 @@ def test_endpoint_only_for_a_ready_replica_with_a_gateway() -> None:
     assert model_endpoint(desired, False, "203.0.113.10") is None
     assert model_endpoint(desired, True, None) is None
     assert model_endpoint(desired, True, "") is None
-    assert model_endpoint(desired, ready, "203.0.113.10") == {
+    endpoint = model_endpoint(desired, ready, "203.0.113.10")
+    assert endpoint is not None
+    assert endpoint.to_wire() == {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ModelEndpoint",
         "metadata": {

@@ -14,6 +14,7 @@ from modelplane.naming import backend_service_name, front_gateway_name
 from modelplane.reconcile.endpoint import converged, reconcile_endpoint
 from modelplane.reconcile.gateway import reconcile_gateway
 from modelplane.reconcile.service import reconcile_service
+from modelplane.runtime.wire import observed_object
 
 from .schemas import validate_manifest
 
@@ -97,16 +98,18 @@ def service(*entries: tuple[dict[str, str], int]) -> ModelService:
 GATEWAY = InferenceGateway.model_validate(
     {"metadata": {"name": "default"}, "status": {"address": "198.51.100.20"}}
 )
-ACCEPTED = {
-    "status": {
-        "parents": [
-            {
-                "parentRef": {"name": front_gateway_name("default")},
-                "conditions": [{"type": "Accepted", "status": "True"}],
-            }
-        ]
+ACCEPTED = observed_object(
+    {
+        "status": {
+            "parents": [
+                {
+                    "parentRef": {"name": front_gateway_name("default")},
+                    "conditions": [{"type": "Accepted", "status": "True"}],
+                }
+            ]
+        }
     }
-}
+)
 REPLICA = {"modelplane.ai/deployment": "qwen"}
 HOSTED = {"provider": "hosted"}
 
@@ -241,7 +244,8 @@ def test_gateway_missing() -> None:
     ],
 )
 def test_route_not_yet_accepted(observed: dict[str, Any] | None) -> None:
-    result = reconcile_service(service((REPLICA, 1)), replicas(1), GATEWAY, observed)
+    route = observed_object(observed) if observed is not None else None
+    result = reconcile_service(service((REPLICA, 1)), replicas(1), GATEWAY, route)
     assert len(result.objects) == 1  # composed, waiting for the Gateway
     assert [(c.type, c.status, c.reason) for c in result.conditions][1] == (
         "RoutingReady",
@@ -284,7 +288,7 @@ def test_gateway_is_ready_once_programmed_with_an_address() -> None:
             "conditions": [{"type": "Programmed", "status": "True"}],
         }
     }
-    ready = reconcile_gateway(gateway, observed)
+    ready = reconcile_gateway(gateway, observed_object(observed))
     assert ready.status.address == "198.51.100.20:8080" and ready.ready
     [composed] = ready.objects
     listener = composed.object["spec"]["listeners"][0]

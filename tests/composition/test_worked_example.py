@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from modelplane.api.meta import condition_wire
 from modelplane.composition import ReplicaComposition, compose_replica
+from modelplane.runtime.wire import condition_wire
 
 from .builders import PC, SEL, cluster, manifests, replica
 

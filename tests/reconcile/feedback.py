@@ -15,7 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from modelplane.reconcile.deployment import reconcile_fleet
-from modelplane.reconcile.render import RenderedDeployment, render
+from modelplane.runtime.local.render import RenderedDeployment, render
+from modelplane.runtime.wire import composed, deployment_status_wire
 from tests.reconcile.fleet import fleet
 
 HASH = "modelplane.ai/template-hash"  # spelled here: a test must notice when it changes
@@ -72,10 +73,12 @@ class World:
         out = []
         for result in reconcile_fleet(f):
             wire = result.deployment.to_wire()
-            wire["status"] = result.status.to_wire()
-            replicas = [r.object for r in result.replicas]
+            wire["status"] = deployment_status_wire(result.status)
+            replicas = [composed(r).object for r in result.replicas]
             out.append(
-                RenderedDeployment(wire, result, replicas, [], [e.object for e in result.endpoints])
+                RenderedDeployment(
+                    wire, result, replicas, [], [composed(e).object for e in result.endpoints]
+                )
             )
         return out
 

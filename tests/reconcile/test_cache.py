@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from modelplane.api import InferenceCluster, ModelCache
-from modelplane.api.meta import condition_wire
 from modelplane.composition.cache import (
     DOWNLOAD_IMAGE,
     DOWNLOAD_SCRIPT,
@@ -16,7 +15,8 @@ from modelplane.composition.cache import (
     resource_key,
 )
 from modelplane.reconcile.cache import SecretState, reconcile_cache
-from modelplane.reconcile.render import render, render_caches
+from modelplane.runtime.local.render import render, render_caches
+from modelplane.runtime.wire import condition_wire, observed_objects
 from tests.composition.schemas import require_shared, validate_delivered
 
 from .fleet import cache, cluster, deployment, fleet
@@ -296,7 +296,7 @@ def test_status_from_observed_objects(
     artifact: tuple[str, str, str],
     kinds: list[str],
 ) -> None:
-    result = reconcile_cache(_cache(status=before), _typed(THREE[:1]), observed)
+    result = reconcile_cache(_cache(status=before), _typed(THREE[:1]), observed_objects(observed))
     [entry] = result.status.to_wire()["clusters"]
     assert (entry["name"], entry["phase"]) == ("a", phase)
     assert entry["message"].startswith(message)
@@ -317,7 +317,7 @@ def test_status_from_observed_objects(
 
 
 def test_failed_job_message_carries_the_job_condition() -> None:
-    result = reconcile_cache(_cache(), _typed(THREE[:1]), JOB_FAILED)
+    result = reconcile_cache(_cache(), _typed(THREE[:1]), observed_objects(JOB_FAILED))
     assert result.status.to_wire()["clusters"][0]["message"].endswith(
         ": Job has reached the specified backoff limit"
     )
@@ -336,12 +336,16 @@ def test_partial_when_one_of_two_is_ready() -> None:
 
 
 def test_ready_is_not_kept_for_another_revision() -> None:
-    result = reconcile_cache(_cache(status=READY_BEFORE, name="qwen"), _typed(THREE[:1]), BOUND)
+    result = reconcile_cache(
+        _cache(status=READY_BEFORE, name="qwen"), _typed(THREE[:1]), observed_objects(BOUND)
+    )
     assert result.status.to_wire()["clusters"][0]["phase"] == "Ready"
     raw = cache(match_labels={"tier": "gpu"})
     raw["spec"]["huggingFace"]["revision"] = "v2"
     raw["status"] = READY_BEFORE
-    moved = reconcile_cache(ModelCache.model_validate(raw), _typed(THREE[:1]), BOUND)
+    moved = reconcile_cache(
+        ModelCache.model_validate(raw), _typed(THREE[:1]), observed_objects(BOUND)
+    )
     assert moved.status.to_wire()["clusters"][0]["phase"] == "Hydrating"
     assert "Job" in [o.object["spec"]["forProvider"]["manifest"]["kind"] for o in moved.objects]
 
@@ -392,17 +396,23 @@ def test_published_storage_class_is_used_when_spec_has_none() -> None:
 
 
 def test_events_on_start_and_completion_only_on_transitions() -> None:
-    started = reconcile_cache(_cache(), _typed(THREE[:1]), BOUND)
+    started = reconcile_cache(_cache(), _typed(THREE[:1]), observed_objects(BOUND))
     assert [(e.severity, e.message) for e in started.events] == [
         ("Normal", "Staging Qwen/Qwen3-8B@main on cluster a")
     ]
-    again = reconcile_cache(_cache(status=started.status), _typed(THREE[:1]), BOUND)
+    again = reconcile_cache(
+        _cache(status=started.status), _typed(THREE[:1]), observed_objects(BOUND)
+    )
     assert again.events == []
-    done = reconcile_cache(_cache(status=started.status), _typed(THREE[:1]), JOB_DONE)
+    done = reconcile_cache(
+        _cache(status=started.status), _typed(THREE[:1]), observed_objects(JOB_DONE)
+    )
     assert [(e.severity, e.message) for e in done.events] == [
         ("Normal", "Staged Qwen/Qwen3-8B@main on cluster a")
     ]
-    failed = reconcile_cache(_cache(status=started.status), _typed(THREE[:1]), JOB_FAILED)
+    failed = reconcile_cache(
+        _cache(status=started.status), _typed(THREE[:1]), observed_objects(JOB_FAILED)
+    )
     assert [e.severity for e in failed.events] == ["Warning"]
 
 
@@ -419,7 +429,7 @@ def test_a_long_remote_message_is_cut_to_the_status_bound() -> None:
     failed = copy.deepcopy(JOB_FAILED)
     condition = failed[resource_key("a", "download")]["status"]["atProvider"]["manifest"]
     condition["status"]["conditions"][0]["message"] = "x" * 5000
-    result = reconcile_cache(_cache(), _typed(THREE[:1]), failed)
+    result = reconcile_cache(_cache(), _typed(THREE[:1]), observed_objects(failed))
     message = result.status.to_wire()["clusters"][0]["message"]
     assert len(message) == 1024 and message.endswith("...")
     # What the function writes must pass the XRD's own schema.
@@ -432,7 +442,9 @@ def test_an_old_jobs_completion_is_not_the_new_source_staged() -> None:
     # The revision moved: the Object under the same key still reports the previous Job.
     raw = cache(match_labels={"tier": "gpu"})
     raw["spec"]["huggingFace"]["revision"] = "v2"
-    result = reconcile_cache(ModelCache.model_validate(raw), _typed(THREE[:1]), JOB_DONE)
+    result = reconcile_cache(
+        ModelCache.model_validate(raw), _typed(THREE[:1]), observed_objects(JOB_DONE)
+    )
     assert result.status.to_wire()["clusters"][0]["phase"] == "Hydrating"
     [(_, job)] = _manifests(result, "Job")
     assert job["spec"]["forProvider"]["manifest"]["metadata"]["name"] != JOB

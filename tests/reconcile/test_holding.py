@@ -5,9 +5,10 @@ events and readiness").
 from __future__ import annotations
 
 from modelplane.api import InferenceCluster, ModelDeployment, ModelEndpoint, ModelReplica
-from modelplane.api.meta import UNRESOLVED, condition_wire
+from modelplane.api.meta import UNRESOLVED
 from modelplane.reconcile.deployment import DeploymentInputs, reconcile_deployment
-from modelplane.reconcile.render import render
+from modelplane.runtime.local.render import render
+from modelplane.runtime.wire import composed, condition_wire, replicas_wire
 from modelplane.scheduling.model import CACHE_NONE, CACHE_UNRESOLVED, CacheState
 from tests.reconcile.fleet import cluster, deployment, fleet, observed, observed_endpoint
 
@@ -72,9 +73,9 @@ def test_selector_that_no_longer_compiles_holds_the_placement() -> None:
     assert result.events[0].severity == "Warning"
     assert result.composite_ready is False
     # Held replicas keep their observed spec: the broken selector is not stamped onto them.
-    cel = result.replicas[0].object["spec"]["engines"][0]["members"][0]["deviceRequests"][0][
-        "selectors"
-    ]
+    cel = composed(result.replicas[0]).object["spec"]["engines"][0]["members"][0]["deviceRequests"][
+        0
+    ]["selectors"]
     assert cel[0]["cel"].startswith("device.capacity")
 
 
@@ -96,7 +97,7 @@ def test_pool_unknown_cluster_keeps_its_replica_as_observed() -> None:
     clusters = [InferenceCluster.model_validate(c) for c in (poolless, TWO[1])]
     result = reconcile_deployment(inputs(deployment(), clusters))
     assert keys(result.replicas) == ["replica-us-east-1-0", "replica-us-west-2-0"]
-    assert result.status.replicas_wire() == {"ready": 2, "total": 2}
+    assert replicas_wire(result.status) == {"ready": 2, "total": 2}
 
 
 def test_ready_flags_follow_observed_readiness() -> None:
@@ -123,7 +124,8 @@ def test_held_objects_drop_what_crossplane_and_the_api_server_added() -> None:
         observed_endpoints=endpoints,
     )
     result = reconcile_deployment(held)
-    for obj in [o.object for o in result.replicas + result.endpoints]:
+    desired = [*map(composed, result.replicas), *map(composed, result.endpoints)]
+    for obj in [o.object for o in desired]:
         assert set(obj["metadata"]) <= {"name", "namespace", "labels", "annotations"}
         assert "crossplane" not in obj["spec"]
         assert "status" not in obj

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from modelplane.cli.main import main
-from modelplane.reconcile.render import RenderedDeployment
+from modelplane.runtime.local.render import RenderedDeployment
 from tests.builders import seed_deployment
 from tests.reconcile.feedback import HASH, World, said
 from tests.reconcile.fleet import cluster, deployment

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from modelplane.reconcile.render import render
+from modelplane.runtime.local.render import render
+from modelplane.runtime.wire import deployment_status_wire
 from tests.reconcile.fleet import cluster, deployment, fleet, observed
 
 WEST = cluster("us-west-2", gateway="203.0.113.20")
@@ -99,7 +100,11 @@ def test_replicas_ready_says_the_loss(
     first = render(fleet([deployment()], [cluster("us-east-1"), WEST]))[0]
     fed = [observed(x, True) for x in first.replicas]
     (r,) = render(fleet([deployment()], clusters, fed))
-    ready = next(c for c in r.result.status.to_wire()["conditions"] if c["type"] == "ReplicasReady")
+    ready = next(
+        c
+        for c in deployment_status_wire(r.result.status)["conditions"]
+        if c["type"] == "ReplicasReady"
+    )
     assert (ready["status"], ready["reason"], ready["message"]) == ("False", reason, message)
     assert [e["metadata"]["name"] for e in r.endpoints] == endpoints
 
@@ -107,7 +112,11 @@ def test_replicas_ready_says_the_loss(
 def test_a_shortfall_in_replicas_ready_has_its_reason() -> None:
     # Nothing lost, but only one of three fits: counted against spec.replicas, with the reason.
     (r,) = render(fleet([deployment(3)], [cluster("us-east-1", gpus=1)]))
-    ready = next(c for c in r.result.status.to_wire()["conditions"] if c["type"] == "ReplicasReady")
+    ready = next(
+        c
+        for c in deployment_status_wire(r.result.status)["conditions"]
+        if c["type"] == "ReplicasReady"
+    )
     assert (ready["status"], ready["reason"], ready["message"]) == (
         "False",
         "ReplicasNotScheduled",

@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from modelplane.reconcile.render import RenderedDeployment, render
+from modelplane.runtime.local.render import RenderedDeployment, render
+from modelplane.runtime.wire import deployment_status_wire, replicas_wire
 from tests.reconcile.fleet import cache, cluster, deployment, fleet, observed, observed_endpoint
 
 
 def conditions(r: RenderedDeployment) -> list[tuple[str, str, str, str]]:
     return [
         (c["type"], c["status"], c["reason"], c["message"])
-        for c in r.result.status.to_wire()["conditions"]
+        for c in deployment_status_wire(r.result.status)["conditions"]
     ]
 
 
@@ -31,7 +32,7 @@ TWO = [cluster("us-east-1"), cluster("us-west-2", gateway="203.0.113.20")]
 def test_fresh_placement_is_scheduling_and_starting() -> None:
     r = only(render(fleet([deployment()], TWO)))
     assert names(r.replicas) == ["qwen3-8b-e7f0a", "qwen3-8b-13bc2"]
-    assert r.result.status.replicas_wire() == {"ready": 0, "total": 2}
+    assert replicas_wire(r.result.status) == {"ready": 0, "total": 2}
     assert conditions(r) == [
         ("ReplicasScheduled", "False", "Scheduling", ""),
         ("ReplicasReady", "False", "ModelStarting", "0 of 2 ready"),
@@ -163,7 +164,7 @@ def test_zero_parks_the_deployment() -> None:
     r = only(render(fleet([deployment(replicas=0)], TWO, fed)))
     assert r.replicas == [] and r.endpoints == [] and r.remote == []
     assert r.deployment["spec"]["replicas"] == 0  # the object and its spec stay
-    assert r.result.status.replicas_wire() == {"ready": 0, "total": 0}
+    assert replicas_wire(r.result.status) == {"ready": 0, "total": 0}
     assert conditions(r) == [
         ("ReplicasScheduled", "True", "NoReplicasDesired", "0 replicas desired"),
         ("ReplicasReady", "True", "NoReplicasDesired", "0 replicas desired"),

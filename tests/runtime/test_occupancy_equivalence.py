@@ -19,6 +19,7 @@ from scheduling.test_properties import World, feed_back, with_replicas, worlds
 from modelplane.api import ModelReplica
 from modelplane.naming import replica_key
 from modelplane.reconcile.deployment import DeploymentInputs, reconcile_deployment
+from modelplane.runtime.wire import composed
 from modelplane.scheduling import CACHE_NONE, identity, schedule
 
 from .conftest import NOW, Stubs
@@ -63,7 +64,8 @@ def _rendered(
     result = reconcile_deployment(
         DeploymentInputs(w.deployment, w.fleet, [], CACHE_NONE, [*w.others, *ours], now=NOW)
     )
-    objects = {o.key: o.object for o in [*result.replicas, *result.endpoints]}
+    desired_objects = [*map(composed, result.replicas), *map(composed, result.endpoints)]
+    objects = {o.key: o.object for o in desired_objects}
     return objects, [(c.type, c.status, c.reason, c.message) for c in result.status.conditions]
 
 

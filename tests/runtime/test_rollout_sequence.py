@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.reconcile.render import RenderedDeployment
+from modelplane.runtime.local.render import RenderedDeployment
 from tests.reconcile.feedback import World, said
 from tests.reconcile.fleet import cluster, deployment
 

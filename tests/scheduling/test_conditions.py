@@ -12,6 +12,7 @@ import pytest
 from modelplane.api import InferenceCluster, ModelDeployment, ModelReplica
 from modelplane.events import Event
 from modelplane.reconcile.conditions import DeploymentStatus, deployment_status
+from modelplane.runtime.wire import deployment_status_wire
 from modelplane.scheduling import (
     CACHE_ABSENT,
     CACHE_NONE,
@@ -253,7 +254,7 @@ def test_absent_cache_with_nothing_to_retain() -> None:
 
 def test_wire_form() -> None:
     s = status(deployment("chat", 1), FLEET)
-    assert s.to_wire() == {
+    assert deployment_status_wire(s) == {
         "replicas": {"ready": 0, "total": 1},
         "conditions": [
             {"type": "ReplicasScheduled", "status": "False", "reason": "Scheduling", "message": ""},

@@ -18,6 +18,7 @@ from modelplane.api import InferenceCluster, ModelDeployment, ModelReplica
 from modelplane.events import Event
 from modelplane.reconcile.conditions import deployment_status
 from modelplane.reconcile.deployment import finish_deployment
+from modelplane.runtime.wire import deployment_status_wire
 from modelplane.scheduling import CACHE_NONE, CAPACITY_REASONS, Reason, Unfit, schedule
 
 from .builders import L4_MEM, cluster, deployment, engine, gpu, member, pool, replica, request
@@ -240,7 +241,7 @@ def test_the_warning_is_raised_once_per_change() -> None:
     d = chat(3, gpus=8)
     first = deployment_status(d, schedule(d, clusters, [], CACHE_NONE, []), CACHE_NONE, [])
     assert [e.severity for e in first.events] == ["Warning", "Normal"]
-    fed = ModelDeployment.model_validate({**d.to_wire(), "status": first.to_wire()})
+    fed = ModelDeployment.model_validate({**d.to_wire(), "status": deployment_status_wire(first)})
     again = deployment_status(fed, schedule(fed, clusters, [], CACHE_NONE, []), CACHE_NONE, [])
     assert again.conditions == first.conditions
     assert [e.severity for e in again.events] == ["Normal"]

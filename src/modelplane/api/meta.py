@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import Enum
 from typing import Final, Literal, Protocol
 
@@ -56,23 +56,12 @@ def condition(
     """A condition with exactly type, status, reason and message: the one condition type.
 
     Every reconcile (deployment, replica, cache, cluster) returns these; only the shells
-    turn them into wire dicts (``condition_wire``) or function-response conditions.
+    turn them into wire dicts (``runtime/wire.condition_wire``) or function-response
+    conditions.
     """
     if isinstance(status, bool):
         status = "True" if status else "False"
     return Condition(type=type_, status=status, reason=reason, message=message)
-
-
-def condition_wire(c: Condition) -> dict[str, str]:
-    """The four keys printed for a condition, ``message`` "" when empty (docs/reconcile.md,
-    "Conditions, events and readiness").
-    """
-    return {
-        "type": c.type,
-        "status": c.status,
-        "reason": c.reason or "",
-        "message": c.message or "",
-    }
 
 
 class HasConditions(Protocol):
@@ -84,11 +73,27 @@ class HasConditions(Protocol):
         ...
 
 
+def get_condition(conditions: Iterable[Condition] | None, type_: str) -> Condition:
+    """The first condition of ``type_``; a missing one reads ``Unknown``, never None.
+
+    The one condition reader, for typed statuses and observed objects alike (the shell
+    builds an observed object's conditions into ``Condition``s). Crossplane's function
+    SDK reads a missing condition the same way.
+    """
+    for c in conditions or ():
+        if c.type == type_:
+            return c
+    return Condition(type=type_, status="Unknown")
+
+
+def holds(conditions: Iterable[Condition] | None, type_: str) -> bool:
+    """The condition ``type_`` reads ``status: "True"``."""
+    return get_condition(conditions, type_).status == "True"
+
+
 def is_ready(status: HasConditions | None) -> bool:
-    """Some condition has ``type: Ready`` and ``status: "True"`` (Crossplane's readiness)."""
-    return status is not None and any(
-        c.type == "Ready" and c.status == "True" for c in status.conditions or ()
-    )
+    """The status's ``Ready`` condition is ``True`` (Crossplane's readiness)."""
+    return status is not None and holds(status.conditions, "Ready")
 
 
 CONDITIONS_LIST = list_map("type")
@@ -119,7 +124,9 @@ __all__ = [
     "ConditionStatus",
     "Conditions",
     "condition",
-    "condition_wire",
+    "get_condition",
+    "holds",
+    "is_ready",
     "LabelSelector",
     "LocalObjectReference",
     "NameRef",

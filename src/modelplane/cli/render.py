@@ -16,7 +16,7 @@ from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
 from modelplane.printable import printable
-from modelplane.reconcile.render import (
+from modelplane.runtime.local.render import (
     RenderedCache,
     RenderedDeployment,
     RenderedEndpoint,
@@ -190,7 +190,7 @@ def _deployment_summary(r: RenderedDeployment) -> list[str]:
     deployment = r.result.deployment
     status = r.result.status
     per_cluster: dict[str, int] = {}
-    for replica in r.result.replica_models:
+    for replica in (d.object for d in r.result.replicas):
         name = replica.spec.cluster_name
         per_cluster[name] = per_cluster.get(name, 0) + 1
     where = ", ".join(f"{c} ({n})" for c, n in sorted(per_cluster.items())) or "no cluster"

@@ -8,11 +8,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from modelplane.api.meta import condition_wire
 from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.printable import printable
 from modelplane.reconcile.deployment import DeploymentResult, reconcile_fleet
+from modelplane.runtime.wire import condition_wire
 from modelplane.scheduling import Placement
 from modelplane.scheduling.explain import move_message
 from modelplane.scheduling.model import Superseded, namespace_of

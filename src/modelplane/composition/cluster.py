@@ -27,7 +27,8 @@ from modelplane.api.inferencecluster import (
     ProviderConfigRef,
     derived_gpu_pools,
 )
-from modelplane.api.meta import Condition, condition
+from modelplane.api.meta import Condition, condition, holds
+from modelplane.composition.observed import NOTHING_OBSERVED, Observed, ObservedObject
 from modelplane.composition.routing import implementation_for_controller
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.events import Event
@@ -74,59 +75,28 @@ class ClusterComposition:
     ready: bool | None = None
 
 
-def _observed_status(raw: Mapping[str, object] | None) -> Mapping[str, object]:
-    status = raw.get("status") if isinstance(raw, Mapping) else None
-    return status if isinstance(status, Mapping) else {}
+def _remote(observed: ObservedObject | None) -> ObservedObject:
+    """The remote object an observed provider-kubernetes Object reports, or nothing."""
+    remote = observed.remote if observed is not None else None
+    return remote if remote is not None else NOTHING_OBSERVED
 
 
-def has_condition(raw: Mapping[str, object] | None, type_: str, status: str = "True") -> bool:
-    """Whether an observed object carries condition ``type_`` with ``status``."""
-    conditions = _observed_status(raw).get("conditions")
-    if not isinstance(conditions, list):
-        return False
-    return any(
-        isinstance(c, Mapping) and c.get("type") == type_ and c.get("status") == status
-        for c in conditions
-    )
-
-
-def _observed_manifest(observed_object: Mapping[str, object] | None) -> Mapping[str, object]:
-    """The remote object an observed provider-kubernetes Object reports, or {}."""
-    at_provider = _observed_status(observed_object).get("atProvider")
-    manifest = at_provider.get("manifest") if isinstance(at_provider, Mapping) else None
-    return manifest if isinstance(manifest, Mapping) else {}
-
-
-def _observed_spec_field(observed_object: Mapping[str, object] | None, field: str) -> str | None:
-    """A non-empty string field of the observed remote object's spec."""
-    spec = _observed_manifest(observed_object).get("spec")
-    value = spec.get(field) if isinstance(spec, Mapping) else None
-    return value if isinstance(value, str) and value else None
-
-
-def gateway_class_name(observed_gateway: Mapping[str, object] | None) -> str | None:
-    """The observed Gateway's ``spec.gatewayClassName``."""
-    return _observed_spec_field(observed_gateway, "gatewayClassName")
+def _ready(observed: ObservedObject | None) -> bool:
+    return observed is not None and holds(observed.conditions, "Ready")
 
 
 def gateway_class_implementation(
-    observed_class: Mapping[str, object] | None,
+    observed_class: ObservedObject | None,
 ) -> GatewayImplementation | None:
     """The implementation the observed GatewayClass's ``spec.controllerName`` names, if known."""
-    controller = _observed_spec_field(observed_class, "controllerName")
+    controller = _remote(observed_class).controller_name
     return implementation_for_controller(controller) if controller is not None else None
 
 
-def gateway_address(observed_object: Mapping[str, object] | None) -> str | None:
+def gateway_address(observed_object: ObservedObject | None) -> str | None:
     """The first non-empty ``value`` of the observed Gateway's ``status.addresses``."""
-    addresses = _observed_status(_observed_manifest(observed_object)).get("addresses")
-    if not isinstance(addresses, list):
-        return None
-    for address in addresses:
-        value = address.get("value") if isinstance(address, Mapping) else None
-        if isinstance(value, str) and value:
-            return value
-    return None
+    addresses = _remote(observed_object).addresses
+    return addresses[0] if addresses else None
 
 
 def provider_config(cluster: InferenceCluster) -> Json:
@@ -206,7 +176,7 @@ def gateway_class_object(cluster: InferenceCluster, class_name: str) -> Json:
 
 
 def _gateway_class_parts(
-    cluster: InferenceCluster, observed: Mapping[str, Json]
+    cluster: InferenceCluster, observed: Observed
 ) -> tuple[list[ComposedObject], GatewayImplementation | None]:
     """The GatewayClass Object, once the Gateway names its class, and what it implements.
 
@@ -215,24 +185,23 @@ def _gateway_class_parts(
     """
     previous = cluster.status.gateway if cluster.status is not None else None
     kept = previous.implementation if previous is not None else None
-    class_name = gateway_class_name(observed.get(GATEWAY_KEY))
+    class_name = _remote(observed.get(GATEWAY_KEY)).gateway_class_name
     if class_name is None:
         return [], kept
     seen_class = observed.get(GATEWAY_CLASS_KEY)
     resource = ComposedObject(
         GATEWAY_CLASS_KEY,
         gateway_class_object(cluster, class_name),
-        ready=True if has_condition(seen_class, "Ready") else None,
+        ready=True if _ready(seen_class) else None,
     )
-    observed_name = _observed_manifest(seen_class).get("metadata")
-    same_class = isinstance(observed_name, Mapping) and observed_name.get("name") == class_name
-    if not same_class or _observed_spec_field(seen_class, "controllerName") is None:
+    remote = _remote(seen_class)
+    if remote.name != class_name or remote.controller_name is None:
         return [resource], kept
     return [resource], gateway_class_implementation(seen_class)
 
 
 def _existing_parts(
-    cluster: InferenceCluster, observed: Mapping[str, Json]
+    cluster: InferenceCluster, observed: Observed
 ) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None]:
     """The composed objects of an Existing cluster and the status fields they publish."""
     seen_gateway = observed.get(GATEWAY_KEY)
@@ -245,7 +214,7 @@ def _existing_parts(
         ComposedObject(
             GATEWAY_KEY,
             gateway_object(cluster),
-            ready=True if has_condition(seen_gateway, "Ready") else None,
+            ready=True if _ready(seen_gateway) else None,
         ),
     ]
     reference = ProviderConfigRef(name=provider_config_name(cluster.metadata.name or ""))
@@ -309,7 +278,7 @@ def waiting_for_classes(missing: tuple[str, ...]) -> str:
 def compose_cluster(
     cluster: InferenceCluster,
     classes: ClassLookups,
-    observed: Mapping[str, Json],
+    observed: Observed,
     replicas: Sequence[ModelReplica] | None = None,
 ) -> ClusterComposition:
     """The cluster's composed objects, published status, condition, events and readiness.

@@ -4,12 +4,12 @@ Pure functions of observed state.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Literal
 
-from modelplane.api.meta import Condition, condition
+from modelplane.api.meta import Condition, condition, holds
 from modelplane.composition.delivery import DERIVE_FROM_CEL, SUCCESSFUL_CREATE
-from modelplane.composition.types import Json
+from modelplane.composition.observed import Observed, ObservedObject
 from modelplane.events import Event
 
 MODEL_ACCEPTED = "ModelAccepted"
@@ -22,37 +22,23 @@ EVENT_WAITING_FOR_CLUSTER = "Waiting for cluster to be resolved"
 EVENT_WAITING_FOR_PROVIDER_CONFIG = "Waiting for cluster providerConfigRef"
 
 
-def _get(obj: object, *path: str) -> object:
-    for part in path:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(part)
-    return obj
+def observed_ready(obj: ObservedObject | None) -> bool:
+    """The observed Object's ``Ready`` condition is ``True``."""
+    return obj is not None and holds(obj.conditions, "Ready")
 
 
-def observed_ready(obj: Json | None) -> bool:
-    """The observed Object has condition ``Ready`` = ``True``."""
-    conditions = _get(obj, "status", "conditions")
-    if not isinstance(conditions, list):
-        return False
-    return any(
-        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
-        for c in conditions
-    )
-
-
-def observed_accepted(obj: Json | None) -> bool:
+def observed_accepted(obj: ObservedObject | None) -> bool:
     """The provider has seen the remote object: a non-empty ``status.atProvider.manifest``."""
-    return bool(_get(obj, "status", "atProvider", "manifest"))
+    return obj is not None and obj.reported
 
 
-def readiness_policy(obj: Json | None) -> str:
+def readiness_policy(obj: ObservedObject | None) -> str:
     """An Object's readiness policy; the CRD defaults it to SuccessfulCreate."""
-    policy = _get(obj, "spec", "readiness", "policy")
-    return policy if isinstance(policy, str) else SUCCESSFUL_CREATE
+    policy = obj.readiness_policy if obj is not None else None
+    return policy if policy is not None else SUCCESSFUL_CREATE
 
 
-def ready_flag(policy: str, observed: Json | None) -> bool | None:
+def ready_flag(policy: str, observed: ObservedObject | None) -> bool | None:
     """The per-resource readiness flag; None leaves the resource unmarked.
 
     A workload (or picker Deployment) counts only once its observed Object is Ready, so
@@ -76,7 +62,7 @@ def cluster_problem_message(problem: ClusterProblem, cluster: str) -> str:
 
 def replica_conditions(
     workload_keys: Iterable[str],
-    observed: Mapping[str, Json],
+    observed: Observed,
     problem: ClusterProblem | None,
     cluster: str,
 ) -> list[Condition]:
@@ -119,7 +105,4 @@ def replica_events(
 
 def composite_ready(conditions: Iterable[Condition]) -> bool | None:
     """False (explicitly not ready) unless ModelReady is True; then Crossplane derives it."""
-    model_ready = next((c for c in conditions if c.type == MODEL_READY), None)
-    if model_ready is not None and model_ready.status == "True":
-        return None
-    return False
+    return None if holds(conditions, MODEL_READY) else False

@@ -4,11 +4,12 @@ docs/composition.md, "Routable endpoints").
 
 from __future__ import annotations
 
-from modelplane.api import GROUP_VERSION, ModelReplica
-from modelplane.composition.types import Json
+from modelplane.api import GROUP_VERSION, ModelEndpoint, ModelReplica
 
 
-def model_endpoint(replica: ModelReplica, ready: bool, gateway_address: str | None) -> Json | None:
+def model_endpoint(
+    replica: ModelReplica, ready: bool, gateway_address: str | None
+) -> ModelEndpoint | None:
     """The endpoint of ``replica`` (its desired form), or None when it must not exist.
 
     It exists exactly when the replica is ready and its cluster publishes a gateway
@@ -19,13 +20,15 @@ def model_endpoint(replica: ModelReplica, ready: bool, gateway_address: str | No
     namespace = replica.metadata.namespace or "default"
     name = replica.metadata.name or ""
     prefix = f"/{namespace}/{name}/"
-    return {
-        "apiVersion": GROUP_VERSION,
-        "kind": "ModelEndpoint",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": dict(replica.metadata.labels or {}),
-        },
-        "spec": {"url": f"http://{gateway_address}{prefix}v1", "rewritePath": prefix},
-    }
+    return ModelEndpoint.model_validate(
+        {
+            "apiVersion": GROUP_VERSION,
+            "kind": "ModelEndpoint",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "labels": dict(replica.metadata.labels or {}),
+            },
+            "spec": {"url": f"http://{gateway_address}{prefix}v1", "rewritePath": prefix},
+        }
+    )

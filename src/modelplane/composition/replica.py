@@ -5,7 +5,6 @@ Pure: the same replica, cluster and observed objects always give the same result
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from modelplane.api import InferenceCluster, ModelReplica
@@ -21,14 +20,11 @@ from modelplane.composition.conditions import (
 from modelplane.composition.delivery import readiness, remote_objects, wrap
 from modelplane.composition.members import containers_of, engine_container
 from modelplane.composition.names import replica_names, workload_key
+from modelplane.composition.observed import Observed
 from modelplane.composition.routing import gateway_implementation
-from modelplane.composition.types import ComposedObject, Json, Stack
+from modelplane.composition.types import ComposedObject, Stack
 from modelplane.events import Event
 from modelplane.naming import PROVIDER_CONFIG_KIND, provider_config_name
-
-# Metadata of an observed Object worth re-emitting; the rest (uid, resourceVersion,
-# managedFields, ...) belongs to the API server.
-_KEPT_METADATA = ("name", "namespace", "labels", "annotations")
 
 
 @dataclass(frozen=True)
@@ -79,18 +75,6 @@ def _engine_image(replica: ModelReplica) -> str:
     return container.image
 
 
-def kept_object(observed: Json) -> Json:
-    """An observed Object re-emitted as desired: its apiVersion, kind, spec and identity."""
-    metadata = observed.get("metadata") or {}
-    kept: Json = {"apiVersion": observed.get("apiVersion"), "kind": observed.get("kind")}
-    kept_meta = {k: metadata[k] for k in _KEPT_METADATA if k in metadata}
-    if kept_meta:
-        kept["metadata"] = kept_meta
-    if "spec" in observed:
-        kept["spec"] = observed["spec"]
-    return kept
-
-
 def _problem(
     cluster: InferenceCluster | Unresolved | None, derive_provider_config: bool
 ) -> tuple[ClusterProblem | None, tuple[str, str] | None]:
@@ -110,13 +94,14 @@ def _problem(
 def compose_replica(
     replica: ModelReplica,
     cluster: InferenceCluster | Unresolved | None,
-    observed: Mapping[str, Json] | None = None,
+    observed: Observed | None = None,
     *,
     derive_provider_config: bool = False,
 ) -> ReplicaComposition:
     """Compose a replica's objects on its cluster, with its conditions and readiness.
 
-    ``observed`` maps resource keys to the observed provider-kubernetes Objects.
+    ``observed`` maps resource keys to the observed provider-kubernetes Objects (their
+    typed views).
     ``cluster`` None means the InferenceCluster was not found; UNRESOLVED, not fetched
     yet (function runtime). With
     ``derive_provider_config`` (local ``render``) a cluster without
@@ -124,7 +109,7 @@ def compose_replica(
     as when the cluster is missing, the observed objects are re-emitted unchanged
     (Decision 4) instead of being deleted.
     """
-    seen: Mapping[str, Json] = observed or {}
+    seen: Observed = observed or {}
     cluster_name = replica.spec.cluster_name
     workloads = [workload_key(e.name) for e in replica.spec.engines]
     problem, provider = _problem(cluster, derive_provider_config)
@@ -134,7 +119,7 @@ def compose_replica(
     )
     if problem is not None or cluster is None or cluster is UNRESOLVED or provider is None:
         kept = [
-            ComposedObject(key, kept_object(obj), ready_flag(readiness_policy(obj), obj))
+            ComposedObject(key, obj.kept, ready_flag(readiness_policy(obj), obj))
             for key, obj in seen.items()
         ]
         return ReplicaComposition(kept, conditions, events, composite_ready(conditions), True)

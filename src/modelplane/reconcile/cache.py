@@ -7,12 +7,12 @@ this same code (docs/composition.md, caches; docs/api.md for the status fields).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from modelplane.api import InferenceCluster, ModelCache
-from modelplane.api.meta import Condition, condition, is_ready
+from modelplane.api.meta import Condition, condition, get_condition, holds, is_ready
 from modelplane.api.modelcache import (
     MAX_CACHE_CLUSTERS,
     MAX_CACHE_MESSAGE,
@@ -32,6 +32,7 @@ from modelplane.composition.cache import (
     source_of,
 )
 from modelplane.composition.delivery import readiness
+from modelplane.composition.observed import NOTHING_OBSERVED, Observed, ObservedObject
 from modelplane.composition.replica import derived_provider_config, provider_config_for
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.events import Event
@@ -94,33 +95,15 @@ def _previous(cache: ModelCache) -> dict[str, CacheClusterStatus]:
     return {e.name: e for e in entries or ()}
 
 
-def _remote_status(observed: Json | None, name: str) -> Mapping[str, object]:
-    """``status`` of the remote object ``name`` an observed Object reports.
+def _remote(observed: ObservedObject | None, name: str) -> ObservedObject:
+    """The remote object ``name`` an observed Object reports (``status.atProvider.manifest``).
 
-    Read from ``status.atProvider.manifest``; empty when the Object still reports another
-    object (a Job of the previous source, before the provider has replaced it), so an old
-    Job's completion never reads as the new source staged.
+    Empty when the Object still reports another object (a Job of the previous source,
+    before the provider has replaced it), so an old Job's completion never reads as the
+    new source staged.
     """
-    if not isinstance(observed, Mapping):
-        return {}
-    status = observed.get("status")
-    at_provider = status.get("atProvider") if isinstance(status, Mapping) else None
-    manifest = at_provider.get("manifest") if isinstance(at_provider, Mapping) else None
-    if not isinstance(manifest, Mapping):
-        return {}
-    metadata = manifest.get("metadata")
-    if not isinstance(metadata, Mapping) or metadata.get("name") != name:
-        return {}
-    remote = manifest.get("status")
-    return remote if isinstance(remote, Mapping) else {}
-
-
-def _condition(remote: Mapping[str, object], type_: str) -> Mapping[str, object] | None:
-    conditions = remote.get("conditions")
-    for c in conditions if isinstance(conditions, list) else ():
-        if isinstance(c, Mapping) and c.get("type") == type_ and c.get("status") == "True":
-            return c
-    return None
+    remote = observed.remote if observed is not None else None
+    return remote if remote is not None and remote.name == name else NOTHING_OBSERVED
 
 
 @dataclass(frozen=True)
@@ -133,7 +116,7 @@ class _Site:
 def _site(
     cache: ModelCache,
     cluster: InferenceCluster,
-    observed: Mapping[str, Json],
+    observed: Observed,
     secret: SecretState,
     provider: tuple[str, str] | None,
 ) -> _Site:
@@ -156,12 +139,12 @@ def _site(
     if before is not None and before.phase == "Ready" and before.source == source:
         # Staged: the Job and the token are gone (or going); only the PVC stays.
         return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False, False))
-    job = _remote_status(observed.get(resource_key(name, KEY_DOWNLOAD)), names.job(hf))
-    if _condition(job, "Complete") is not None or _condition(job, "SuccessCriteriaMet"):
+    job = _remote(observed.get(resource_key(name, KEY_DOWNLOAD)), names.job(hf))
+    if holds(job.conditions, "Complete") or holds(job.conditions, "SuccessCriteriaMet"):
         return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False, False))
-    failed = _condition(job, "Failed")
-    if failed is not None:
-        why = failed.get("message") or failed.get("reason") or "failed"
+    failed = get_condition(job.conditions, "Failed")
+    if failed.status == "True":
+        why = failed.message or failed.reason or "failed"
         return _Site(
             "Failed",
             f"download Job {names.job(hf)} failed: {why}",
@@ -183,8 +166,8 @@ def _site(
             Stage(False, False),
         )
     stage = Stage(True, hf.auth_secret is not None)
-    pvc = _remote_status(observed.get(resource_key(name, KEY_PVC)), names.pvc)
-    if job.get("active") or pvc.get("phase") == "Bound":
+    pvc = _remote(observed.get(resource_key(name, KEY_PVC)), names.pvc)
+    if job.active or pvc.phase == "Bound":
         return _Site("Hydrating", f"downloading {source} into PVC {names.pvc}", stage)
     return _Site("Pending", f"waiting for PVC {names.pvc} and download Job", stage)
 
@@ -262,19 +245,19 @@ def _events(cache: ModelCache, entries: list[CacheClusterStatus]) -> list[Event]
 def reconcile_cache(
     cache: ModelCache,
     clusters: Sequence[InferenceCluster],
-    observed: Mapping[str, Json] | None = None,
+    observed: Observed | None = None,
     *,
     secret: SecretState | None = None,
     derive_provider_config: bool = False,
 ) -> CacheResult:
     """Compose the cache on every cluster of its footprint and compute its status.
 
-    ``observed`` maps resource keys to observed provider-kubernetes Objects. ``secret``
+    ``observed`` maps resource keys to observed provider-kubernetes Objects (their views). ``secret``
     defaults to PRESENT when ``authSecret`` is set (a local run cannot see Secrets).
     With ``derive_provider_config`` (local ``render``) a cluster without
     ``status.providerConfigRef`` gets the derived one, as for replicas.
     """
-    seen: Mapping[str, Json] = observed or {}
+    seen: Observed = observed or {}
     hf = cache.spec.hugging_face
     assert hf is not None  # MC-01
     if secret is None:
@@ -324,15 +307,10 @@ def _bounded(message: str) -> str:
     return message[: MAX_CACHE_MESSAGE - 3] + "..."
 
 
-def _ready_flag(manifest: Json, observed: Json | None) -> bool | None:
+def _ready_flag(manifest: Json, observed: ObservedObject | None) -> bool | None:
     """True once the Object is observed Ready (or created, for SuccessfulCreate)."""
     if observed is None:
         return None
     if readiness(manifest)["policy"] == "SuccessfulCreate":
         return True
-    conditions = (observed.get("status") or {}).get("conditions") or []
-    return (
-        True
-        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-        else None
-    )
+    return True if holds(observed.conditions, "Ready") else None

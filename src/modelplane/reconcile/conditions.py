@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from modelplane.api import Condition, ModelDeployment, ModelReplica
-from modelplane.api.meta import condition, condition_wire
+from modelplane.api.meta import condition, get_condition
 from modelplane.events import Event
 from modelplane.scheduling.model import (
     CacheKind,
@@ -50,17 +50,6 @@ class DeploymentStatus:
     ready: int
     conditions: tuple[Condition, ...]
     events: tuple[Event, ...]
-
-    def replicas_wire(self) -> dict[str, int]:
-        """``status.replicas`` as written: ready, then total."""
-        return {"ready": self.ready, "total": self.total}
-
-    def to_wire(self) -> dict[str, object]:
-        """The status block as render prints it: replicas, then conditions."""
-        return {
-            "replicas": self.replicas_wire(),
-            "conditions": [condition_wire(c) for c in self.conditions],
-        }
 
 
 def ready_at(observed: Mapping[tuple[str, int], ModelReplica], placement: Placement) -> bool:
@@ -291,7 +280,7 @@ def reported_message(deployment: ModelDeployment, type_: str) -> str | None:
     not repeat it on every reconcile (docs/reconcile.md).
     """
     previous = deployment.status.conditions if deployment.status is not None else None
-    return next((c.message or "" for c in previous or () if c.type == type_), None)
+    return get_condition(previous, type_).message
 
 
 def _shortfall(schedule: Schedule) -> Shortfall:

@@ -11,8 +11,9 @@ both end in ``finish_deployment``, so the runtimes cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Generic, TypeVar
 
 from modelplane.api import (
     InferenceClass,
@@ -23,8 +24,7 @@ from modelplane.api import (
     ModelReplica,
 )
 from modelplane.api.meta import is_ready as status_is_ready
-from modelplane.composition import ComposedObject, model_endpoint
-from modelplane.composition.types import Json
+from modelplane.composition import model_endpoint
 from modelplane.events import Event
 from modelplane.naming import CLUSTER_LABEL, REVISION_SINCE_ANNOTATION, endpoint_key, replica_key
 from modelplane.reconcile.conditions import (
@@ -52,6 +52,7 @@ from modelplane.scheduling.scheduler import schedule, schedule_all
 
 __all__ = [
     "DeploymentInputs",
+    "Desired",
     "DeploymentResult",
     "Event",
     "Fleet",
@@ -97,19 +98,34 @@ class DeploymentInputs:
     now: datetime | None = None  # the shell's clock, as ``Fleet.now``
 
 
+M = TypeVar("M", ModelReplica, ModelEndpoint)
+
+
+@dataclass(frozen=True)
+class Desired(Generic[M]):
+    """One composed ModelReplica or ModelEndpoint: its resource key, the object, its readiness.
+
+    Typed: the shells write it to the wire (``runtime/wire.composed``). ``ready`` True marks
+    the resource ready; None leaves it unmarked.
+    """
+
+    key: str
+    object: M
+    ready: bool | None = None
+
+
 @dataclass
 class DeploymentResult:
     """The desired state and status of one deployment reconcile."""
 
     deployment: ModelDeployment
     cache: CacheState
-    replicas: list[ComposedObject]
-    endpoints: list[ComposedObject]
+    replicas: list[Desired[ModelReplica]]
+    endpoints: list[Desired[ModelEndpoint]]
     status: DeploymentStatus
     events: list[Event]
     composite_ready: bool | None  # True/False: set explicitly; None: left to Crossplane
     schedule: Schedule
-    replica_models: list[ModelReplica] = field(default_factory=list)
     # Some replica waits for Ready: the status is judged against the clock (the progress
     # deadline), so the same inputs give another result once time passes.
     reads_clock: bool = False
@@ -202,11 +218,7 @@ def finish_deployment(
     routed = [route for _, route in emitted]
     models = [_stamped(replica_object(deployment, p), stamps.get(p.name)) for p in placements]
     replicas = [
-        ComposedObject(
-            replica_key(p.cluster, p.index),
-            desired_object(model.to_wire()),
-            True if ready_at(ours, p) else None,
-        )
+        Desired(replica_key(p.cluster, p.index), model, True if ready_at(ours, p) else None)
         for p, model in zip(placements, models, strict=True)
     ]
     held = result.mode is Mode.HELD
@@ -224,7 +236,6 @@ def finish_deployment(
         events=list(status.events),
         composite_ready=_composite_ready(result, status),
         schedule=result,
-        replica_models=models,
         reads_clock=bool(stamps),
     )
 
@@ -267,7 +278,7 @@ def _endpoint(
     ours: dict[tuple[str, int], ModelReplica],
     seen: dict[tuple[str, int], ModelEndpoint],
     held: bool,
-) -> ComposedObject | None:
+) -> Desired[ModelEndpoint] | None:
     """The ModelEndpoint of a ready replica whose cluster has a gateway."""
     if not ready_at(ours, placement):
         return None
@@ -279,36 +290,14 @@ def _endpoint(
         return (
             None
             if observed is None
-            else ComposedObject(
-                key, desired_object(observed.to_wire()), status_is_ready(observed.status) or None
-            )
+            else Desired(key, observed, status_is_ready(observed.status) or None)
         )
     endpoint = model_endpoint(replica, True, placement.gateway_address)
     if endpoint is None:
         return None
-    return ComposedObject(
+    return Desired(
         key, endpoint, True if observed is not None and status_is_ready(observed.status) else None
     )
-
-
-_DESIRED_METADATA = ("name", "namespace", "labels", "annotations")
-
-
-def desired_object(obj: Json) -> Json:
-    """A composed ModelReplica or ModelEndpoint as desired state.
-
-    Held objects are re-emitted from observed state, which carries what Crossplane and
-    the API server added: ``spec.crossplane`` (kept current by the composed XR's own
-    reconciler), server-owned metadata and status. Desired state is an apply intent, so
-    only the fields this reconcile owns are kept.
-    """
-    out = {k: v for k, v in obj.items() if k != "status"}
-    metadata = obj.get("metadata") or {}
-    out["metadata"] = {k: metadata[k] for k in _DESIRED_METADATA if k in metadata}
-    spec = obj.get("spec")
-    if isinstance(spec, dict) and "crossplane" in spec:
-        out["spec"] = {k: v for k, v in spec.items() if k != "crossplane"}
-    return out
 
 
 def _endpoints_by_identity(

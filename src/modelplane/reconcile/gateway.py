@@ -8,12 +8,10 @@ gateway, for the conformance evidence).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from modelplane.api import InferenceGateway
 from modelplane.api.inferencegateway import InferenceGatewayStatus
-from modelplane.api.meta import condition
+from modelplane.api.meta import condition, holds
+from modelplane.composition.observed import NOTHING_OBSERVED, ObservedObject
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.naming import FRONT_GATEWAY_KEY, SYSTEM_NAMESPACE, front_gateway_name
 from modelplane.reconcile.result import ReconcileResult
@@ -49,29 +47,20 @@ def front_gateway(gateway: InferenceGateway) -> Json:
     }
 
 
-def _programmed(observed: Mapping[str, Any]) -> bool:
-    conditions = (observed.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Programmed" and c.get("status") == "True" for c in conditions)
-
-
-def _address(observed: Mapping[str, Any], port: int) -> str | None:
-    for item in (observed.get("status") or {}).get("addresses") or []:
-        value = item.get("value")
-        if isinstance(value, str) and value:
-            host = f"[{value}]" if ":" in value else value
-            return host if port == 80 else f"{host}:{port}"
+def _address(observed: ObservedObject, port: int) -> str | None:
+    for value in observed.addresses[:1]:
+        host = f"[{value}]" if ":" in value else value
+        return host if port == 80 else f"{host}:{port}"
     return None
 
 
-def reconcile_gateway(
-    gateway: InferenceGateway, observed: Mapping[str, Any] | None
-) -> GatewayResult:
+def reconcile_gateway(gateway: InferenceGateway, observed: ObservedObject | None) -> GatewayResult:
     """Compose the Gateway; Ready once it is Programmed and has an address."""
     objects = [ComposedObject(FRONT_GATEWAY_KEY, front_gateway(gateway))]
-    seen = observed or {}
+    seen = observed or NOTHING_OBSERVED
     address = _address(seen, gateway.spec.port)
     status = InferenceGatewayStatus(address=address)
-    if _programmed(seen) and address:
+    if holds(seen.conditions, "Programmed") and address:
         ready = condition(READY, True, "Programmed", f"Serving at http://{address}")
         return GatewayResult(objects, status, [ready])
     waiting = condition(

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
-from modelplane.api.meta import condition
+from modelplane.api.meta import condition, holds
 from modelplane.api.modelservice import ModelServiceStatus
 from modelplane.composition.backend import InvalidURL, parse_target
+from modelplane.composition.observed import ObservedObject
 from modelplane.composition.routing import ZERO_TIMEOUT
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.composition.weights import backend_weights
@@ -179,27 +179,19 @@ def http_route(
     }
 
 
-def route_accepted(route: Mapping[str, Any] | None, gateway: InferenceGateway) -> bool:
+def route_accepted(route: ObservedObject | None, gateway: InferenceGateway) -> bool:
     """The observed route's parent (our Gateway) reports Accepted=True."""
-    if not route:
+    if route is None:
         return False
     wanted = front_gateway_name(gateway.metadata.name or "")
-    parents = (route.get("status") or {}).get("parents") or []
-    for parent in parents:
-        ref = parent.get("parentRef") or {}
-        if ref.get("name") != wanted:
-            continue
-        for c in parent.get("conditions") or []:
-            if c.get("type") == "Accepted" and c.get("status") == "True":
-                return True
-    return False
+    return any(p.gateway == wanted and holds(p.conditions, "Accepted") for p in route.parents)
 
 
 def reconcile_service(
     service: ModelService,
     endpoints: Sequence[ModelEndpoint],
     gateway: InferenceGateway | None,
-    observed_route: Mapping[str, Any] | None,
+    observed_route: ObservedObject | None,
 ) -> ServiceResult:
     """Resolve the entries, compose the route, report EndpointsResolved and RoutingReady."""
     namespace = service.metadata.namespace or "default"

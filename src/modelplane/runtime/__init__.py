@@ -1,1 +1,2 @@
-"""Runtimes that drive the pure reconcile functions: Crossplane in production (``crossplane``)."""
+"""Runtimes that drive the pure reconcile functions: Crossplane in production (``crossplane``),
+``modelplane render`` locally (``local``)."""

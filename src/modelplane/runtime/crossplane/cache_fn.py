@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from modelplane.api import InferenceCluster, ModelCache
-from modelplane.composition.replica import kept_object
 from modelplane.composition.types import ComposedObject
 from modelplane.reconcile.cache import SecretState, reconcile_cache
 from modelplane.runtime.crossplane import documents
@@ -29,6 +28,7 @@ from modelplane.runtime.crossplane.requirements import (
     cache_requirements,
     fetched,
 )
+from modelplane.runtime.wire import kept_object
 
 
 def secret_state(
@@ -74,7 +74,7 @@ def run_cache(request: FunctionRequest) -> FunctionResponse:
     if clusters is None:
         # Not fetched yet: keep every observed Object (nothing staged is deleted).
         return FunctionResponse(
-            resources=[ComposedObject(k, kept_object(o)) for k, o in observed.items()],
+            resources=[ComposedObject(k, o.kept) for k, o in observed.items()],
             composite_ready=False,
             requirements=requirements,
         )

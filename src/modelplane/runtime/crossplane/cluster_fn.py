@@ -13,7 +13,6 @@ from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelReplica
 from modelplane.composition.cluster import ClassLookups, compose_cluster
-from modelplane.composition.replica import kept_object
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.held import held_response
 from modelplane.runtime.crossplane.messages import (
@@ -27,6 +26,7 @@ from modelplane.runtime.crossplane.requirements import (
     cluster_class_names,
     cluster_requirements,
 )
+from modelplane.runtime.wire import kept_object, observed_objects
 
 
 def lookup_classes(cluster: InferenceCluster, required: Mapping[str, Any]) -> ClassLookups:
@@ -64,9 +64,8 @@ def run_cluster(request: FunctionRequest) -> FunctionResponse:
         replicas = documents.required(request.required, PINNED_REPLICAS, ModelReplica)
     except documents.Refused as refused:
         return held_response(request, str(refused), requirements, kept_object)
-    composed = compose_cluster(
-        cluster, classes, {k: dict(v) for k, v in request.observed.items()}, replicas
-    )
+    observed = observed_objects({k: dict(v) for k, v in request.observed.items()})
+    composed = compose_cluster(cluster, classes, observed, replicas)
     return FunctionResponse(
         resources=composed.objects,
         composite_status=composed.status.to_wire(),

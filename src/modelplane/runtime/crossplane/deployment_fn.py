@@ -26,7 +26,6 @@ from modelplane.reconcile.conditions import invalid_input_status
 from modelplane.reconcile.deployment import (
     DeploymentInputs,
     DeploymentResult,
-    desired_object,
     reconcile_deployment,
 )
 from modelplane.runtime.crossplane import documents
@@ -43,6 +42,7 @@ from modelplane.runtime.crossplane.requirements import (
     CLUSTERS,
     deployment_requirements,
 )
+from modelplane.runtime.wire import composed, desired_object, replicas_wire
 from modelplane.scheduling.model import (
     CACHE_NONE,
     CACHE_UNRESOLVED,
@@ -130,9 +130,9 @@ def to_response(result: DeploymentResult, requirements: list[Requirement]) -> Fu
     ``status.conditions`` and stamps the transition times); ``status.replicas`` goes to
     the composite's desired status.
     """
-    status = {"replicas": result.status.replicas_wire()}
+    status = {"replicas": replicas_wire(result.status)}
     return FunctionResponse(
-        resources=[*result.replicas, *result.endpoints],
+        resources=[*map(composed, result.replicas), *map(composed, result.endpoints)],
         composite_status=status,
         composite_ready=result.composite_ready,
         conditions=list(result.status.conditions),
@@ -178,7 +178,7 @@ def held_response(
     status = invalid_input_status(deployment, problem, replicas)
     return FunctionResponse(
         resources=kept,
-        composite_status={"replicas": status.replicas_wire()},
+        composite_status={"replicas": replicas_wire(status)},
         composite_ready=None,
         conditions=list(status.conditions),
         results=[Result(e.severity, e.message) for e in status.events],

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from modelplane.api.meta import Condition, condition
-from modelplane.composition.conditions import observed_ready
+from modelplane.api.meta import Condition, condition, holds
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.messages import (
@@ -23,6 +22,7 @@ from modelplane.runtime.crossplane.messages import (
     Requirement,
     Result,
 )
+from modelplane.runtime.wire import conditions_of
 
 # Conditions Crossplane itself writes on every composite: never a function's to carry.
 CROSSPLANE_CONDITIONS = frozenset({"Ready", "Synced"})
@@ -40,12 +40,17 @@ def held_resources(
     is Ready is marked ready, so the composite's readiness does not drop meanwhile.
     """
     return [
-        ComposedObject(
-            key, shape(documents.restore(raw)), True if observed_ready(dict(raw)) else None
-        )
+        ComposedObject(key, shape(documents.restore(raw)), True if _ready(raw) else None)
         for key, raw in sorted(observed.items())
         if keep(key)
     ]
+
+
+def _ready(raw: Mapping[str, Any]) -> bool:
+    status = raw.get("status")
+    return holds(
+        conditions_of(status.get("conditions") if isinstance(status, Mapping) else None), "Ready"
+    )
 
 
 def previous_conditions(composite: Mapping[str, Any]) -> list[Condition]:

@@ -13,7 +13,7 @@ from typing import Any
 from modelplane.api import InferenceCluster, ModelReplica
 from modelplane.api.meta import UNRESOLVED
 from modelplane.composition import compose_replica
-from modelplane.composition.replica import kept_object
+from modelplane.composition.observed import ObservedObject
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.held import held_response
 from modelplane.runtime.crossplane.messages import (
@@ -23,6 +23,7 @@ from modelplane.runtime.crossplane.messages import (
 )
 from modelplane.runtime.crossplane.requirements import CLUSTER, replica_requirements
 from modelplane.runtime.crossplane.structs import integral_floats_to_int
+from modelplane.runtime.wire import kept_object, observed_object
 
 
 def pick_cluster(items: list[InferenceCluster] | None, name: str) -> InferenceCluster | None:
@@ -30,17 +31,15 @@ def pick_cluster(items: list[InferenceCluster] | None, name: str) -> InferenceCl
     return next((c for c in items or () if c.metadata.name == name), None)
 
 
-def observed_objects(observed: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The observed provider-kubernetes Objects with their integers restored.
+def observed_objects(observed: Mapping[str, Mapping[str, Any]]) -> dict[str, ObservedObject]:
+    """The observed provider-kubernetes Objects, their integers restored, as typed views.
 
     The Objects carry remote kinds no schema here describes; their numeric fields
     (replicas, ports, probe timings) are integers, and held objects are re-emitted.
     """
-    restored: dict[str, dict[str, Any]] = {}
-    for key, raw in observed.items():
-        value = integral_floats_to_int(dict(raw))
-        restored[key] = value
-    return restored
+    return {
+        key: observed_object(integral_floats_to_int(dict(raw))) for key, raw in observed.items()
+    }
 
 
 def run_replica(request: FunctionRequest) -> FunctionResponse:

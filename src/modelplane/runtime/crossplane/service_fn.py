@@ -24,6 +24,7 @@ from modelplane.runtime.crossplane.requirements import (
     service_requirements,
 )
 from modelplane.runtime.crossplane.structs import integral_floats_to_int
+from modelplane.runtime.wire import observed_object
 
 
 def run_service(request: FunctionRequest) -> FunctionResponse:
@@ -38,8 +39,9 @@ def run_service(request: FunctionRequest) -> FunctionResponse:
     if gateways is None or endpoints is None:
         # Not fetched yet: nothing is decided on a partial view.
         return FunctionResponse(composite_ready=False, requirements=requirements)
-    observed = request.observed.get(SERVICE_ROUTE_KEY)
-    result = reconcile_service(service, endpoints, gateways[0] if gateways else None, observed)
+    raw_route = request.observed.get(SERVICE_ROUTE_KEY)
+    route = observed_object(dict(raw_route)) if raw_route is not None else None
+    result = reconcile_service(service, endpoints, gateways[0] if gateways else None, route)
     return response_of(result, requirements)
 
 
@@ -47,6 +49,6 @@ def run_gateway(request: FunctionRequest) -> FunctionResponse:
     """The gateway function: the Gateway, its address and Ready."""
     gateway = documents.composite(request.composite, InferenceGateway)
     raw = request.observed.get(FRONT_GATEWAY_KEY)
-    observed = integral_floats_to_int(dict(raw)) if raw is not None else None
+    observed = observed_object(integral_floats_to_int(dict(raw))) if raw is not None else None
     result = reconcile_gateway(gateway, observed)
     return response_of(result)

@@ -1,8 +1,9 @@
-"""One full local reconcile of a fleet: what ``modelplane render`` prints (cli.md).
+"""One full local reconcile of a fleet: what ``modelplane render`` prints (README.md).
 
-Pure: typed objects in, ordered desired objects out. Deployments are reconciled in
-(namespace, name) order, each seeing the replicas the earlier ones were given
-(scheduling.md §1); each replica is then composed on its cluster (composition.md).
+The local runtime, a shell beside the Crossplane one: typed objects in, ordered desired
+objects out. Deployments are reconciled in (namespace, name) order, each seeing the
+replicas the earlier ones were given (docs/scheduling.md, "Inputs, identity and result");
+each replica is then composed on its cluster (docs/composition.md).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from modelplane.api import (
     ModelEndpoint,
     ModelService,
 )
-from modelplane.api.meta import condition_wire
+from modelplane.api.meta import condition
 from modelplane.composition import compose_replica
+from modelplane.composition.observed import ObservedObject, RouteParent
 from modelplane.composition.types import Json
 from modelplane.naming import front_gateway_name
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
@@ -25,6 +27,7 @@ from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_f
 from modelplane.reconcile.endpoint import EndpointResult, converged, reconcile_endpoint
 from modelplane.reconcile.gateway import GatewayResult, reconcile_gateway
 from modelplane.reconcile.service import ServiceResult, reconcile_service
+from modelplane.runtime.wire import composed, condition_wire, deployment_status_wire
 
 
 @dataclass
@@ -98,14 +101,14 @@ def _rendered(
     deployment = result.deployment
     wire = deployment.to_wire()
     wire["metadata"]["namespace"] = deployment.metadata.namespace or "default"
-    wire["status"] = result.status.to_wire()
+    wire["status"] = deployment_status_wire(result.status)
     rendered = RenderedDeployment(
         deployment=wire,
         result=result,
-        replicas=[r.object for r in result.replicas],
-        endpoints=[e.object for e in result.endpoints],
+        replicas=[composed(r).object for r in result.replicas],
+        endpoints=[composed(e).object for e in result.endpoints],
     )
-    for replica in result.replica_models:
+    for replica in (r.object for r in result.replicas):
         cluster = clusters.get(replica.spec.cluster_name)
         composition = compose_replica(replica, cluster, derive_provider_config=True)
         rendered.remote.extend((replica.spec.cluster_name, o.object) for o in composition.objects)
@@ -114,7 +117,7 @@ def _rendered(
 
 @dataclass
 class RenderedEndpoint:
-    """One ModelEndpoint's routable backend: Service, EndpointSlice, BackendTLSPolicy (issue 17)."""
+    """One ModelEndpoint's routable backend: Service, EndpointSlice, BackendTLSPolicy."""
 
     endpoint: ModelEndpoint
     result: EndpointResult
@@ -208,12 +211,7 @@ def render_fronts(
     for gateway in sorted(gateways, key=lambda g: g.metadata.name or ""):
         given = gateway.status.address if gateway.status else None
         observed = (
-            {
-                "status": {
-                    "addresses": [{"value": given}],
-                    "conditions": [{"type": "Programmed", "status": "True"}],
-                }
-            }
+            ObservedObject(conditions=(condition("Programmed", True, ""),), addresses=(given,))
             if given
             else None
         )
@@ -239,14 +237,8 @@ def gateway_has_address(gateway: InferenceGateway) -> bool:
     return bool(gateway.status and gateway.status.address)
 
 
-def _accepted_route(gateway: InferenceGateway) -> Json:
-    return {
-        "status": {
-            "parents": [
-                {
-                    "parentRef": {"name": front_gateway_name(gateway.metadata.name or "")},
-                    "conditions": [{"type": "Accepted", "status": "True"}],
-                }
-            ]
-        }
-    }
+def _accepted_route(gateway: InferenceGateway) -> ObservedObject:
+    """The route as a Gateway that accepted it reports it."""
+    accepted = condition("Accepted", True, "")
+    parent = RouteParent(front_gateway_name(gateway.metadata.name or ""), (accepted,))
+    return ObservedObject(parents=(parent,))
