@@ -140,7 +140,7 @@ def composite_identity(data: bytes) -> str:
     metadata = fields["metadata"].struct_value.fields if "metadata" in fields else {}
     parts = [fields["kind"].string_value if "kind" in fields else ""]
     parts += [metadata[k].string_value if k in metadata else "" for k in ("namespace", "name")]
-    return "/".join(parts)
+    return "/".join(parts) if any(parts) else ""
 
 
 def route(data: bytes, workers: int) -> int:
