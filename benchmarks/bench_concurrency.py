@@ -13,7 +13,12 @@ remembered and each call runs the reconcile (the fleet's objects stay validated)
 
 Models: ``threads-8`` is the server as it was, eight threads of one process (kept as
 ``ServeConfig.threads`` only for this comparison); ``workers-N`` is ``--workers N``;
-the default on that many cores is marked. Runs in about a minute.
+the default on that many cores is marked. Each configuration runs ``--repeat`` times,
+interleaved with the others (a shared machine's load drifts); the median run is printed
+with every run's calls/s, and the server's CPU time per call (its own process and its
+workers', so a slower run on a busy machine still shows what a call costs) and how many
+cores it kept busy on average (CPU time over wall time: what the interpreter lock caps). Runs in
+about a minute and a half.
 """
 
 from __future__ import annotations
@@ -112,6 +117,7 @@ class Run:
     default: bool
     calls: int
     seconds: float
+    cpu_seconds: float
     latencies_ms: list[float]
 
     @property
@@ -199,26 +205,50 @@ def measure(
         drive(call, requests, clients, 0.0)
         for data in requests:  # every composite's documents validated in its worker
             call(data)
+        cpu = server_cpu_seconds(process.pid)
         calls, elapsed, latencies = drive(call, requests, clients, seconds)
+        cpu = server_cpu_seconds(process.pid) - cpu
     finally:
         channel.close()
         process.terminate()
         process.wait(timeout=30)
     workers = model.removeprefix("workers-")
     default = workers.isdigit() and int(workers) == min(len(cores), default_workers())
-    return Run(len(cores), model, default, calls, elapsed, latencies)
+    return Run(len(cores), model, default, calls, elapsed, cpu, latencies)
+
+
+def server_cpu_seconds(pid: int) -> float:
+    """CPU time the server and its worker processes have used so far (user + system)."""
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    ticks = 0
+    for each in pids:
+        fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def report(runs: list[Run]) -> None:
-    """One line per run."""
-    print(f"{'cores':>5} {'model':<10} {'calls':>6} {'calls/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
-    for run in runs:
+    """One line per configuration: the median run's figures over the repeats."""
+    print(
+        f"{'cores':>5} {'model':<10} {'calls':>6} {'calls/s':>8} {'runs':<17} "
+        f"{'CPU ms/call':>11} {'cores busy':>10} {'p50 ms':>7} {'p99 ms':>7}"
+    )
+    keys = list(dict.fromkeys((r.cores, r.model) for r in runs))
+    for key in keys:
+        same = sorted((r for r in runs if (r.cores, r.model) == key), key=lambda r: r.rate)
+        run = same[len(same) // 2]
         ordered = sorted(run.latencies_ms)
         p99 = ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
         mark = " (default)" if run.default else ""
+        rates = "/".join(f"{r.rate:.0f}" for r in same)
         print(
-            f"{run.cores:>5} {run.model:<10} {run.calls:>6} {run.rate:>8.1f} "
-            f"{statistics.median(ordered):>8.1f} {p99:>8.1f}{mark}"
+            f"{run.cores:>5} {run.model:<10} {run.calls:>6} {run.rate:>8.1f} {rates:<17} "
+            f"{1000 * run.cpu_seconds / max(run.calls, 1):>11.2f} "
+            f"{run.cpu_seconds / run.seconds:>10.2f} "
+            f"{statistics.median(ordered):>7.1f} {p99:>7.1f}{mark}"
         )
 
 
@@ -229,6 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--deployments", type=int, default=12, help="deployments (and replicas)")
     parser.add_argument("--clusters", type=int, default=100, help="InferenceClusters in the fleet")
     parser.add_argument("--models", default="threads-8,workers-1,workers-2")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each, interleaved")
     args = parser.parse_args(argv)
     available = sorted(os.sched_getaffinity(0))
     requests = workload(args.deployments, args.clusters)
@@ -237,13 +268,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(requests)} requests ({sizes[0] // 1024}-{sizes[-1] // 1024} KiB), "
         f"{args.clients} clients, {args.seconds:.0f} s per run, CPUs {available}"
     )
+    counts = [c for c in (1, 2) if c <= len(available)]
+    if len(counts) < 2:
+        print(f"2 cores: only {len(available)} available, skipped")
     runs = []
-    for count in (1, 2):
-        if count > len(available):
-            print(f"{count} cores: only {len(available)} available, skipped")
-            continue
-        for model in args.models.split(","):
-            runs.append(measure(model, available[:count], requests, args.clients, args.seconds))
+    for _ in range(args.repeat):
+        for count in counts:
+            for model in args.models.split(","):
+                cores = available[:count]
+                runs.append(measure(model, cores, requests, args.clients, args.seconds))
     report(runs)
     return 0
 
