@@ -27,7 +27,6 @@ THIS = Path(__file__).resolve()
 PENDING = frozenset(
     {
         "src/modelplane/api/validation.py",
-        "src/modelplane/runtime/crossplane/server.py",
     }
 )
 

@@ -5,8 +5,9 @@ shapes, matching plans, validated wire documents, encoded Structs) is registered
 :data:`REGISTRY` under a dotted name, and one policy holds for all of them:
 
 * **bounded**: at most ``bound`` entries; the least recently used is dropped first;
-* **thread-safe**: the gRPC server answers on a pool of worker threads that share the
-  process's memos, so every lookup and insertion is atomic;
+* **thread-safe**: the function server answers one call at a time per process, but its
+  metrics endpoint reads the counters from another thread and library callers may use
+  threads, so every lookup and insertion is atomic;
 * **counted**: hits and misses only grow (they are Prometheus counters); the size is the
   number of entries now;
 * **cleared together**: :func:`clear_all` empties every registered memo.

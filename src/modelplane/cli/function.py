@@ -16,9 +16,14 @@ from modelplane.runtime.crossplane.metrics import DEFAULT_METRICS_ADDRESS
 
 DEFAULT_ADDRESS = "0.0.0.0:9443"
 CERTS_ENV = "TLS_SERVER_CERTS_DIR"
+# The default's bound (runtime/crossplane/workers.py's MAX_DEFAULT_WORKERS, repeated here so
+# the help does not import gRPC), and a sanity bound on the flag.
+MAX_DEFAULT_WORKERS = 4
+MAX_WORKERS = 256
 EXAMPLE = """\
 examples:
   modelplane function serve --insecure --address 127.0.0.1:9443 --metrics-address '' --debug
+  modelplane function serve --insecure --workers 1
   TLS_SERVER_CERTS_DIR=/tls/server modelplane function serve
 """
 
@@ -66,6 +71,16 @@ def register(subparsers: Any) -> None:
         help=f"where to serve Prometheus metrics at /metrics over plain HTTP, '' for nowhere "
         f"(default: {DEFAULT_METRICS_ADDRESS}, the port Crossplane declares)",
     )
+    serve.add_argument(
+        "--workers",
+        type=worker_count,
+        default=None,
+        metavar="N",
+        help="processes answering calls, each one call at a time: 1 answers in the serving "
+        "process, more are forked and the serving process hands them the calls (default: the "
+        "CPUs this process may use, from its CPU affinity and its cgroup's cpu.max quota, at "
+        f"most {MAX_DEFAULT_WORKERS})",
+    )
     serve.add_argument("--debug", action="store_true", help="log at debug level")
     serve.set_defaults(func=run_serve)
     parser.set_defaults(func=lambda args: _usage(parser))
@@ -93,6 +108,15 @@ def listen_address(value: str) -> str:
             f"invalid address {value!r}: the host must be an IP address or a host name"
         )
     return value
+
+
+def worker_count(value: str) -> int:
+    """``--workers``: a whole number from 1 to ``MAX_WORKERS``."""
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(
+            f"invalid worker count {value!r}: want a number from 1 to {MAX_WORKERS}"
+        )
+    return int(value)
 
 
 def optional_listen_address(value: str) -> str:
@@ -137,6 +161,7 @@ def run_serve(args: argparse.Namespace) -> int:
         configure_logging,
         serve,
     )
+    from modelplane.runtime.crossplane.workers import default_workers
 
     configure_logging(debug=args.debug)
     config = ServeConfig(
@@ -144,6 +169,7 @@ def run_serve(args: argparse.Namespace) -> int:
         insecure=args.insecure,
         tls_certs_dir=directory,
         metrics_address=args.metrics_address or None,
+        workers=args.workers if args.workers is not None else default_workers(),
     )
     try:
         return serve(config)

@@ -11,6 +11,10 @@ The counters are kept in-process, written in the Prometheus text exposition form
 process (``modelplane.memo``) reports its hits, misses, entries and bound, labelled by
 the memo's name: whether the caches are warm, and whether one is full and churning, is
 read off the same scrape.
+
+A server of several worker processes serves one endpoint for the pod: each worker hands
+its counters (a :class:`Snapshot`) back with every answer, and :class:`PodMetrics` sums
+the latest of each, so a scrape reads the pod's totals whichever process answered.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 from modelplane import memo
 from modelplane.api.kinds import KINDS
@@ -50,6 +54,18 @@ def _kind_label(kind: Any) -> str:
     return kind if isinstance(kind, str) and kind in KNOWN_KINDS else "other"
 
 
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Every counter of one process (or the sum of several) at one moment; picklable."""
+
+    requests: tuple[tuple[tuple[str, str], int], ...] = ()
+    """((kind, result), calls), sorted."""
+    durations: tuple[tuple[str, float, int], ...] = ()
+    """(kind, seconds, calls), sorted."""
+    memos: tuple[memo.MemoStats, ...] = ()
+    """Every memo's counters, sorted by name."""
+
+
 @dataclass
 class Metrics:
     """RunFunction calls by composite kind: how many, how many Fatal, and their duration."""
@@ -69,21 +85,90 @@ class Metrics:
             self._seconds[label] = self._seconds.get(label, 0.0) + seconds
             self._count[label] = self._count.get(label, 0) + 1
 
+    def snapshot(self) -> Snapshot:
+        """The calls counted so far and the memos' counters now."""
+        with self._lock:
+            requests = tuple(sorted(self._requests.items()))
+            durations = tuple(sorted((k, self._seconds[k], self._count[k]) for k in self._count))
+        return Snapshot(requests, durations, tuple(self.memo_stats()))
+
     def render(self) -> str:
         """Every metric in the text exposition format."""
+        return render(self.snapshot())
+
+
+def merge(snapshots: Iterable[Snapshot]) -> Snapshot:
+    """The sum of several processes' counters: calls, durations and memos added up by label.
+
+    A memo's entries and bound add up too: the pod holds that many entries at most.
+    """
+    requests: dict[tuple[str, str], int] = {}
+    seconds: dict[str, float] = {}
+    count: dict[str, int] = {}
+    memos: dict[str, memo.MemoStats] = {}
+    for snap in snapshots:
+        for key, calls in snap.requests:
+            requests[key] = requests.get(key, 0) + calls
+        for kind, spent, calls in snap.durations:
+            seconds[kind] = seconds.get(kind, 0.0) + spent
+            count[kind] = count.get(kind, 0) + calls
+        for stats in snap.memos:
+            known = memos.get(stats.name)
+            memos[stats.name] = stats if known is None else _add(known, stats)
+    return Snapshot(
+        tuple(sorted(requests.items())),
+        tuple(sorted((k, seconds[k], count[k]) for k in count)),
+        tuple(memos[name] for name in sorted(memos)),
+    )
+
+
+def _add(a: memo.MemoStats, b: memo.MemoStats) -> memo.MemoStats:
+    return memo.MemoStats(
+        a.name, a.bound + b.bound, a.size + b.size, a.hits + b.hits, a.misses + b.misses
+    )
+
+
+class PodMetrics:
+    """The pod's metrics when worker processes answer: the sum of each one's latest snapshot."""
+
+    def __init__(self, workers: int, start: Snapshot) -> None:
+        self._lock = threading.Lock()
+        self._latest = [start] * workers
+
+    def update(self, worker: int, snapshot: Snapshot) -> None:
+        """Worker ``worker``'s counters as of its last answer (never older than the last)."""
         with self._lock:
-            requests = sorted(self._requests.items())
-            durations = sorted((k, self._seconds[k], self._count[k]) for k in self._count)
-        lines = [
-            f"# HELP {REQUESTS} RunFunction calls answered, by composite kind and result.",
-            f"# TYPE {REQUESTS} counter",
-            *(f'{REQUESTS}{{kind="{_escape(k)}",result="{r}"}} {n}' for (k, r), n in requests),
-            f"# HELP {DURATION} Time spent answering RunFunction calls, by composite kind.",
-            f"# TYPE {DURATION} summary",
-            *_summary_lines(durations),
-            *_memo_lines(self.memo_stats()),
-        ]
-        return "\n".join(lines) + "\n"
+            self._latest[worker] = snapshot
+
+    def snapshot(self) -> Snapshot:
+        """Every worker's counters, summed."""
+        with self._lock:
+            latest = list(self._latest)
+        return merge(latest)
+
+    def render(self) -> str:
+        """Every metric of the pod in the text exposition format."""
+        return render(self.snapshot())
+
+
+def render(snapshot: Snapshot) -> str:
+    """Every metric of ``snapshot`` in the text exposition format."""
+    lines = [
+        f"# HELP {REQUESTS} RunFunction calls answered, by composite kind and result.",
+        f"# TYPE {REQUESTS} counter",
+        *(f'{REQUESTS}{{kind="{_escape(k)}",result="{r}"}} {n}' for (k, r), n in snapshot.requests),
+        f"# HELP {DURATION} Time spent answering RunFunction calls, by composite kind.",
+        f"# TYPE {DURATION} summary",
+        *_summary_lines(snapshot.durations),
+        *_memo_lines(snapshot.memos),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+class Renders(Protocol):
+    """What the endpoint serves: one process's :class:`Metrics` or the :class:`PodMetrics`."""
+
+    def render(self) -> str: ...
 
 
 def _memo_lines(stats: Sequence[memo.MemoStats]) -> list[str]:
@@ -124,7 +209,7 @@ def split_address(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def metrics_server(address: str, metrics: Metrics = METRICS) -> ThreadingHTTPServer:
+def metrics_server(address: str, metrics: Renders = METRICS) -> ThreadingHTTPServer:
     """An HTTP server answering ``GET /metrics`` on ``address`` (bound, not yet serving)."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -151,7 +236,7 @@ def metrics_server(address: str, metrics: Metrics = METRICS) -> ThreadingHTTPSer
     return server
 
 
-def start_metrics_server(address: str, metrics: Metrics = METRICS) -> ThreadingHTTPServer:
+def start_metrics_server(address: str, metrics: Renders = METRICS) -> ThreadingHTTPServer:
     """Bind and serve in a daemon thread; stop with ``shutdown()`` then ``server_close()``."""
     server = metrics_server(address, metrics)
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()

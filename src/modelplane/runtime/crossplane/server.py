@@ -2,6 +2,10 @@
 
 A thin shell around ``dispatch.run``: decode, run, encode, log. Structured JSON logs go
 to stderr; SIGTERM drains in-flight calls and returns 0.
+
+Calls are answered one at a time per process: with one worker on the serving thread
+itself, with several by forked worker processes the server hands each call to
+(``workers``). docs/crossplane.md, "How calls are served", says why.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent import futures
+from contextlib import suppress
 from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -27,11 +33,18 @@ import grpc
 from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
+from modelplane.errors import ModelplaneError
 from modelplane.memo import Memo
 from modelplane.runtime.crossplane import dispatch
 from modelplane.runtime.crossplane.messages import FunctionRequest, fatal
-from modelplane.runtime.crossplane.metrics import METRICS, MetricsError, start_metrics_server
+from modelplane.runtime.crossplane.metrics import (
+    METRICS,
+    MetricsError,
+    Renders,
+    start_metrics_server,
+)
 from modelplane.runtime.crossplane.proto import request_from_proto, request_key, response_to_proto
+from modelplane.runtime.crossplane.workers import BytesCall, WorkerLost, WorkerPool
 
 DEFAULT_ADDRESS = "0.0.0.0:9443"
 CERTS_ENV = "TLS_SERVER_CERTS_DIR"
@@ -39,7 +52,9 @@ SHUTDOWN_GRACE_SECONDS = 5.0
 # A fleet of a thousand clusters plus every replica of every namespace arrives in one
 # request; gRPC's 4 MiB default would refuse it.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-WORKERS = 8
+# With worker processes the server's threads only relay bytes and wait; enough of them
+# that calls waiting for one busy worker do not hold up calls for an idle one.
+RELAY_THREADS_PER_WORKER = 16
 
 LOG = logging.getLogger("modelplane.function")
 
@@ -221,15 +236,23 @@ def run_bytes(data: bytes, handler: Handler | None = None) -> bytes:
     return bytes(handler(request).SerializeToString())
 
 
-def _generic_handlers(handler: Handler | None) -> list[grpc.GenericRpcHandler]:
-    method = grpc.unary_unary_rpc_method_handler(lambda data, context: run_bytes(data, handler))
+def _generic_handlers(call: BytesCall) -> list[grpc.GenericRpcHandler]:
+    def run(data: bytes, context: grpc.ServicerContext) -> bytes:
+        try:
+            return call(data)
+        except WorkerLost as error:
+            LOG.error("call not answered", extra={"fields": {"error": str(error)}})
+            context.abort(grpc.StatusCode.UNAVAILABLE, f"modelplane function: {error}")
+            raise  # abort raises; this line is for the type checker
+
+    method = grpc.unary_unary_rpc_method_handler(run)
     return [
         grpc.method_handlers_generic_handler(service, {"RunFunction": method})
         for service in SERVICES
     ]
 
 
-class ServeError(Exception):
+class ServeError(ModelplaneError):
     """The server could not start (bad certificates, address in use)."""
 
 
@@ -242,6 +265,11 @@ class ServeConfig:
     tls_certs_dir: Path | None = None
     metrics_address: str | None = None
     """Where ``/metrics`` is served (plain HTTP); None serves no metrics."""
+    workers: int = 1
+    """Processes answering calls: 1 answers on the serving thread, more are forked."""
+    threads: int = 1
+    """Threads answering calls in a one-worker server. Only the benchmark sets more, to
+    measure the thread pool this server used to have against the processes."""
 
 
 def server_credentials(certs_dir: Path) -> grpc.ServerCredentials:
@@ -260,15 +288,30 @@ def server_credentials(certs_dir: Path) -> grpc.ServerCredentials:
     )
 
 
-def build_server(config: ServeConfig, handler: Handler | None = None) -> tuple[grpc.Server, int]:
-    """A server with both services bound to ``config.address`` (not started) and its port."""
+def build_server(
+    config: ServeConfig, handler: Handler | None = None, *, pool: WorkerPool | None = None
+) -> tuple[grpc.Server, int]:
+    """A server with both services bound to ``config.address`` (not started) and its port.
+
+    Calls are answered by ``pool``'s workers if given, else on ``config.threads`` threads
+    of this process (by ``handler``, default the functions).
+    """
     options = [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ("grpc.so_reuseport", 0),
     ]
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=WORKERS), options=options)
-    server.add_generic_rpc_handlers(_generic_handlers(handler))
+    call: BytesCall
+    if pool is None:
+        threads = config.threads
+
+        def call(data: bytes) -> bytes:
+            return run_bytes(data, handler)
+    else:
+        threads = RELAY_THREADS_PER_WORKER * config.workers
+        call = pool.call
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads), options=options)
+    server.add_generic_rpc_handlers(_generic_handlers(call))
     reflection.enable_server_reflection((*SERVICES, reflection.SERVICE_NAME), server)
     try:
         if config.insecure:
@@ -298,18 +341,30 @@ def tune_gc() -> None:
 
 
 def serve(config: ServeConfig) -> int:
-    """Serve until SIGTERM or SIGINT, then drain in-flight calls and return 0."""
-    server, port = build_server(config)
+    """Serve until SIGTERM or SIGINT, then drain in-flight calls and return 0.
+
+    Returns 1 if a worker process exits meanwhile (the pod restarts it whole).
+    """
+    tune_gc()  # before forking: what is frozen now stays shared with the workers
+    pool = WorkerPool(config.workers, run_bytes) if config.workers > 1 else None
+    metrics = None
     try:
-        metrics = start_metrics_server(config.metrics_address) if config.metrics_address else None
+        server, port = build_server(config, pool=pool)
+        source: Renders = METRICS if pool is None else pool.metrics
+        if config.metrics_address:
+            metrics = start_metrics_server(config.metrics_address, source)
     except MetricsError as error:
+        _close(pool, None)
         raise ServeError(str(error)) from error
-    tune_gc()
+    except BaseException:
+        _close(pool, None)
+        raise
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
+    code = 0
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         server.start()
@@ -322,18 +377,31 @@ def serve(config: ServeConfig) -> int:
                     "tls": not config.insecure,
                     "metrics": config.metrics_address or "",
                     "pid": os.getpid(),
+                    "workers": config.workers,
+                    "worker_pids": pool.pids if pool is not None else [],
                 }
             },
         )
         while not stop.wait(timeout=1.0):
-            pass
+            if pool is not None and (lost := pool.lost()):
+                LOG.error("a worker process exited", extra={"fields": {"workers": lost}})
+                code = 1
+                break
         LOG.info("stopping", extra={"fields": {"grace_seconds": SHUTDOWN_GRACE_SECONDS}})
         server.stop(SHUTDOWN_GRACE_SECONDS).wait()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if metrics is not None:
+        _close(pool, metrics)
+    LOG.info("stopped")
+    return code
+
+
+def _close(pool: WorkerPool | None, metrics: ThreadingHTTPServer | None) -> None:
+    """Stop the workers (after the calls drained) and the metrics endpoint."""
+    if pool is not None:
+        pool.close()
+    if metrics is not None:
+        with suppress(OSError):
             metrics.shutdown()
             metrics.server_close()
-    LOG.info("stopped")
-    return 0
