@@ -359,7 +359,8 @@ def notice_message(
         else:
             fate = "kept serving, no replacement fits yet (ReplicasScheduled says why)"
     elif notice.cause is LossCause.NOT_READY:
-        fate = "kept"
+        # Without a gateway address its endpoint is gone too: say both, not just "kept".
+        fate = f"kept, withdrawn from routing ({notice.detail})" if notice.detail else "kept"
     elif notice.cause is LossCause.NO_GATEWAY:
         fate = "kept, withdrawn from routing"
     elif replaced:
