@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 import yaml
 
 from modelplane.errors import ModelplaneError
+from modelplane.fieldpath import Keys
 
 MAX_DEPTH = 100
 """How deeply arrays and objects may nest in one document."""
@@ -32,7 +32,6 @@ _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null")}
 _MERGE = _TAG + "merge"
 _STR = _TAG + "str"
-_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 
 
 class TooLarge(ModelplaneError):
@@ -43,29 +42,18 @@ class TooLarge(ModelplaneError):
         self.line = line
 
 
-def child(path: str, key: str | int) -> str:
-    """The field path of a member (``a.b``, ``a[k.with.dots]``) or an item (``a[0]``)."""
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if _IDENTIFIER.match(key):
-        return f"{path}.{key}" if path else key
-    return f"{path}[{key}]"
-
-
 Where = tuple["Where", str | int] | None
-"""A field path built lazily (parent, key): formatted only when a problem names it."""
+"""A field's location built lazily (parent, key): its keys are listed only when a problem
+names it, and its path written only then, with the kind's schema (modelplane.fieldpath)."""
 
 
-def where_path(where: Where) -> str:
-    """The field path of a lazily built location."""
+def where_keys(where: Where) -> Keys:
+    """The keys from the document's root to a lazily built location."""
     keys: list[str | int] = []
     while where is not None:
         where, key = where
         keys.append(key)
-    path = ""
-    for key in reversed(keys):
-        path = child(path, key)
-    return path
+    return tuple(reversed(keys))
 
 
 def _short_tag(tag: str) -> str:
@@ -83,11 +71,11 @@ class JsonValues:
         self.budget = budget
         self.problems: list[tuple[Where, str]] = []
 
-    def document(self, loader: Any, node: yaml.Node) -> tuple[Any, list[tuple[str, str]]]:
-        """The document's value (bad values as None) and its (path, message) problems."""
+    def document(self, loader: Any, node: yaml.Node) -> tuple[Any, list[tuple[Keys, str]]]:
+        """The document's value (bad values as None) and its (keys, message) problems."""
         self.problems = []
         value = self._value(loader, node, None, 0)
-        return value, [(where_path(where), message) for where, message in self.problems]
+        return value, [(where_keys(where), message) for where, message in self.problems]
 
     def _spend(self, node: yaml.Node) -> None:
         self.budget -= 1
@@ -242,32 +230,29 @@ def json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return marked
 
 
-def json_problems(value: Any, path: str = "", depth: int = 0) -> list[tuple[str, str]]:
-    """The (path, message) problems of a parsed JSON value (the YAML rules, for JSON)."""
-    out: list[tuple[str, str]] = []
-    _json_walk(value, path, depth, out)
-    return out
+def json_problems(value: Any, depth: int = 0) -> list[tuple[Keys, str]]:
+    """The (keys, message) problems of a parsed JSON value (the YAML rules, for JSON)."""
+    out: list[tuple[Where, str]] = []
+    _json_walk(value, None, depth, out)
+    return [(where_keys(where), message) for where, message in out]
 
 
-def _json_walk(value: Any, path: str, depth: int, out: list[tuple[str, str]]) -> None:
+def _json_walk(value: Any, where: Where, depth: int, out: list[tuple[Where, str]]) -> None:
     if isinstance(value, dict):
         if depth >= MAX_DEPTH:
             raise TooLarge(f"document nests deeper than {MAX_DEPTH} levels", 1)
         for key in getattr(value, "repeated", ()):
             out.append(
-                (
-                    child(path, key),
-                    f"Duplicate value: {json.dumps(key)}: the key is set more than once",
-                )
+                ((where, key), f"Duplicate value: {json.dumps(key)}: the key is set more than once")
             )
         for key, item in value.items():
-            _json_walk(item, child(path, key), depth + 1, out)
+            _json_walk(item, (where, key), depth + 1, out)
     elif isinstance(value, list):
         if depth >= MAX_DEPTH:
             raise TooLarge(f"document nests deeper than {MAX_DEPTH} levels", 1)
         for index, item in enumerate(value):
-            _json_walk(item, child(path, index), depth + 1, out)
+            _json_walk(item, (where, index), depth + 1, out)
     elif isinstance(value, (int, float)):
         problem = number_problem(value, _json_text(value))
         if problem is not None:
-            out.append((path, problem))
+            out.append((where, problem))

@@ -23,8 +23,10 @@ import yaml
 from modelplane import fastyaml
 from modelplane.api.base import KubeModel
 from modelplane.api.kinds import KIND_BY_NAME, KindInfo
+from modelplane.api.openapi import Schema, validator_schema
 from modelplane.api.validation import Problem, ValidationResult, validate_document
 from modelplane.errors import ModelplaneError
+from modelplane.fieldpath import Keys, field_path
 from modelplane.jsonvalues import (
     ALIAS_SLACK,
     JsonValues,
@@ -55,8 +57,9 @@ class Document:
     file: str
     line: int
     content: Any
-    problems: tuple[tuple[str, str], ...] = ()
-    """(field path, message) of every value that is not JSON (jsonvalues)."""
+    problems: tuple[tuple[Keys, str], ...] = ()
+    """(keys, message) of every value that is not JSON (jsonvalues); the path is written
+    from the keys with the kind's schema when the problem is reported (fieldpath)."""
     null_free: bool = False
     """The reader knows no object of the content has a null member (fastyaml.FastRead)."""
 
@@ -350,7 +353,7 @@ def _read_json(file: str, data: bytes) -> Iterator[Document | str]:
         whole = json.loads(text, object_pairs_hook=json_object, parse_constant=_json_constant)
         # An array holds documents: each item is checked as a document of its own.
         items = whole if isinstance(whole, list) else [whole]
-        checked = [json_problems(item, "", 1 if items is whole else 0) for item in items]
+        checked = [json_problems(item, 1 if items is whole else 0) for item in items]
     except json.JSONDecodeError as err:
         yield f"{file}:{err.lineno}: invalid JSON: {err.msg}"
         return
@@ -398,10 +401,12 @@ def _add_document(doc: Document, loaded: Loaded, seen: set[tuple[str, str, str]]
     if doc.problems:
         # Refused before validation: no rule runs on a value the API server never decodes.
         ref = _object_ref(doc.content)
-        loaded.problems.extend(
-            printable(where + (f"{ref}: " if ref else "") + f"{path or '(document)'}: {message}")
-            for path, message in doc.problems
-        )
+        schema = _schema_of(doc.content)
+        for keys, message in doc.problems:
+            path = field_path(keys, schema) or "(document)"
+            loaded.problems.append(
+                printable(where + (f"{ref}: " if ref else "") + f"{path}: {message}")
+            )
         return
     if not isinstance(doc.content, dict):
         loaded.problems.append(printable(f"{doc.file}:{doc.line}: document is not an object"))
@@ -435,6 +440,14 @@ def _add_document(doc: Document, loaded: Loaded, seen: set[tuple[str, str, str]]
                 model=result.model,
             )
         )
+
+
+def _schema_of(content: Any) -> Schema | None:
+    """The validator's schema of the document's kind, if it names a known one: it says which
+    members are map entries, so a reader's problem is written as the schema's problems are."""
+    kind = content.get("kind") if isinstance(content, dict) else None
+    info = KIND_BY_NAME.get(kind) if isinstance(kind, str) else None
+    return validator_schema(info.model) if info is not None else None
 
 
 def _object_ref(content: Any) -> str:

@@ -122,3 +122,46 @@ def test_a_shortfall_in_replicas_ready_has_its_reason() -> None:
         "ReplicasNotScheduled",
         "0 of 3 ready; 2 not scheduled: 0/1 clusters available: 1 InsufficientCapacity",
     )
+
+
+WEST_ID = "qwen3-8b-13bc2"  # the replica on us-west-2, Ready and routed throughout
+
+
+def _notice(cluster_ready: bool, gateway: bool) -> tuple[str, str] | None:
+    """The (reason, notice) us-east-1's state gives its replica, whether it is Ready or not."""
+    if cluster_ready and gateway:
+        return None
+    if not cluster_ready:
+        fate = "kept" if gateway else "kept, withdrawn from routing (no gateway)"
+        return "ClusterNotReady", f"cluster us-east-1 is NotReady: replica {EAST} {fate}"
+    return (
+        "NoGateway",
+        f"cluster us-east-1 has no gateway address: replica {EAST} kept, withdrawn from routing",
+    )
+
+
+@pytest.mark.parametrize("replica_ready", [True, False], ids=["replica Ready", "replica starting"])
+@pytest.mark.parametrize("gateway", [True, False], ids=["gateway", "no gateway"])
+@pytest.mark.parametrize("cluster_ready", [True, False], ids=["cluster Ready", "cluster NotReady"])
+def test_a_kept_replica_says_whether_it_is_still_routed(
+    cluster_ready: bool, gateway: bool, replica_ready: bool
+) -> None:
+    # Every combination: the endpoint exists exactly when the replica is Ready and its cluster
+    # has a gateway, and a notice that leaves routing unsaid means the replica keeps its route.
+    first = render(fleet([deployment()], [cluster("us-east-1"), WEST]))[0]
+    fed = [observed(x, replica_ready or x["metadata"]["name"] == WEST_ID) for x in first.replicas]
+    east = cluster("us-east-1", ready=cluster_ready, gateway="203.0.113.10" if gateway else None)
+    (r,) = render(fleet([deployment()], [east, WEST], fed))
+    ready = next(c for c in r.result.status.to_wire()["conditions"] if c["type"] == "ReplicasReady")
+    counted = f"{2 if replica_ready else 1} of 2 ready"
+    notice = _notice(cluster_ready, gateway)
+    if notice is not None:
+        expected = ("False", notice[0], f"{counted}; {notice[1]}")
+    elif replica_ready:
+        expected = ("True", "AllReplicasReady", counted)
+    else:
+        expected = ("False", "ModelStarting", counted)
+    assert (ready["status"], ready["reason"], ready["message"]) == expected
+    routed = replica_ready and gateway
+    assert [e["metadata"]["name"] for e in r.endpoints] == ([EAST] if routed else []) + [WEST_ID]
+    assert ("withdrawn from routing" in ready["message"]) is (not gateway)

@@ -190,7 +190,13 @@ def test_insufficient_capacity() -> None:
             "0 of 2 replicas scheduled: 0/2 clusters available: 2 NoMatchingPool",
         ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
-        ("Progressing", "True", "RolloutInProgress", "0 of 2 replicas updated, 0 ready"),
+        (
+            "Progressing",
+            "False",
+            "InsufficientCapacity",
+            "0 of 2 replicas updated, 0 ready; 2 replicas cannot be placed: "
+            "0/2 clusters available: 2 NoMatchingPool",
+        ),
     ]
     assert [(e.severity, e.message) for e in r.result.events] == [
         ("Warning", "0 of 2 replicas scheduled: 0/2 clusters available: 2 NoMatchingPool")

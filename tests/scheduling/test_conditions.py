@@ -140,7 +140,13 @@ def test_insufficient_capacity() -> None:
             "0 of 2 replicas scheduled: 0/2 clusters available: 2 NoMatchingPool",
         ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
-        ("Progressing", "True", "RolloutInProgress", "0 of 2 replicas updated, 0 ready"),
+        (
+            "Progressing",
+            "False",
+            "InsufficientCapacity",
+            "0 of 2 replicas updated, 0 ready; 2 replicas cannot be placed: "
+            "0/2 clusters available: 2 NoMatchingPool",
+        ),
     ]
 
 
@@ -248,7 +254,13 @@ def test_absent_cache_with_nothing_to_retain() -> None:
             "0 of 1 replicas scheduled: 0/2 clusters available: 2 CacheUnavailable",
         ),
         ("ReplicasReady", "False", "NoReplicasScheduled", ""),
-        ("Progressing", "True", "RolloutInProgress", "0 of 1 replicas updated, 0 ready"),
+        (
+            "Progressing",
+            "False",
+            "CacheUnavailable",
+            "0 of 1 replicas updated, 0 ready; 1 replica cannot be placed: "
+            "0/2 clusters available: 2 CacheUnavailable",
+        ),
     ]
 
 
@@ -272,3 +284,82 @@ def test_wire_form() -> None:
             },
         ],
     }
+
+
+NO_SCHEDULE = [{"key": "gpu", "value": "busy", "effect": "NoSchedule"}]
+CANNOT = "cannot be placed: 0/2 clusters available: 2"
+
+
+@pytest.mark.parametrize(
+    ("clusters", "observed", "cache", "row"),
+    [
+        pytest.param(
+            [],
+            [],
+            CACHE_NONE,
+            ("False", "NoClusters", "0 of 1 replicas updated, 0 ready; 1 replica cannot be placed: "
+             "no InferenceClusters found"),
+            id="no cluster",
+        ),
+        pytest.param(
+            [cluster("a", pool("h100", 1, gpu()), taints=NO_SCHEDULE),
+             cluster("b", pool("h100", 1, gpu()), taints=NO_SCHEDULE)],
+            [],
+            CACHE_NONE,
+            ("False", "Tainted", f"0 of 1 replicas updated, 0 ready; 1 replica {CANNOT} Tainted"),
+            id="tainted",
+        ),
+        pytest.param(
+            FLEET,
+            [],
+            CACHE_ABSENT,
+            ("False", "CacheUnavailable",
+             f"0 of 1 replicas updated, 0 ready; 1 replica {CANNOT} CacheUnavailable"),
+            id="cache not found",
+        ),
+        pytest.param(
+            FLEET,
+            [],
+            CACHE_UNRESOLVED,
+            ("True", "RolloutInProgress", "0 of 1 replicas updated, 0 ready"),
+            id="cache not fetched yet: the next call brings it",
+        ),
+        pytest.param(
+            [cluster("a", pool("h100", 1, gpu()), ready="False"),
+             cluster("b", pool("h100", 1, gpu()), ready="False")],
+            [],
+            CACHE_NONE,
+            ("False", "NotReady", f"0 of 1 replicas updated, 0 ready; 1 replica {CANNOT} NotReady"),
+            id="no cluster Ready",
+        ),
+    ],
+)  # fmt: skip
+def test_progressing_is_false_when_nothing_can_be_placed(
+    clusters: list[InferenceCluster],
+    observed: list[ModelReplica],
+    cache: CacheState,
+    row: tuple[str, str, str],
+) -> None:
+    # Like a Deployment's Progressing=False: the rollout will not finish by itself, and the
+    # reason is the one ReplicasScheduled gives, so it does not read RolloutInProgress forever.
+    d = deployment("chat", 1, cache="qwen" if cache is not CACHE_NONE else None)
+    s = status(d, clusters, observed, cache)
+    assert conds(s)[-1] == ("Progressing", *row)
+
+
+def test_progressing_no_capacity_once_the_placed_replicas_are_ready() -> None:
+    # Two wanted, room for one: while the placed one starts the rollout is in progress; once it
+    # is Ready nothing else is in flight and the missing one cannot be placed.
+    fleet = [cluster("a", pool("h100", 1, gpu(count=1)))]
+    starting = status(deployment("chat", 2), fleet, [replica("chat", "a", 0)])
+    assert conds(starting)[-1] == (
+        "Progressing", "True", "RolloutInProgress", "1 of 2 replicas updated, 0 ready"
+    )  # fmt: skip
+    ready = status(deployment("chat", 2), fleet, [replica("chat", "a", 0, ready=True)])
+    assert conds(ready)[-1] == (
+        "Progressing",
+        "False",
+        "InsufficientCapacity",
+        "1 of 2 replicas updated, 1 ready; 1 replica cannot be placed: "
+        "0/1 clusters available: 1 InsufficientCapacity",
+    )

@@ -122,7 +122,8 @@ def deployment_status(
     conditions.append(_scheduled(schedule, total, any_observed, events, reported))
     conditions.append(_ready(schedule, ready))
     late = overdue(waiting_since or {}, now)
-    conditions.append(_progressing(schedule, ready, late))
+    fetching = cache.kind is CacheKind.UNRESOLVED  # the next call brings it: not stuck
+    conditions.append(_progressing(schedule, ready, late, fetching))
     if schedule.mode is Mode.NORMAL and total > 0 and not any_observed:
         names = sorted({p.cluster for p in schedule.replicas})
         events.append(
@@ -351,7 +352,8 @@ def notice_message(
         else:
             fate = "kept serving, no replacement fits yet (ReplicasScheduled says why)"
     elif notice.cause is LossCause.NOT_READY:
-        fate = "kept"
+        # Without a gateway address its endpoint is gone too: say both, not just "kept".
+        fate = f"kept, withdrawn from routing ({notice.detail})" if notice.detail else "kept"
     elif notice.cause is LossCause.NO_GATEWAY:
         fate = "kept, withdrawn from routing"
     elif replaced:
@@ -367,13 +369,16 @@ ROLLOUT_COMPLETE = "RolloutComplete"
 ROLLOUT_STUCK = "RolloutStuck"
 
 
-def _progressing(schedule: Schedule, ready: int, late: tuple[str, ...]) -> Condition:
+def _progressing(
+    schedule: Schedule, ready: int, late: tuple[str, ...], fetching: bool = False
+) -> Condition:
     """Progressing: where the rollout and the moves stand, with counts.
 
     First matching row: a replica waited past the deadline (``RolloutStuck``); a running
     replica must move and nothing can replace it (``RolloutStuck``); replicas are moving
-    (``Moving``); replicas are at an older revision or not Ready yet (``RolloutInProgress``);
-    otherwise ``RolloutComplete``.
+    (``Moving``); replicas are missing and none can be placed, with nothing else in flight
+    (``False``, the reason ReplicasScheduled gives); replicas are at an older revision or not
+    Ready yet (``RolloutInProgress``); otherwise ``RolloutComplete``.
     """
     desired = schedule.desired
     rollout = schedule.rollout
@@ -411,10 +416,42 @@ def _progressing(schedule: Schedule, ready: int, late: tuple[str, ...]) -> Condi
         return condition(
             PROGRESSING, True, MOVING, f"{counts}; {n} {_plural(n, 'replica')} moving {paths}"
         )
+    blocked = None if fetching else _cannot_place(schedule, updated, ready)
+    if blocked is not None:
+        reason, why = blocked
+        n = desired - schedule.total
+        return condition(
+            PROGRESSING,
+            False,
+            reason,
+            f"{counts}, {ready} ready; {n} {_plural(n, 'replica')} cannot be placed: {why}",
+        )
     outdated = rollout.outdated if rollout is not None else ()
     if outdated or updated < desired or ready < desired:
         return condition(PROGRESSING, True, ROLLOUT_IN_PROGRESS, f"{counts}, {ready} ready")
     return condition(PROGRESSING, True, ROLLOUT_COMPLETE, counts)
+
+
+def _cannot_place(schedule: Schedule, updated: int, ready: int) -> tuple[str, str] | None:
+    """The reason and the why of a rollout that cannot go on, else None.
+
+    It cannot when the schedule is short of ``spec.replicas`` and nothing is in flight:
+    nothing moves, waits for the surge bound, or is outdated, updating or starting. Like a
+    Deployment's ``Progressing=False``, this says the rollout will not finish by itself; the
+    reason is the one ReplicasScheduled gives (``NoClusters``, or the shortfall's).
+    """
+    if schedule.total + schedule.waiting >= schedule.desired:
+        return None
+    rollout = schedule.rollout
+    outdated = rollout.outdated if rollout is not None else ()
+    if schedule.waiting or schedule.superseded or outdated:
+        return None
+    if updated < schedule.total or ready < schedule.total:
+        return None  # a replica is still updating or starting
+    if schedule.cluster_count == 0:
+        return "NoClusters", "no InferenceClusters found"
+    shortfall = _shortfall(schedule)
+    return shortfall.reason, shortfall.message()
 
 
 def _path(move: Superseded) -> str:

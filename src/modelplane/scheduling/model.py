@@ -250,7 +250,7 @@ class LossCause(StrEnum):
     CLUSTER_GONE = "ClusterGone"  # not in the fetched list: removed, re-placed
     DRAINING = "ClusterDraining"  # an untolerated NoExecute taint: removed, re-placed
     POOLS_LOST = "PoolsLost"  # a pinned pool is no longer published: removed, re-placed
-    NOT_READY = "ClusterNotReady"  # kept where it is
+    NOT_READY = "ClusterNotReady"  # kept where it is; withdrawn from routing without a gateway
     NO_GATEWAY = "NoGateway"  # kept, its endpoint withdrawn from routing
 
     @property
@@ -262,7 +262,7 @@ class LossCause(StrEnum):
 @dataclass(frozen=True)
 class ReplicaNotice:
     """Observed replicas of one cluster affected by one cause; ``detail`` names the taint or
-    the pools (empty otherwise)."""
+    the pools, or ``no gateway`` on a NotReady cluster without one (empty otherwise)."""
 
     cluster: str
     cause: LossCause

@@ -15,6 +15,9 @@ from modelplane.scheduling.replicas import identity
 
 _Key = tuple[str, LossCause, str]
 
+NO_GATEWAY_DETAIL = "no gateway"
+"""The detail of a NotReady notice whose cluster has no gateway address either."""
+
 
 def replica_notices(
     ours: Sequence[ModelReplica],
@@ -27,7 +30,9 @@ def replica_notices(
     ``ours`` are the deployment's observed replicas in (namespace, name) order, ``views``
     every fetched cluster by name, ``kept`` the placements retained after scale-down.
     Removed: the cluster is gone, drains (an untolerated NoExecute taint) or no longer
-    publishes a pinned pool. Kept: the cluster is NotReady, or has no gateway address.
+    publishes a pinned pool. Kept: the cluster is NotReady, or has no gateway address. A
+    NotReady cluster without a gateway address is one notice whose detail says so: its
+    replicas are kept and withdrawn from routing, and the status must say both.
     A replica dropped for another reason (a changed spec, selector or scale-down) is no loss.
     """
     kept_ids = {(p.cluster, p.index) for p in kept}
@@ -56,7 +61,7 @@ def replica_notices(
 
 def _kept_cause(view: ClusterView) -> tuple[LossCause, str] | None:
     if not view.ready:
-        return LossCause.NOT_READY, ""
+        return LossCause.NOT_READY, "" if view.gateway else NO_GATEWAY_DETAIL
     if not view.gateway:
         return LossCause.NO_GATEWAY, ""
     return None
