@@ -1,4 +1,4 @@
-"""The one notation of a field path in every error (docs/api.md "Validation").
+"""The one notation of a field path in every error (docs/api.md, "The steps").
 
 A member is ``a.b``, an array item ``a[0]``, a map entry ``a[key]``: which members are
 map entries only a kind's schema knows (an object of ``additionalProperties``), so a reader
