@@ -45,7 +45,7 @@ class Condition(KubeModel):
     observed_generation: int | None = None
 
 
-Conditions = list[Condition]
+Conditions = tuple[Condition, ...]
 
 ConditionStatus = Literal["True", "False", "Unknown"]
 

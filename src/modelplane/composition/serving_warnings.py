@@ -83,7 +83,7 @@ def _serving_member(engine: Engine) -> tuple[int, EngineMember] | None:
 
 
 def _http_port(container: Container | None) -> int:
-    ports = container.ports or [] if container is not None else []
+    ports = container.ports or () if container is not None else ()
     return next((p.container_port for p in ports if p.name == "http"), DEFAULT_HTTP_PORT)
 
 

@@ -306,7 +306,7 @@ def reconcile_cache(
         summary=CacheSummary(ready=f"{ready}/{len(entries)}"),
         # The XRD bounds the list: beyond it (a footprint over 1024 clusters) the summary
         # still counts every cluster, the list names the first ones by name.
-        clusters=entries[:MAX_CACHE_CLUSTERS],
+        clusters=tuple(entries[:MAX_CACHE_CLUSTERS]),
     )
     return CacheResult(
         objects=objects,

@@ -7,7 +7,7 @@ Pure: typed objects in, ordered desired objects out. Deployments are reconciled 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from modelplane.api import (
     InferenceCluster,
@@ -219,7 +219,7 @@ def render_fronts(
         )
         result = reconcile_gateway(gateway, observed)
         if given:  # the input's address is already host[:port]
-            result.status.address = given
+            result = replace(result, status=result.status.model_copy(update={"address": given}))
         served = gateway.model_copy(update={"status": result.status})
         if gateway.metadata.name == "default":
             default = served

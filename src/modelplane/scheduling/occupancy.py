@@ -144,14 +144,15 @@ def to_status(occupancy: Occupancy, view: ClusterView) -> ClusterOccupancy:
             PoolOccupancy(
                 name=pool.name,
                 full=True if use.closed else None,
-                nodes=[
+                nodes=tuple(
                     NodeRun(count=count, free={name: free[j] for j, name in names})
                     for free, count in use.runs
-                ],
+                ),
             )
         )
     return ClusterOccupancy(
-        replicas=sorted(occupancy.replicas)[:MAX_OCCUPANCY_REPLICAS], pools=pools or None
+        replicas=tuple(sorted(occupancy.replicas)[:MAX_OCCUPANCY_REPLICAS]),
+        pools=tuple(pools) or None,
     )
 
 
