@@ -44,6 +44,7 @@ __all__ = [
     "MemoStats",
     "clear_all",
     "memoized",
+    "same",
     "stats",
 ]
 
@@ -69,6 +70,15 @@ class MemoStats:
     size: int
     hits: int
     misses: int
+
+
+def same(remembered: object, given: object) -> bool:
+    """Equal content, tested by identity first (the validity test of ``Memo.lookup_valid``).
+
+    The runtime hands one model for the same bytes, and an unchanged cluster's view the
+    very objects it was read from: identity spares the walk of an equality test then.
+    """
+    return remembered is given or remembered == given
 
 
 class Memo(Generic[K, V]):
@@ -97,6 +107,25 @@ class Memo(Generic[K, V]):
                 self._hits += 1
                 self._items.move_to_end(key)
             return value
+
+    def lookup_valid(self, key: K, valid: Callable[[V], bool]) -> V | _Missing:
+        """Like ``lookup``, but an entry ``valid`` refuses is a miss (and stays until replaced).
+
+        For a key that names its input without fixing its content (a name and a version):
+        the entry holds what it was computed from, and ``valid`` compares that with the
+        input. The test runs outside the lock, as an equality test may walk a model.
+        """
+        with self._lock:
+            value = self._items.get(key, _MISSING)
+        if not isinstance(value, _Missing) and valid(value):
+            with self._lock:
+                self._hits += 1
+                if key in self._items:
+                    self._items.move_to_end(key)
+            return value
+        with self._lock:
+            self._misses += 1
+        return _MISSING
 
     def put(self, key: K, value: V) -> V:
         """Remember ``value`` under ``key``, dropping the least recently used past the bound."""

@@ -30,7 +30,7 @@ QUANTITY = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     """One ``x-kubernetes-validations`` rule: CEL source and the message shown when it fails."""
 

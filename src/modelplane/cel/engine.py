@@ -152,7 +152,7 @@ def _patch(a: bytes | bytearray) -> int:
 # ---------------------------------------------------------------- declarations
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Fn:
     """One overload: the checked signature and the runtime implementation."""
 
@@ -295,7 +295,7 @@ _SELECTOR_VARS_RUNTIME = {
 _RULE_VARS = {"self": cel.Type.DYN}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _EnvPair:
     check: Any
     runtime: Any
@@ -364,7 +364,7 @@ def _unpack(serialized: bytes, message: Any) -> Any:
     return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Program:
     """A compiled expression bound to the runtime environment."""
 

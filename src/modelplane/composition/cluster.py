@@ -48,7 +48,7 @@ GATEWAY_CLASS_READY_QUERY = "has(object.spec.controllerName)"
 CLUSTER_READY = "ClusterReady"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClassLookups:
     """What Crossplane fetched for the ``class-*`` keys of one cluster."""
 
@@ -57,7 +57,7 @@ class ClassLookups:
     pending: tuple[str, ...]  # not fetched yet; sorted
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ClusterComposition:
     """What one InferenceCluster reconcile composes and publishes.
 

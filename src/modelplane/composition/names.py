@@ -39,7 +39,7 @@ def cache_pvc_name(namespace: str, cache: str) -> str:
     return child_name("modelcache", namespace, cache)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaNames:
     """The names table of composition.md §2 for one replica (``NS``, ``DEP``, ``R``)."""
 

@@ -31,7 +31,7 @@ from modelplane.naming import PROVIDER_CONFIG_KIND, provider_config_name
 _KEPT_METADATA = ("name", "namespace", "labels", "annotations")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaComposition:
     """What the replica function returns for one reconcile."""
 

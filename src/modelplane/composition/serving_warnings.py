@@ -24,7 +24,7 @@ NIXL_SIDE_CHANNEL_HOST = "VLLM_NIXL_SIDE_CHANNEL_HOST"
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ServingWarning:
     """One located warning: a field path of the deployment and why it cannot serve."""
 

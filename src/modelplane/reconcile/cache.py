@@ -50,14 +50,14 @@ class SecretState(StrEnum):
     UNRESOLVED = "Unresolved"  # not fetched yet (function runtime only)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheObject(ComposedObject):
     """A desired provider-kubernetes Object that also names its cluster (render groups by it)."""
 
     cluster: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheResult:
     """What one reconcile of a ModelCache yields."""
 
@@ -123,7 +123,7 @@ def _condition(remote: Mapping[str, object], type_: str) -> Mapping[str, object]
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Site:
     phase: CachePhase
     message: str

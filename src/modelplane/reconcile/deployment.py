@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fleet:
     """Everything a local run reads, as typed objects: the deployments and the fleet snapshot."""
 
@@ -74,7 +74,7 @@ class Fleet:
     now: datetime | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeploymentInputs:
     """Everything one deployment reconcile reads.
 
@@ -95,7 +95,7 @@ class DeploymentInputs:
     now: datetime | None = None  # the shell's clock (issue 18), as ``Fleet.now``
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class DeploymentResult:
     """The desired state and status of one deployment reconcile."""
 

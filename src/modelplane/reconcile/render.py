@@ -7,7 +7,7 @@ Pure: typed objects in, ordered desired objects out. Deployments are reconciled 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from modelplane.api import (
     InferenceCluster,
@@ -219,7 +219,8 @@ def render_fronts(
         )
         result = reconcile_gateway(gateway, observed)
         if given:  # the input's address is already host[:port]
-            result = replace(result, status=result.status.model_copy(update={"address": given}))
+            status = result.status.model_copy(update={"address": given})
+            result = GatewayResult(result.objects, status, result.conditions, result.events)
         served = gateway.model_copy(update={"status": result.status})
         if gateway.metadata.name == "default":
             default = served

@@ -28,7 +28,7 @@ class CacheKind(StrEnum):
     UNRESOLVED = "Unresolved"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheState:
     """A cache state; ``selector`` is the ModelCache's matchLabels when PRESENT.
 
@@ -93,7 +93,7 @@ class HoldCause(StrEnum):
     INVALID_NODE_SELECTOR = "InvalidNodeSelector"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResolvedRequest:
     """A claimable request a member resolved on its pool (§6 step 3)."""
 
@@ -103,7 +103,7 @@ class ResolvedRequest:
     selectors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemberPlacement:
     """One member pinned to a pool; ``pods`` is the pods it charges (§1.1 ``nodes``)."""
 
@@ -113,7 +113,7 @@ class MemberPlacement:
     device_requests: tuple[ResolvedRequest, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EnginePlacement:
     """One engine of a placement, members in member order."""
 
@@ -121,7 +121,7 @@ class EnginePlacement:
     members: tuple[MemberPlacement, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Placement:
     """One replica of the result (§1.1).
 
@@ -172,7 +172,7 @@ no node has room left (§11 rows 8-10). A deployment short of every replica for 
 alone reads ``InsufficientCapacity`` (docs/scheduling.md)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExplainEntry:
     """Why a cluster received no new replica (§11)."""
 
@@ -199,7 +199,7 @@ class Unfit:
         return ExplainEntry(self.cluster, self.reason.value, self.describe())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Shortfall:
     """Why replicas are missing: every candidate cluster counted by the reason it cannot take
     one more replica at the end of the schedule (kube-scheduler's FitError, per cluster).
@@ -252,7 +252,7 @@ class LossCause(StrEnum):
         return self in (LossCause.CLUSTER_GONE, LossCause.DRAINING, LossCause.POOLS_LOST)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaNotice:
     """Observed replicas of one cluster affected by one cause; ``detail`` names the taint or
     the pools (empty otherwise)."""
@@ -282,7 +282,7 @@ class MoveCause(StrEnum):
         return self is not MoveCause.SCALED_DOWN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Superseded:
     """A Ready replica that must move: it keeps serving until a replacement is Ready (issue 18).
 
@@ -309,7 +309,7 @@ def _pools(placement: Placement) -> tuple[str, ...]:
     return tuple(sorted({m.pool for e in placement.engines for m in e.members if m.pool}))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rollout:
     """Where the template rollout stands after this reconcile (issue 18).
 
@@ -324,7 +324,7 @@ class Rollout:
     updating: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Schedule:
     """The result of scheduling one deployment (§1.1).
 
