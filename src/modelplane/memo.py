@@ -113,19 +113,17 @@ class Memo(Generic[K, V]):
 
         For a key that names its input without fixing its content (a name and a version):
         the entry holds what it was computed from, and ``valid`` compares that with the
-        input. The test runs outside the lock, as an equality test may walk a model.
+        input. It runs under the lock, so it must be quick: an identity test first, a
+        walk only for an equal input decoded anew (``same``).
         """
         with self._lock:
             value = self._items.get(key, _MISSING)
-        if not isinstance(value, _Missing) and valid(value):
-            with self._lock:
-                self._hits += 1
-                if key in self._items:
-                    self._items.move_to_end(key)
+            if isinstance(value, _Missing) or not valid(value):
+                self._misses += 1
+                return _MISSING
+            self._hits += 1
+            self._items.move_to_end(key)
             return value
-        with self._lock:
-            self._misses += 1
-        return _MISSING
 
     def put(self, key: K, value: V) -> V:
         """Remember ``value`` under ``key``, dropping the least recently used past the bound."""

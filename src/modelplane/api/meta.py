@@ -41,7 +41,9 @@ ObjectVersion = tuple[str, str | None, str | None]
 
 def object_version(meta: ObjectMeta) -> ObjectVersion:
     """The name, ``uid`` and ``resourceVersion`` of an object, as far as they are strings."""
-    extra = meta.model_extra or {}
+    extra = meta.__pydantic_extra__
+    if not extra:
+        return (meta.name or "", None, None)
     uid = extra.get("uid")
     version = extra.get("resourceVersion")
     return (
