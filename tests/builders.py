@@ -134,6 +134,21 @@ def replica_labels(
     return labels
 
 
+def seed_replica(cluster: str = "us-east-1", index: int = 0) -> dict[str, Any]:
+    """A Ready ModelReplica manifest of the seed deployment, pinned to ``cluster``."""
+    return {
+        "apiVersion": GV,
+        "kind": "ModelReplica",
+        "metadata": {
+            "name": f"qwen3-8b-{cluster}-{index}",
+            "namespace": "ml-team",
+            "labels": replica_labels(cluster=cluster, index=index),
+        },
+        "spec": {"clusterName": cluster, "engines": [seed_replica_engine()]},
+        "status": {"conditions": [ready_condition()]},
+    }
+
+
 def ready_condition(ready: bool | str = True, reason: str = "Available") -> dict[str, str]:
     """A Ready condition; ``ready`` as a bool or as the status string itself."""
     status = ready if isinstance(ready, str) else ("True" if ready else "False")

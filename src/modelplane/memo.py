@@ -45,6 +45,7 @@ __all__ = [
     "MemoStats",
     "clear_all",
     "memoized",
+    "same",
     "stats",
 ]
 
@@ -72,6 +73,15 @@ class MemoStats:
     misses: int
 
 
+def same(remembered: object, given: object) -> bool:
+    """Equal content, tested by identity first (the validity test of ``Memo.lookup_valid``).
+
+    The runtime hands one model for the same bytes, and an unchanged cluster's view the
+    very objects it was read from: identity spares the walk of an equality test then.
+    """
+    return remembered is given or remembered == given
+
+
 class Memo(Generic[K, V]):
     """At most ``bound`` entries of ``key -> value``; the least recently used is dropped first."""
 
@@ -97,6 +107,23 @@ class Memo(Generic[K, V]):
             else:
                 self._hits += 1
                 self._items.move_to_end(key)
+            return value
+
+    def lookup_valid(self, key: K, valid: Callable[[V], bool]) -> V | _Missing:
+        """Like ``lookup``, but an entry ``valid`` refuses is a miss (and stays until replaced).
+
+        For a key that names its input without fixing its content (a name and a version):
+        the entry holds what it was computed from, and ``valid`` compares that with the
+        input. It runs under the lock, so it must be quick: an identity test first, a
+        walk only for an equal input decoded anew (``same``).
+        """
+        with self._lock:
+            value = self._items.get(key, _MISSING)
+            if isinstance(value, _Missing) or not valid(value):
+                self._misses += 1
+                return _MISSING
+            self._hits += 1
+            self._items.move_to_end(key)
             return value
 
     def put(self, key: K, value: V) -> V:

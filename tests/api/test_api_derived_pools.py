@@ -82,6 +82,6 @@ def test_a_missing_class_derives_nothing() -> None:
 
 
 def test_no_node_pools_derives_nothing() -> None:
-    bare = cluster([{"name": "a", "className": "h100"}])
-    bare.spec.node_pools = None
+    pooled = cluster([{"name": "a", "className": "h100"}])
+    bare = pooled.model_copy(update={"spec": pooled.spec.model_copy(update={"node_pools": None})})
     assert derived_gpu_pools(bare, {"h100": H100}) is None

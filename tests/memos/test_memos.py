@@ -165,6 +165,17 @@ def test_none_and_false_are_remembered_values() -> None:
     assert (m.stats().hits, m.stats().misses) == (4, 2)
 
 
+def test_an_entry_its_check_refuses_is_a_miss() -> None:
+    # Keyed by a name, holding what it was computed from: only equal input is answered.
+    m: Memo[str, tuple[list[int], int]] = Memo("t", 4, MemoRegistry())
+    m.put("c1", ([1, 2], 3))
+    assert m.lookup_valid("c1", lambda entry: memo.same(entry[0], [1, 2])) == ([1, 2], 3)
+    assert not isinstance(m.lookup_valid("c1", lambda entry: memo.same(entry[0], [1, 5])), tuple)
+    assert not isinstance(m.lookup_valid("c2", lambda entry: True), tuple)
+    assert (m.stats().hits, m.stats().misses) == (1, 2)
+    assert m.stats().size == 1  # a refused entry stays until replaced
+
+
 def test_clear_empties_and_the_counters_keep_counting() -> None:
     registry = MemoRegistry()
     m: Memo[int, int] = Memo("a", 8, registry)

@@ -152,7 +152,11 @@ def test_a_kept_replica_says_whether_it_is_still_routed(
     fed = [observed(x, replica_ready or x["metadata"]["name"] == WEST_ID) for x in first.replicas]
     east = cluster("us-east-1", ready=cluster_ready, gateway="203.0.113.10" if gateway else None)
     (r,) = render(fleet([deployment()], [east, WEST], fed))
-    ready = next(c for c in deployment_status_wire(r.result.status)["conditions"] if c["type"] == "ReplicasReady")
+    ready = next(
+        c
+        for c in deployment_status_wire(r.result.status)["conditions"]
+        if c["type"] == "ReplicasReady"
+    )
     counted = f"{2 if replica_ready else 1} of 2 ready"
     notice = _notice(cluster_ready, gateway)
     if notice is not None:

@@ -115,12 +115,11 @@ def test_serving_is_copied_verbatim() -> None:
 
 
 def test_held_replica_is_re_emitted_as_observed() -> None:
-    observed = replica("chat", "a", 2, name="old-name", gpus=3)
-    observed.metadata.labels = {
-        **(observed.metadata.labels or {}),
-        "extra": "kept",
-        "modelplane.ai/cluster": "x",
-    }
+    written = replica("chat", "a", 2, name="old-name", gpus=3)
+    labels = {**(written.metadata.labels or {}), "extra": "kept", "modelplane.ai/cluster": "x"}
+    observed = written.model_copy(
+        update={"metadata": written.metadata.model_copy(update={"labels": labels})}
+    )
     d = deployment("chat", 1)
     s = schedule(d, UNRESOLVED, [], CACHE_NONE, [observed])
     obj = replica_object(d, s.replicas[0]).to_wire()

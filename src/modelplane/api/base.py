@@ -30,7 +30,7 @@ QUANTITY = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     """One ``x-kubernetes-validations`` rule: CEL source and the message shown when it fails."""
 
@@ -92,13 +92,18 @@ FreeForm = Annotated[
 
 
 class KubeModel(BaseModel):
-    """Base of every API object model: camelCase on the wire, unknown fields refused."""
+    """Base of every API object model: camelCase on the wire, unknown fields refused.
+
+    Frozen, and its lists are tuples: one validated document is shared by every call
+    and thread that reads it (the function server, typed specs shared between
+    documents), so a change is a new value (``model_copy(update=...)``), never an edit.
+    """
 
     model_config = ConfigDict(
         extra="forbid",
         alias_generator=to_camel,
         populate_by_name=True,
-        frozen=False,
+        frozen=True,
     )
 
     def to_wire(self) -> dict[str, Any]:

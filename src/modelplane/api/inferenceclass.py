@@ -172,7 +172,7 @@ class InferenceClassSpec(KubeModel):
     description: str | None = None
     provisioning: Provisioning | None = None
     devices: Annotated[
-        list[Device], Field(min_length=1, max_length=16, json_schema_extra=list_map("name"))
+        tuple[Device, ...], Field(min_length=1, max_length=16, json_schema_extra=list_map("name"))
     ]
     crossplane: FreeForm | None = None
 
@@ -180,7 +180,9 @@ class InferenceClassSpec(KubeModel):
 class InferenceClassStatus(OpenModel):
     """Not read."""
 
-    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
+    conditions: (
+        Annotated[tuple[Condition, ...], Field(json_schema_extra=CONDITIONS_LIST)] | None
+    ) = None
 
 
 class InferenceClass(KubeModel):

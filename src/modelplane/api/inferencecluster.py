@@ -218,7 +218,7 @@ class NodePool(KubeModel):
     node_count: int = Field(default=1, ge=0, le=MAX_POOL_NODES)
     max_node_count: int | None = Field(default=None, ge=1, le=MAX_POOL_NODES)
     min_node_count: int | None = Field(default=None, ge=0, le=MAX_POOL_NODES)
-    zones: list[str] | None = None
+    zones: tuple[str, ...] | None = None
     capacity_block: CapacityBlock | None = None
     fabric: Fabric | None = None
 
@@ -244,10 +244,13 @@ class InferenceClusterSpec(KubeModel):
 
     cluster: ClusterSource
     stack: Annotated[Stack, Field(json_schema_extra=validations(IC_08))] = "Standard"
-    taints: Annotated[list[Taint], Field(json_schema_extra=list_map("key", "effect"))] | None = None
+    taints: (
+        Annotated[tuple[Taint, ...], Field(json_schema_extra=list_map("key", "effect"))] | None
+    ) = None
     node_pools: (
         Annotated[
-            list[NodePool], Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
+            tuple[NodePool, ...],
+            Field(min_length=1, max_length=8, json_schema_extra=list_map("name")),
         ]
         | None
     ) = None
@@ -275,7 +278,8 @@ class GpuPool(KubeModel):
     name: str
     nodes: int = Field(ge=0, le=MAX_POOL_NODES)
     devices: (
-        Annotated[list[PoolDevice], Field(max_length=16, json_schema_extra=list_map("name"))] | None
+        Annotated[tuple[PoolDevice, ...], Field(max_length=16, json_schema_extra=list_map("name"))]
+        | None
     ) = None
 
 
@@ -326,7 +330,7 @@ class PoolOccupancy(KubeModel):
         description="Only when true: some pod of a counted replica fit no node of the pool.",
     )
     # A run holds at least one node, so a pool has at most as many runs as nodes.
-    nodes: Annotated[list[NodeRun], Field(max_length=MAX_POOL_NODES)]
+    nodes: Annotated[tuple[NodeRun, ...], Field(max_length=MAX_POOL_NODES)]
 
 
 class ClusterOccupancy(KubeModel):
@@ -337,11 +341,13 @@ class ClusterOccupancy(KubeModel):
     """
 
     replicas: Annotated[
-        list[Annotated[str, Field(min_length=3, max_length=317)]],
+        tuple[Annotated[str, Field(min_length=3, max_length=317)], ...],
         Field(max_length=MAX_OCCUPANCY_REPLICAS),
     ] = Field(description="The ModelReplicas counted, as namespace/name, sorted.")
     pools: (
-        Annotated[list[PoolOccupancy], Field(max_length=8, json_schema_extra=list_map("name"))]
+        Annotated[
+            tuple[PoolOccupancy, ...], Field(max_length=8, json_schema_extra=list_map("name"))
+        ]
         | None
     ) = Field(default=None, description="Pools where something is charged; absent: all free.")
 
@@ -349,11 +355,14 @@ class ClusterOccupancy(KubeModel):
 class InferenceClusterStatus(OpenModel):
     """What the cluster publishes."""
 
-    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
+    conditions: (
+        Annotated[tuple[Condition, ...], Field(json_schema_extra=CONDITIONS_LIST)] | None
+    ) = None
     gateway: Gateway | None = None
     provider_config_ref: ProviderConfigRef | None = None
     gpu_pools: (
-        Annotated[list[GpuPool], Field(max_length=8, json_schema_extra=list_map("name"))] | None
+        Annotated[tuple[GpuPool, ...], Field(max_length=8, json_schema_extra=list_map("name"))]
+        | None
     ) = None
     cache: ClusterCacheStatus | None = None
     namespace: str | None = None
@@ -374,7 +383,7 @@ class InferenceCluster(KubeModel):
 
 def derived_gpu_pools(
     cluster: InferenceCluster, classes: Mapping[str, InferenceClass]
-) -> list[GpuPool] | None:
+) -> tuple[GpuPool, ...] | None:
     """``status.gpuPools`` as a provisioned cluster publishes them (docs/api.md, "InferenceCluster:
     what is read and derived").
 
@@ -383,17 +392,17 @@ def derived_gpu_pools(
     no node pool or some ``className`` names no known class: the cluster then
     publishes nothing while it waits for its classes.
     """
-    node_pools = cluster.spec.node_pools or []
+    node_pools = cluster.spec.node_pools or ()
     if not node_pools or any(p.class_name not in classes for p in node_pools):
         return None
-    return [
+    return tuple(
         GpuPool(
             name=pool.name,
             nodes=pool.max_node_count if pool.max_node_count is not None else pool.node_count,
-            devices=[_pool_device(device) for device in classes[pool.class_name].spec.devices],
+            devices=tuple(_pool_device(device) for device in classes[pool.class_name].spec.devices),
         )
         for pool in node_pools
-    ]
+    )
 
 
 def _pool_device(device: Device) -> PoolDevice:

@@ -31,7 +31,9 @@ class InferenceGatewayStatus(OpenModel):
     """Written by the platform: the Gateway's address and the conditions."""
 
     address: str | None = None
-    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
+    conditions: (
+        Annotated[tuple[Condition, ...], Field(json_schema_extra=CONDITIONS_LIST)] | None
+    ) = None
 
 
 class InferenceGateway(KubeModel):

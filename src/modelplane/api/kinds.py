@@ -20,7 +20,7 @@ from modelplane.api.modelservice import ModelService
 Scope = Literal["Namespaced", "Cluster"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PrinterColumn:
     """An additional printer column of the XRD."""
 
@@ -29,7 +29,7 @@ class PrinterColumn:
     type: str = "string"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KindInfo:
     """Everything the CLI and the XRD generator need to know about one kind."""
 

@@ -34,6 +34,25 @@ class ObjectMeta(OpenModel):
     annotations: dict[str, str] | None = None
 
 
+# An object's name, uid and resourceVersion (None where not stamped): the API server
+# gives every write of an object a new resourceVersion.
+ObjectVersion = tuple[str, str | None, str | None]
+
+
+def object_version(meta: ObjectMeta) -> ObjectVersion:
+    """The name, ``uid`` and ``resourceVersion`` of an object, as far as they are strings."""
+    extra = meta.__pydantic_extra__
+    if not extra:
+        return (meta.name or "", None, None)
+    uid = extra.get("uid")
+    version = extra.get("resourceVersion")
+    return (
+        meta.name or "",
+        uid if isinstance(uid, str) else None,
+        version if isinstance(version, str) else None,
+    )
+
+
 class Condition(KubeModel):
     """A status condition, as Crossplane and Kubernetes write them."""
 
@@ -45,7 +64,7 @@ class Condition(KubeModel):
     observed_generation: int | None = None
 
 
-Conditions = list[Condition]
+Conditions = tuple[Condition, ...]
 
 ConditionStatus = Literal["True", "False", "Unknown"]
 
@@ -131,6 +150,8 @@ __all__ = [
     "LocalObjectReference",
     "NameRef",
     "ObjectMeta",
+    "ObjectVersion",
+    "object_version",
     "UNRESOLVED",
     "Unresolved",
 ]

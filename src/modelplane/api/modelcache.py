@@ -93,11 +93,13 @@ class CacheSummary(KubeModel):
 class ModelCacheStatus(OpenModel):
     """Written by the cache function; read back to keep Ready once reached, and by fill."""
 
-    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
+    conditions: (
+        Annotated[tuple[Condition, ...], Field(json_schema_extra=CONDITIONS_LIST)] | None
+    ) = None
     summary: CacheSummary | None = None
     clusters: (
         Annotated[
-            list[CacheClusterStatus],
+            tuple[CacheClusterStatus, ...],
             Field(max_length=MAX_CACHE_CLUSTERS, json_schema_extra=list_map("name")),
         ]
         | None

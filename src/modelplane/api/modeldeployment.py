@@ -248,7 +248,7 @@ class Selector(KubeModel):
 
 
 SelectorList = Annotated[
-    list[Selector], Field(min_length=1, max_length=8, json_schema_extra=ATOMIC)
+    tuple[Selector, ...], Field(min_length=1, max_length=8, json_schema_extra=ATOMIC)
 ]
 
 
@@ -270,7 +270,8 @@ class NodeSelector(KubeModel):
     """The per-node device request for a member's pods."""
 
     devices: Annotated[
-        list[DeviceRequest], Field(min_length=1, max_length=16, json_schema_extra=list_map("name"))
+        tuple[DeviceRequest, ...],
+        Field(min_length=1, max_length=16, json_schema_extra=list_map("name")),
     ]
 
 
@@ -310,7 +311,7 @@ class Engine(KubeModel):
         default=None, description="The engine's phase in a PrefillDecode deployment."
     )
     members: Annotated[
-        list[EngineMember], Field(min_length=1, max_length=2, json_schema_extra=ATOMIC)
+        tuple[EngineMember, ...], Field(min_length=1, max_length=2, json_schema_extra=ATOMIC)
     ]
 
 
@@ -325,7 +326,7 @@ class DeploymentTemplateSpec(KubeModel):
         default=None, description="Label selector over InferenceClusters; omitted, all qualify."
     )
     engines: Annotated[
-        list[Engine], Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
+        tuple[Engine, ...], Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
     ]
     model_cache_ref: NameRef | None = Field(
         default=None,
@@ -333,7 +334,9 @@ class DeploymentTemplateSpec(KubeModel):
     )
     serving: Serving | None = None
     tolerations: (
-        Annotated[list[Toleration], Field(max_length=MAX_TOLERATIONS, json_schema_extra=ATOMIC)]
+        Annotated[
+            tuple[Toleration, ...], Field(max_length=MAX_TOLERATIONS, json_schema_extra=ATOMIC)
+        ]
         | None
     ) = None
 
@@ -366,7 +369,9 @@ class ModelDeploymentStatus(OpenModel):
     """Computed by Modelplane; of the input status only ReplicasScheduled is read (its Warning once per change)."""
 
     replicas: ReplicaCounts | None = None
-    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
+    conditions: (
+        Annotated[tuple[Condition, ...], Field(json_schema_extra=CONDITIONS_LIST)] | None
+    ) = None
 
 
 class ModelDeployment(KubeModel):

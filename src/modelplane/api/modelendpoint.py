@@ -30,7 +30,9 @@ class ModelEndpointStatus(OpenModel):
     """An endpoint counts ready when its Ready condition is True."""
 
     routing: Routing | None = None
-    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
+    conditions: (
+        Annotated[tuple[Condition, ...], Field(json_schema_extra=CONDITIONS_LIST)] | None
+    ) = None
 
 
 class ModelEndpoint(KubeModel):

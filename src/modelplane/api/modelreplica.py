@@ -75,7 +75,7 @@ class ResolvedDeviceRequest(KubeModel):
     device_class_name: str = Field(min_length=1, max_length=253)
     count: int = Field(default=1, ge=1, le=64)
     selectors: (
-        Annotated[list[ReplicaSelector], Field(max_length=8, json_schema_extra=ATOMIC)] | None
+        Annotated[tuple[ReplicaSelector, ...], Field(max_length=8, json_schema_extra=ATOMIC)] | None
     ) = None
 
 
@@ -90,7 +90,7 @@ class ReplicaMember(KubeModel):
     )
     device_requests: (
         Annotated[
-            list[ResolvedDeviceRequest],
+            tuple[ResolvedDeviceRequest, ...],
             Field(min_length=1, max_length=16, json_schema_extra=list_map("name")),
         ]
         | None
@@ -108,7 +108,7 @@ class ReplicaEngine(KubeModel):
     copies: int = Field(default=1, ge=1, le=64)
     phase: Phase | None = None
     members: Annotated[
-        list[ReplicaMember], Field(min_length=1, max_length=2, json_schema_extra=ATOMIC)
+        tuple[ReplicaMember, ...], Field(min_length=1, max_length=2, json_schema_extra=ATOMIC)
     ]
 
 
@@ -123,7 +123,8 @@ class ModelReplicaSpec(KubeModel):
     model_cache_ref: NameRef | None = None
     serving: ReplicaServing | None = None
     engines: Annotated[
-        list[ReplicaEngine], Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
+        tuple[ReplicaEngine, ...],
+        Field(min_length=1, max_length=8, json_schema_extra=list_map("name")),
     ]
     crossplane: FreeForm | None = None
 
@@ -131,7 +132,9 @@ class ModelReplicaSpec(KubeModel):
 class ModelReplicaStatus(OpenModel):
     """Conditions of a replica: ModelAccepted, ModelReady, Crossplane's Ready and Synced."""
 
-    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
+    conditions: (
+        Annotated[tuple[Condition, ...], Field(json_schema_extra=CONDITIONS_LIST)] | None
+    ) = None
 
 
 class ModelReplica(KubeModel):

@@ -41,7 +41,7 @@ class ServiceEntry(KubeModel):
 class ModelServiceSpec(KubeModel):
     """The entries, in priority order: an endpoint matched by several belongs to the first."""
 
-    endpoints: list[ServiceEntry] = Field(min_length=1, max_length=MAX_ENTRIES)
+    endpoints: tuple[ServiceEntry, ...] = Field(min_length=1, max_length=MAX_ENTRIES)
     crossplane: FreeForm | None = None
 
 
@@ -49,7 +49,9 @@ class ModelServiceStatus(OpenModel):
     """Written by the platform: the address and the conditions."""
 
     address: str | None = None
-    conditions: Annotated[list[Condition], Field(json_schema_extra=CONDITIONS_LIST)] | None = None
+    conditions: (
+        Annotated[tuple[Condition, ...], Field(json_schema_extra=CONDITIONS_LIST)] | None
+    ) = None
 
 
 class ModelService(KubeModel):

@@ -226,8 +226,8 @@ class Resources(KubeModel):
 # Kubernetes sets no limit on a container's env; the bound keeps the rules that walk it
 # (MD-30, MD-38, MD-39, MD-41) within the API server's cost limits (docs/api.md "Bounds").
 MAX_ENV = 256
-EnvList = Annotated[list[EnvVar], Field(max_length=MAX_ENV, json_schema_extra=ATOMIC)]
-StringList = Annotated[list[str], Field(json_schema_extra=ATOMIC)]
+EnvList = Annotated[tuple[EnvVar, ...], Field(max_length=MAX_ENV, json_schema_extra=ATOMIC)]
+StringList = Annotated[tuple[str, ...], Field(json_schema_extra=ATOMIC)]
 
 
 class _ContainerFields(KubeModel):
@@ -241,9 +241,9 @@ class _ContainerFields(KubeModel):
     command: StringList | None = None
     args: StringList | None = None
     env: EnvList | None = None
-    ports: Annotated[list[ContainerPort], Field(max_length=8, json_schema_extra=ATOMIC)] | None = (
-        None
-    )
+    ports: (
+        Annotated[tuple[ContainerPort, ...], Field(max_length=8, json_schema_extra=ATOMIC)] | None
+    ) = None
     readiness_probe: Probe | None = Field(
         default=None,
         description="How Kubernetes checks that a container beside the engine is ready. The "
@@ -283,14 +283,14 @@ class PodMetadata(KubeModel):
     annotations: AnnotationMap | None = None
 
 
-PullSecrets = Annotated[list[LocalObjectReference], Field(json_schema_extra=ATOMIC)]
+PullSecrets = Annotated[tuple[LocalObjectReference, ...], Field(json_schema_extra=ATOMIC)]
 
 
 class PodSpec(KubeModel):
     """Pod spec of a deployment member's pods."""
 
     containers: Annotated[
-        list[Container],
+        tuple[Container, ...],
         Field(
             min_length=1,
             max_length=8,
@@ -308,7 +308,7 @@ class ReplicaPodSpec(KubeModel):
     """Pod spec of a replica member's pods."""
 
     containers: Annotated[
-        list[ReplicaContainer],
+        tuple[ReplicaContainer, ...],
         Field(
             min_length=1,
             max_length=8,
@@ -353,7 +353,7 @@ class PickerPodSpec(KubeModel):
     """The picker's pod spec."""
 
     containers: Annotated[
-        list[PickerContainer], Field(min_length=1, max_length=1, json_schema_extra=ATOMIC)
+        tuple[PickerContainer, ...], Field(min_length=1, max_length=1, json_schema_extra=ATOMIC)
     ]
     image_pull_secrets: PullSecrets | None = None
 
@@ -373,8 +373,9 @@ class ReplicaPickerContainer(PickerContainer):
 class ReplicaPickerPodSpec(PickerPodSpec):
     """The picker's pod spec on a replica."""
 
-    containers: Annotated[  # type: ignore[assignment]
-        list[ReplicaPickerContainer], Field(min_length=1, max_length=1, json_schema_extra=ATOMIC)
+    containers: Annotated[
+        tuple[ReplicaPickerContainer, ...],
+        Field(min_length=1, max_length=1, json_schema_extra=ATOMIC),
     ]
 
 

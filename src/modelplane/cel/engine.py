@@ -153,7 +153,7 @@ def _patch(a: bytes | bytearray) -> int:
 # ---------------------------------------------------------------- declarations
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Fn:
     """One overload: the checked signature and the runtime implementation."""
 
@@ -296,7 +296,7 @@ _SELECTOR_VARS_RUNTIME = {
 _RULE_VARS = {"self": cel.Type.DYN}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _EnvPair:
     check: Any
     runtime: Any
@@ -365,7 +365,7 @@ def _unpack(serialized: bytes, message: Any) -> Any:
     return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Program:
     """A compiled expression bound to the runtime environment."""
 

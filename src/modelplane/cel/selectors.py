@@ -39,7 +39,7 @@ class DeviceError(ModelplaneError, ValueError):
     """A device's attributes or capacity cannot be turned into a selector value."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeviceProfile:
     """What a selector can see of one device, identified by its canonical JSON.
 

@@ -41,7 +41,7 @@ _DEFAULT_PORTS = {"https": 443, "http": 80}
 TRAEFIK_NATIVE_LB_ANNOTATION = "traefik.io/service.nativelb"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BackendTarget:
     """Where a URL points: scheme, host, port and the EndpointSlice address type."""
 

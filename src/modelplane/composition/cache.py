@@ -64,7 +64,7 @@ echo "staged: $MODELPLANE_CACHE_SOURCE"
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Stage:
     """What to compose on one cluster: the PVC always, the Job and token while staging."""
 
@@ -97,7 +97,7 @@ def cache_storage_class(cluster: InferenceCluster) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheNames:
     """The names of one cache's objects (one home for each formula)."""
 

@@ -23,6 +23,7 @@ from modelplane.api.inferencecluster import (
     ClusterOccupancy,
     Gateway,
     GatewayImplementation,
+    GpuPool,
     InferenceClusterStatus,
     ProviderConfigRef,
     derived_gpu_pools,
@@ -50,7 +51,7 @@ GATEWAY_CLASS_READY_QUERY = "has(object.spec.controllerName)"
 CLUSTER_READY = "ClusterReady"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClassLookups:
     """What Crossplane fetched for the ``class-*`` keys of one cluster."""
 
@@ -59,7 +60,7 @@ class ClassLookups:
     pending: tuple[str, ...]  # not fetched yet; sorted
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ClusterComposition:
     """What one InferenceCluster reconcile composes and publishes.
 
@@ -250,7 +251,7 @@ def _cluster_condition(cluster: InferenceCluster, missing: tuple[str, ...]) -> C
 
 def _occupancy(
     cluster: InferenceCluster,
-    status: InferenceClusterStatus,
+    gpu_pools: Sequence[GpuPool] | None,
     replicas: Sequence[ModelReplica] | None,
 ) -> ClusterOccupancy | None:
     """What the pinned replicas occupy of the pools published now (docs/scheduling.md).
@@ -262,7 +263,7 @@ def _occupancy(
     none, since nothing can be charged; deployments then place nothing new here.
     """
     previous = cluster.status
-    pools = status.gpu_pools or (previous.gpu_pools if previous is not None else None)
+    pools = gpu_pools or (previous.gpu_pools if previous is not None else None)
     if not pools:
         return None
     if replicas is None:
@@ -286,21 +287,27 @@ def compose_cluster(
     ``replicas``: the ModelReplicas labelled for this cluster in every namespace (None:
     not fetched yet); what they occupy is published as ``status.occupancy``.
     """
-    status = InferenceClusterStatus()
+    gpu_pools: tuple[GpuPool, ...] | None
     if classes.pending:
         # Until every class is fetched the pools cannot be recomputed: keep what was published.
-        previous = cluster.status.gpu_pools if cluster.status else None
-        if previous is not None:
-            status.gpu_pools = list(previous)
+        gpu_pools = cluster.status.gpu_pools if cluster.status else None
     else:
-        status.gpu_pools = derived_gpu_pools(cluster, classes.found)
-    status.occupancy = _occupancy(cluster, status, replicas)
+        gpu_pools = derived_gpu_pools(cluster, classes.found)
+    occupancy = _occupancy(cluster, gpu_pools, replicas)
     objects: list[ComposedObject] = []
     ready: bool | None = None
+    provider_config_ref: ProviderConfigRef | None = None
+    gateway: Gateway | None = None
     if cluster.spec.cluster.source == "Existing":
-        objects, status.provider_config_ref, status.gateway = _existing_parts(cluster, observed)
+        objects, provider_config_ref, gateway = _existing_parts(cluster, observed)
     else:
         ready = False
+    status = InferenceClusterStatus(
+        gateway=gateway,
+        provider_config_ref=provider_config_ref,
+        gpu_pools=gpu_pools,
+        occupancy=occupancy,
+    )
     events = [Event("Normal", waiting_for_classes(classes.missing))] if classes.missing else []
     return ClusterComposition(
         objects, status, [_cluster_condition(cluster, classes.missing)], events, ready

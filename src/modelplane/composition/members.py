@@ -69,7 +69,7 @@ def workload_kind(engine: ReplicaEngine, stack: Stack) -> WorkloadKind:
     return "PodCliqueSet" if stack == "Dynamo" else "LeaderWorkerSet"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemberContext:
     """One member of one engine of a replica, as its pods are composed."""
 

@@ -44,7 +44,7 @@ def cache_pvc_name(namespace: str, cache: str) -> str:
     return child_name("modelcache", namespace, cache)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaNames:
     """The names of one replica (``NS``, ``DEP``, ``R``)."""
 

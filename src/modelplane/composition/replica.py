@@ -27,7 +27,7 @@ from modelplane.events import Event
 from modelplane.naming import PROVIDER_CONFIG_KIND, provider_config_name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaComposition:
     """What the replica function returns for one reconcile."""
 

@@ -36,7 +36,7 @@ GKE_POLICY_API = "networking.gke.io/v1"
 ISTIO_NETWORKING_API = "networking.istio.io/v1"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GatewayRules:
     """How one Gateway API implementation must be routed to."""
 

@@ -24,7 +24,7 @@ NIXL_SIDE_CHANNEL_HOST = "VLLM_NIXL_SIDE_CHANNEL_HOST"
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ServingWarning:
     """One located warning: a field path of the deployment and why it cannot serve."""
 
@@ -83,7 +83,7 @@ def _serving_member(engine: Engine) -> tuple[int, EngineMember] | None:
 
 
 def _http_port(container: Container | None) -> int:
-    ports = container.ports or [] if container is not None else []
+    ports = container.ports or () if container is not None else ()
     return next((p.container_port for p in ports if p.name == "http"), DEFAULT_HTTP_PORT)
 
 

@@ -12,7 +12,7 @@ Stack = Literal["Standard", "Dynamo"]
 WorkloadKind = Literal["Deployment", "LeaderWorkerSet", "PodCliqueSet"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ComposedObject:
     """One desired composed resource: its Crossplane resource key, the object, its readiness flag.
 

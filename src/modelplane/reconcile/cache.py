@@ -51,14 +51,14 @@ class SecretState(StrEnum):
     UNRESOLVED = "Unresolved"  # not fetched yet (function runtime only)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheObject(ComposedObject):
     """A desired provider-kubernetes Object that also names its cluster (render groups by it)."""
 
     cluster: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheResult:
     """What one reconcile of a ModelCache yields."""
 
@@ -106,7 +106,7 @@ def _remote(observed: ObservedObject | None, name: str) -> ObservedObject:
     return remote if remote is not None and remote.name == name else NOTHING_OBSERVED
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Site:
     phase: CachePhase
     message: str
@@ -289,7 +289,7 @@ def reconcile_cache(
         summary=CacheSummary(ready=f"{ready}/{len(entries)}"),
         # The XRD bounds the list: beyond it (a footprint over 1024 clusters) the summary
         # still counts every cluster, the list names the first ones by name.
-        clusters=entries[:MAX_CACHE_CLUSTERS],
+        clusters=tuple(entries[:MAX_CACHE_CLUSTERS]),
     )
     return CacheResult(
         objects=objects,

@@ -42,7 +42,7 @@ SCALED_TO_ZERO = "Scaled to zero: removing all replicas"
 ZERO_DESIRED = "0 replicas desired"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeploymentStatus:
     """``status.replicas`` {total, ready}, the conditions in order, and the events in order."""
 

@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fleet:
     """Everything a local run reads, as typed objects: the deployments and the fleet snapshot."""
 
@@ -77,7 +77,7 @@ class Fleet:
     now: datetime | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeploymentInputs:
     """Everything one deployment reconcile reads.
 
@@ -114,7 +114,7 @@ class Desired(Generic[M]):
     ready: bool | None = None
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class DeploymentResult:
     """The desired state and status of one deployment reconcile."""
 

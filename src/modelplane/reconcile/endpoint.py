@@ -35,6 +35,8 @@ ROUTING_READY = "RoutingReady"
 class EndpointResult(ReconcileResult[ModelEndpointStatus]):
     """What one ModelEndpoint reconcile returns; ready: routable, its backend exists."""
 
+    __slots__ = ()
+
 
 def reconcile_endpoint(endpoint: ModelEndpoint, observed: Collection[str]) -> EndpointResult:
     """Compose the backend of ``endpoint``; ``observed`` holds the resource keys that exist.

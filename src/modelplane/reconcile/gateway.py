@@ -22,6 +22,8 @@ READY = "Ready"
 class GatewayResult(ReconcileResult[InferenceGatewayStatus]):
     """What one InferenceGateway reconcile returns; ready: programmed with an address."""
 
+    __slots__ = ()
+
 
 def front_gateway(gateway: InferenceGateway) -> Json:
     """The Gateway: one HTTP listener that accepts routes from every namespace."""

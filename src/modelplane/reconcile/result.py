@@ -16,7 +16,7 @@ from modelplane.events import Event
 S = TypeVar("S")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReconcileResult(Generic[S]):
     """The objects to compose, the status to publish, its conditions and events."""
 

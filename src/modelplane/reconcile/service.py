@@ -36,7 +36,7 @@ ROUTING_READY = "RoutingReady"
 MAX_BACKENDS = 16
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Backend:
     """One routable endpoint: its Service, port, rewrite prefix and upstream host name."""
 
@@ -47,7 +47,7 @@ class Backend:
     hostname: str | None  # set for FQDN targets: the upstream expects its own Host
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ServiceResult(ReconcileResult[ModelServiceStatus]):
     """What one ModelService reconcile returns; ready: endpoints resolved, the route accepted."""
 

@@ -1,18 +1,18 @@
 """Capacity in devices: node vectors, first-fit packing, trials and the ledger (docs/scheduling.md,
 "Matching, placing and packing").
+
+Also the ledger's starting point, an ``Occupancy``: pool states as immutable values.
+``scheduling.occupancy`` computes, publishes and reads them; the ledger only charges.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from modelplane.api import ModelReplica
 from modelplane.memo import memoized
 from modelplane.scheduling.fleet import ClusterView, Pool, PoolShape
-
-if TYPE_CHECKING:
-    from modelplane.scheduling.occupancy import Occupancy
 
 Demand = tuple[tuple[int, int], ...]  # (device index in the pool, count) pairs, non-zero
 
@@ -120,6 +120,33 @@ def _merged(runs: list[Run]) -> list[Run]:
         else:
             merged.append((free, count))
     return merged
+
+
+@dataclass(frozen=True, slots=True)
+class PoolUse:
+    """One pool's state after the charges: node runs in node order, and whether it is full."""
+
+    runs: tuple[Run, ...]
+    closed: bool = False
+
+    def state(self) -> PoolState:
+        """A ledger pool state to charge on (runs are immutable tuples: sharing is safe)."""
+        return PoolState(list(self.runs), self.closed)
+
+
+@dataclass(frozen=True, slots=True)
+class Occupancy:
+    """What the replicas pinned to one cluster occupy.
+
+    ``replicas``: the replicas charged, as ``namespace/name``. ``pools``: the pools whose
+    state differs from fresh, by name; a pool not listed is all free.
+    """
+
+    replicas: frozenset[str] = frozenset()
+    pools: Mapping[str, PoolUse] = field(default_factory=dict)
+
+
+EMPTY = Occupancy()
 
 
 class ClusterState:

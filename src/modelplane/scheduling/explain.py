@@ -38,7 +38,7 @@ def _not_ready_message(status: str | None) -> str:
     return f"Ready condition is {status}" if status is not None else "no Ready condition"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Gates:
     """The per-deployment inputs of the cluster checks (docs/scheduling.md, "Cluster checks")."""
 

@@ -19,9 +19,10 @@ from modelplane.api.inferencecluster import (
     PoolDevice,
     derived_gpu_pools,
 )
+from modelplane.api.meta import ObjectVersion, object_version
 from modelplane.api.modeldeployment import EngineMember
 from modelplane.cel import DeviceProfile
-from modelplane.memo import Memo, memoized
+from modelplane.memo import Memo, memoized, same
 
 # Any mention of the rank counts, not only $(MODELPLANE_RANK): a shell's $MODELPLANE_RANK
 # or ${MODELPLANE_RANK} on a Dynamo worker reads a variable nobody sets, and is empty.
@@ -126,7 +127,7 @@ class Pool:
     shape: PoolShape
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClusterView:
     """What the scheduler reads of one InferenceCluster (docs/api.md, "InferenceCluster: what is
     read and derived").
@@ -237,23 +238,27 @@ def pools_only_view(name: str, gpu_pools: Iterable[GpuPool]) -> ClusterView:
     )
 
 
-# Views of clusters that publish their pools, by the cluster object's identity: the
-# runtime hands the same model for the same bytes (runtime.documents), so an unchanged
-# cluster is read once across calls. Models are never mutated after validation (the core
-# is pure); an entry holds its cluster, so its id is not reused while the entry lives.
-_VIEWS: Memo[int, tuple[InferenceCluster, ClusterView]] = Memo("scheduling.cluster_views", 1 << 14)
+# Views of clusters that publish their pools (they depend on the cluster alone), by the
+# cluster's name and version: an entry answers only for a cluster equal in content to the
+# one it was read from, so an edited cluster is read again even under an unchanged
+# version, and an equal cluster decoded from other bytes reuses the view. The version
+# keeps the successive versions of one cluster apart while calls in flight read both.
+_VIEWS: Memo[ObjectVersion, tuple[InferenceCluster, ClusterView]] = Memo(
+    "scheduling.cluster_views", 1 << 14
+)
 
 
 def cluster_view(cluster: InferenceCluster, classes: Mapping[str, InferenceClass]) -> ClusterView:
-    """Normalise one cluster (remembered per cluster object when it publishes its pools)."""
+    """Normalise one cluster (remembered per cluster content when it publishes its pools)."""
     status = cluster.status
     if status is None or not status.gpu_pools:
         return _cluster_view(cluster, classes)  # derived pools depend on the classes too
-    hit = _VIEWS.lookup(id(cluster))
-    if isinstance(hit, tuple) and hit[0] is cluster:
+    key = object_version(cluster.metadata)
+    hit = _VIEWS.lookup_valid(key, lambda entry: same(entry[0], cluster))
+    if isinstance(hit, tuple):
         return hit[1]
     view = _cluster_view(cluster, classes)
-    _VIEWS.put(id(cluster), (cluster, view))
+    _VIEWS.put(key, (cluster, view))
     return view
 
 

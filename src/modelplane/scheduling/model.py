@@ -31,7 +31,7 @@ class CacheKind(StrEnum):
     UNRESOLVED = "Unresolved"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheState:
     """A cache state; ``selector`` is the ModelCache's matchLabels when PRESENT.
 
@@ -96,7 +96,7 @@ class HoldCause(StrEnum):
     INVALID_NODE_SELECTOR = "InvalidNodeSelector"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResolvedRequest:
     """A claimable request a member resolved on its pool (docs/scheduling.md, "Matching, placing and
     packing").
@@ -108,7 +108,7 @@ class ResolvedRequest:
     selectors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemberPlacement:
     """One member pinned to a pool; ``pods`` is the pods it charges."""
 
@@ -118,7 +118,7 @@ class MemberPlacement:
     device_requests: tuple[ResolvedRequest, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EnginePlacement:
     """One engine of a placement, members in member order."""
 
@@ -126,7 +126,7 @@ class EnginePlacement:
     members: tuple[MemberPlacement, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Placement:
     """One replica of the result.
 
@@ -178,7 +178,7 @@ replica for these reasons
 alone reads ``InsufficientCapacity`` (docs/scheduling.md)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExplainEntry:
     """Why a cluster received no new replica."""
 
@@ -205,7 +205,7 @@ class Unfit:
         return ExplainEntry(self.cluster, self.reason.value, self.describe())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Shortfall:
     """Why replicas are missing: every candidate cluster counted by the reason it cannot take
     one more replica at the end of the schedule (kube-scheduler's FitError, per cluster).
@@ -259,7 +259,7 @@ class LossCause(StrEnum):
         return self in (LossCause.CLUSTER_GONE, LossCause.DRAINING, LossCause.POOLS_LOST)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaNotice:
     """Observed replicas of one cluster affected by one cause; ``detail`` names the taint or
     the pools, or ``no gateway`` on a NotReady cluster without one (empty otherwise)."""
@@ -289,7 +289,7 @@ class MoveCause(StrEnum):
         return self is not MoveCause.SCALED_DOWN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Superseded:
     """A Ready replica that must move: it keeps serving until a replacement is Ready.
 
@@ -316,7 +316,7 @@ def _pools(placement: Placement) -> tuple[str, ...]:
     return tuple(sorted({m.pool for e in placement.engines for m in e.members if m.pool}))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rollout:
     """Where the template rollout stands after this reconcile.
 
@@ -331,7 +331,7 @@ class Rollout:
     updating: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Schedule:
     """The result of scheduling one deployment.
 

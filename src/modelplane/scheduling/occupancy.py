@@ -16,7 +16,7 @@ Pure: typed objects in, values out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from modelplane.api import ModelReplica
 from modelplane.api.inferencecluster import (
@@ -26,38 +26,11 @@ from modelplane.api.inferencecluster import (
     NodeRun,
     PoolOccupancy,
 )
-from modelplane.memo import Memo
-from modelplane.scheduling.capacity import Ledger, PoolState, Run
+from modelplane.memo import Memo, same
+from modelplane.scheduling.capacity import EMPTY, Ledger, Occupancy, PoolState, PoolUse, Run
 from modelplane.scheduling.fleet import ClusterView, Pool, pools_only_view
 from modelplane.scheduling.model import namespace_of
 from modelplane.scheduling.replicas import sort_key
-
-
-@dataclass(frozen=True, slots=True)
-class PoolUse:
-    """One pool's state after the charges: node runs in node order, and whether it is full."""
-
-    runs: tuple[Run, ...]
-    closed: bool = False
-
-    def state(self) -> PoolState:
-        """A ledger pool state to charge on (runs are immutable tuples: sharing is safe)."""
-        return PoolState(list(self.runs), self.closed)
-
-
-@dataclass(frozen=True)
-class Occupancy:
-    """What the replicas pinned to one cluster occupy.
-
-    ``replicas``: the replicas charged, as ``namespace/name``. ``pools``: the pools whose
-    state differs from fresh, by name; a pool not listed is all free.
-    """
-
-    replicas: frozenset[str] = frozenset()
-    pools: Mapping[str, PoolUse] = field(default_factory=dict)
-
-
-EMPTY = Occupancy()
 
 
 class Published:
@@ -144,14 +117,15 @@ def to_status(occupancy: Occupancy, view: ClusterView) -> ClusterOccupancy:
             PoolOccupancy(
                 name=pool.name,
                 full=True if use.closed else None,
-                nodes=[
+                nodes=tuple(
                     NodeRun(count=count, free={name: free[j] for j, name in names})
                     for free, count in use.runs
-                ],
+                ),
             )
         )
     return ClusterOccupancy(
-        replicas=sorted(occupancy.replicas)[:MAX_OCCUPANCY_REPLICAS], pools=pools or None
+        replicas=tuple(sorted(occupancy.replicas)[:MAX_OCCUPANCY_REPLICAS]),
+        pools=tuple(pools) or None,
     )
 
 
@@ -191,27 +165,30 @@ def _runs(entry: PoolOccupancy, pool: Pool) -> tuple[Run, ...] | None:
     return tuple(runs)
 
 
-# Views are shared between calls for unchanged clusters (fleet.cluster_view), so the
-# published occupancy is read once per cluster object: an identity memo whose entry
-# holds the view, so the id cannot be reused while the entry lives.
-_PUBLISHED: Memo[int, tuple[ClusterView, Occupancy | None]] = Memo(
+# The published occupancy read against the pools, by cluster name. An entry answers only
+# for the occupancy and pools it was read from (equal in content; the same objects when
+# fleet.cluster_view reused the view), so a changed status is read again.
+_PUBLISHED: Memo[str, tuple[ClusterOccupancy, tuple[Pool, ...] | None, Occupancy | None]] = Memo(
     "scheduling.published_occupancy", 1 << 14
 )
 
 
 def published(view: ClusterView) -> Occupancy | None:
     """The cluster's ``status.occupancy`` as a ledger base; None when absent or not fitting."""
-    if view.occupancy is None:
+    status = view.occupancy
+    if status is None:
         return None
-    hit = _PUBLISHED.lookup(id(view))
-    if isinstance(hit, tuple) and hit[0] is view:
-        return hit[1]
-    read = from_status(view.occupancy, view)
-    _PUBLISHED.put(id(view), (view, read))
+    hit = _PUBLISHED.lookup_valid(
+        view.name, lambda entry: same(entry[0], status) and same(entry[1], view.pools)
+    )
+    if isinstance(hit, tuple):
+        return hit[2]
+    read = from_status(status, view)
+    _PUBLISHED.put(view.name, (status, view.pools, read))
     return read
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Bases:
     """The ledger's starting point: each cluster's occupancy, and those with none known."""
 

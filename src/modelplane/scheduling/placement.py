@@ -73,7 +73,7 @@ class Failure:
         return self.describe()
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Trial:
     """A successful placement attempt: the engines' members and the trial pool states."""
 

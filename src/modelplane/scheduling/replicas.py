@@ -80,7 +80,7 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
         labels = {**(placement.observed.metadata.labels or {}), **managed}
         return ModelReplica(
             metadata=ObjectMeta(name=placement.name, namespace=namespace, labels=labels),
-            spec=placement.observed.spec.model_copy(deep=True),
+            spec=placement.observed.spec,
         )
     template = deployment.spec.template
     labels = {
@@ -94,10 +94,10 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
         model_cache_ref=template.spec.model_cache_ref,
         # The replica's serving block is the deployment's as written (its own schema).
         serving=ReplicaServing.model_validate(serving.to_wire()) if serving is not None else None,
-        engines=[
+        engines=tuple(
             _engine(engine, placed)
             for engine, placed in zip(template.spec.engines, placement.engines, strict=True)
-        ],
+        ),
     )
     return ModelReplica(
         metadata=ObjectMeta(name=placement.name, namespace=namespace, labels=labels), spec=spec
@@ -110,21 +110,21 @@ def _engine(engine: Engine, placed: EnginePlacement) -> ReplicaEngine:
         name=engine.name,
         copies=engine.copies,
         phase=engine.phase,
-        members=[_member(m, p) for m, p in zip(engine.members, placed.members, strict=True)],
+        members=tuple(_member(m, p) for m, p in zip(engine.members, placed.members, strict=True)),
     )
 
 
 def _member(member: EngineMember, placed: MemberPlacement) -> ReplicaMember:
     """One member pinned to its pool, with the device requests it resolved there."""
-    requests = [
+    requests = tuple(
         ResolvedDeviceRequest(
             name=r.name,
             device_class_name=r.device_class_name,
             count=r.count,
-            selectors=[ReplicaSelector(cel=s) for s in r.selectors],
+            selectors=tuple(ReplicaSelector(cel=s) for s in r.selectors),
         )
         for r in placed.device_requests
-    ]
+    )
     return ReplicaMember(
         role=member.role,
         node_pool_name=placed.pool,

@@ -706,7 +706,7 @@ def _paired(
     return tuple(out)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scheduled:
     """One deployment of a multi-deployment run: its cache state, schedule and replicas."""
 

@@ -81,7 +81,7 @@ def class_key(class_name: str) -> str:
 
 def cluster_class_names(cluster: InferenceCluster) -> list[str]:
     """The distinct ``spec.nodePools[].className`` of a cluster, sorted."""
-    pools = cluster.spec.node_pools or []
+    pools = cluster.spec.node_pools or ()
     return sorted({pool.class_name for pool in pools})
 
 

@@ -217,7 +217,8 @@ def render_fronts(
         )
         result = reconcile_gateway(gateway, observed)
         if given:  # the input's address is already host[:port]
-            result.status.address = given
+            status = result.status.model_copy(update={"address": given})
+            result = GatewayResult(result.objects, status, result.conditions, result.events)
         served = gateway.model_copy(update={"status": result.status})
         if gateway.metadata.name == "default":
             default = served
