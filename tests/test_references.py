@@ -98,6 +98,40 @@ def test_every_docs_reference_names_a_page_and_heading_that_exist() -> None:
     assert problems == []
 
 
+# A document named by itself (`cli.md`, `docs/cli.md`), not as a path inside another
+# repository (`vllm docs/features/x.md` is an upstream citation: a directory precedes it).
+BARE_DOC = re.compile(r"(?<![\w./-])(docs/)?([A-Za-z][\w-]*\.md)\b")
+
+
+def test_every_named_document_is_in_the_repository() -> None:
+    problems = []
+    for path in _files():
+        for number, line in enumerate(_text(path).splitlines(), 1):
+            for in_docs, name in BARE_DOC.findall(line):
+                place = REPO / "docs" / name if in_docs else None
+                found = (
+                    place.is_file()
+                    if place
+                    else any((REPO / d / name).is_file() for d in ("docs", "."))
+                )
+                if not found:
+                    problems.append(f"{path.relative_to(REPO)}:{number}: {in_docs}{name}")
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("the contract (docs/cli.md)", [("docs/", "cli.md")]),
+        ("see api.md and README.md", [("", "api.md"), ("", "README.md")]),
+        ("(vllm-project/vllm docs/features/nixl_connector_usage.md)", []),
+        ("spec/cli.md", []),
+    ],
+)
+def test_the_named_document_pattern(line: str, expected: list[tuple[str, str]]) -> None:
+    assert BARE_DOC.findall(line) == expected
+
+
 @pytest.mark.parametrize(
     ("line", "expected"),
     [

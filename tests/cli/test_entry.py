@@ -2,7 +2,7 @@
 without the interpreter's teardown, and nothing a user sees changes.
 
 The parser built for one verb must read and refuse exactly as the parser of every verb;
-the process must still print all its output and exit with the same codes (cli.md).
+the process must still print all its output and exit with the same codes (docs/cli.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`modelplane render` as a user runs it: files in, a stable stream out (cli.md)."""
+"""`modelplane render` as a user runs it: files in, a stable stream out (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_render_output_feeds_back_as_input(
     fed = []
     for obj in yaml.safe_load_all(first):
         if obj["kind"] == "Object":
-            continue  # not an input kind (cli.md)
+            continue  # not an input kind (docs/cli.md)
         if obj["kind"] == "ModelReplica":
             obj["status"] = {
                 "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]

@@ -1,4 +1,4 @@
-"""status.md's tables, case by case, through one full local reconcile (render)."""
+"""docs/reconcile.md's status tables, case by case, through one full local reconcile (render)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`modelplane schedule` (cli.md): JSON shape, table, --explain, exit codes, determinism."""
+"""`modelplane schedule` (docs/cli.md): JSON shape, table, --explain, exit codes, determinism."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading a verb's PATHs: the valid objects, or the exit of cli.md (1 invalid, 2 usage)."""
+"""Reading a verb's PATHs: the valid objects, or the exit of docs/cli.md (1 invalid, 2 usage)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Entry point of the `modelplane` command: one sub-command per verb (cli.md)."""
+"""Entry point of the `modelplane` command: one sub-command per verb (docs/cli.md)."""
 
 from __future__ import annotations
 

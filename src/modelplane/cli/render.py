@@ -1,4 +1,4 @@
-"""`modelplane render PATH... [-o yaml|json] [--out DIR]`: one full reconcile, printed (cli.md)."""
+"""`modelplane render PATH... [-o yaml|json] [--out DIR]`: one full reconcile, printed (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def write_files(
     caches: Sequence[RenderedCache] = (),
     backends: Sequence[RenderedEndpoint | RenderedFront] = (),
 ) -> None:
-    """control-plane.<ext> and one cluster-<name>.<ext> per cluster with Objects (cli.md)."""
+    """control-plane.<ext> and one cluster-<name>.<ext> per cluster with Objects (docs/cli.md)."""
     os.makedirs(directory, exist_ok=True)
     per_cluster: dict[str, list[dict[str, Any]]] = {}
     parts: list[RenderedDeployment | RenderedCache | RenderedEndpoint | RenderedFront] = [

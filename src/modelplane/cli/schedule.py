@@ -1,4 +1,4 @@
-"""`modelplane schedule PATH... [-o table|json] [--explain]`: preview placements (cli.md)."""
+"""`modelplane schedule PATH... [-o table|json] [--explain]`: preview placements (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# JSON (cli.md)
+# JSON (docs/cli.md)
 
 
 def _placement_json(p: Placement) -> dict[str, Any]:
@@ -115,7 +115,7 @@ def _move_json(move: Superseded) -> dict[str, Any]:
 
 
 def to_json(results: Sequence[DeploymentResult], *, explain: bool) -> dict[str, Any]:
-    """The ``-o json`` document of cli.md."""
+    """The ``-o json`` document of docs/cli.md."""
     deployments = []
     for result in results:
         status = result.status

@@ -1,4 +1,4 @@
-"""`modelplane validate PATH...`: check manifests as the API server would (cli.md)."""
+"""`modelplane validate PATH...`: check manifests as the API server would (docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ CACHE_UNRESOLVED: Final = CacheState(CacheKind.UNRESOLVED)
 
 
 def namespace_of(meta_namespace: str | None) -> str:
-    """A namespaced object's namespace; a missing one means ``default`` (cli.md)."""
+    """A namespaced object's namespace; a missing one means ``default`` (docs/cli.md)."""
     return meta_namespace or "default"
 
 
@@ -335,7 +335,7 @@ class Rollout:
 class Schedule:
     """The result of scheduling one deployment.
 
-    Beside the spec's fields it records what status.md needs to word its
+    Beside the spec's fields it records what the status needs to word the deployment's
     conditions: whether the cluster list was fetched, how many clusters it held,
     the compile error of a held-by-selector schedule, and the counted reasons of a
     shortfall. ``unfit`` holds reason codes; ``explain`` formats their messages.

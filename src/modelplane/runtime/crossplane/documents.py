@@ -50,7 +50,7 @@ def identity(raw: Mapping[str, Any] | None) -> tuple[str, str]:
 
 
 def object_ref(raw: Mapping[str, Any]) -> str:
-    """``<Kind> <namespace>/<name>``, or ``<Kind> <name>`` for a cluster-scoped kind (cli.md).
+    """``<Kind> <namespace>/<name>``, or ``<Kind> <name>`` for a cluster-scoped kind (docs/cli.md).
 
     A namespaced kind's missing namespace reads ``default``; a missing name prints ``""``.
     """

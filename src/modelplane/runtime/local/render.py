@@ -45,7 +45,7 @@ class RenderedDeployment:
         return [self.deployment, *self.replicas, *self.endpoints]
 
     def in_order(self) -> list[Json]:
-        """Everything, in the order ``render`` prints it (cli.md)."""
+        """Everything, in the order ``render`` prints it (docs/cli.md)."""
         return [self.deployment, *self.replicas, *(o for _, o in self.remote), *self.endpoints]
 
 
