@@ -181,11 +181,24 @@ def test_a_rule_verdict_is_shared_by_what_the_rule_reads_and_still_refuses() -> 
         (["self.a__dash__b == 1"], None),  # reads the field a-b
         (["cel.bind(s, self, s.a == 1)"], None),
         (["1 == 1"], ()),
+        # Read from the AST: what a reading of the text alone gets wrong.
+        (["self.a == 'self.b'"], ("a",)),  # a literal is not a read
+        (["self.a == 'self'"], ("a",)),
+        (["self.all // a comment before the call\n(k, k != 'a')"], None),
+        (["self.a.b == 1", "self.ab == 2"], ("a", "ab")),
+        (["has(self.x)"], ("x",)),
+        (["has(self.x.y) && self.z.exists(v, v == 1)"], ("x", "z")),
+        (["self.items.all(name, name != 'x') && self.name == 'y'"], ("items", "name")),
+        (["self.items.all(self, self > 0)"], ("items",)),  # the macro's self is its element
+        (["self.items.map(x, self).size() == 1"], None),  # the rule's self, inside a macro
+        (["[self][0].a == 1"], None),
+        (["{'k': self.a}.k == 1"], ("a",)),
+        (["self.a +"], None),  # does not parse: fails whatever it is given
     ],
 )
 def test_the_fields_a_rule_reads(rules: list[str], fields: tuple[str, ...] | None) -> None:
-    """Issue 16: a rule's verdict is remembered by the fields it reads, only when those are
-    all it can read."""
+    """A rule's verdict is remembered by the fields it reads, only when those are all it
+    can read."""
     assert v.fields_read(rules) == fields
 
 

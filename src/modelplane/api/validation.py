@@ -39,6 +39,7 @@ from modelplane.api.base import (
 from modelplane.api.kinds import KIND_BY_NAME, KINDS, KindInfo
 from modelplane.api.openapi import INT_OR_STRING, PRESERVE_UNKNOWN, Schema, validator_schema
 from modelplane.cel import CelError, CompiledRule, check_selector, compile_rule
+from modelplane.cel.reads import self_fields
 from modelplane.memo import Memo, memoized
 
 SELECTOR_PREFIX = "Invalid nodeSelector CEL expression: "
@@ -598,7 +599,7 @@ _RULE_VERDICTS: Memo[tuple[str, bytes], bool] = Memo("api.validation.rule_verdic
 
 def _holds_remembered(text: str, value: Any) -> bool:
     """_holds, remembered by (rule, the content key of what the rule reads of the value)."""
-    seen = _read_by(_fields_of(text), value)
+    seen = _read_by(self_fields(text), value)
     return _RULE_VERDICTS.get((text, content_key(seen)), lambda: _holds(text, value))
 
 
@@ -610,34 +611,22 @@ def _read_by(fields: tuple[str, ...] | None, value: Any) -> Any:
     return value
 
 
-_SELF = re.compile(r"\bself\b")
-# ``.name`` after ``self``, unless a call follows: ``self.all(k, ...)`` iterates self.
-_FIELD_AFTER = re.compile(r"\s*\.\s*([A-Za-z_][A-Za-z0-9_]*+)(?!\s*\()")
-
-
 def fields_read(texts: Iterable[str]) -> tuple[str, ...] | None:
     """The fields of ``self`` that the rules read, when each use of ``self`` is ``self.<field>``.
 
     None when a rule may read ``self`` as a whole: ``self`` alone (``size(self)``,
     ``cel.bind(s, self, ...)``), indexed (``self['a']``), optional (``self.?a``), called
     (``self.all(k, ...)``, ``self.size()``), or a field name written with Kubernetes' CEL
-    escapes (``a__dash__b`` reads ``a-b``). A ``self.a`` inside a string literal only adds
-    a field, so the answer can be larger, never smaller.
+    escapes (``a__dash__b`` reads ``a-b``). Each rule is read from its parsed AST
+    (cel.reads), so literals, comments and macro variables do not mislead it.
     """
     fields: set[str] = set()
     for text in texts:
-        for found in _SELF.finditer(text):
-            after = _FIELD_AFTER.match(text, found.end())
-            if after is None or "__" in after.group(1):
-                return None
-            fields.add(after.group(1))
+        read = self_fields(text)
+        if read is None:
+            return None
+        fields.update(read)
     return tuple(sorted(fields))
-
-
-# Rule texts come from our own schemas: a few hundred.
-@memoized("api.validation.rule_fields", 1024)
-def _fields_of(text: str) -> tuple[str, ...] | None:
-    return fields_read([text])
 
 
 # Rule texts come from our own schemas: a few hundred.
@@ -665,7 +654,7 @@ def _holds(text: str, value: Any) -> bool:
     if compiled is None:
         return False
     try:
-        return compiled.evaluate(_read_by(_fields_of(text), value)) is True
+        return compiled.evaluate(_read_by(self_fields(text), value)) is True
     except Exception:  # noqa: BLE001 - the adapter promises False, but a user must never see a trace
         return False
 
