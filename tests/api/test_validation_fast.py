@@ -1,11 +1,12 @@
-"""The compiled validation gives the located walkers' answers, cold and warm.
+"""The compiled validation gives a plain schema walker's answers, cold and warm.
 
-validate_document decides with closures compiled once per kind and with verdicts
-remembered by content, and walks the located checks only to name problems. Here a
-reference built from the located steps alone (prune and default, structure, rules) must
-give the same problems in the same order, the same defaulted document (key order too)
-and the same typed object, for mutated examples and arbitrary values, twice over (the
-second time every remembered verdict is warm), and after the memos are cleared.
+validate_document reads each kind's schema through one tree compiled once: fast
+verdicts remembered by content, and, from the same compiled nodes, a located walk that
+names the problems of a refused document. Here a reference built from a plain walk of
+the schema dict (tests/api/validation_reference.py: prune and default, structure,
+rules) must give the same problems in the same order, the same defaulted document (key
+order too) and the same typed object, for mutated examples and arbitrary values, twice
+over (the second time every remembered verdict is warm), and after the memos are cleared.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_api_fuzz import EXAMPLE_DOCS, JSONISH, paths, replace
+from validation_reference import apply_defaults, check_root, check_rules
 
 from modelplane import memo
 from modelplane.api import validation as v
@@ -38,9 +40,9 @@ def reference(raw: Any) -> tuple[list[v.Problem], str, str | None]:
     if problems or info is None:
         return problems, json.dumps(doc), None
     schema = validator_schema(info.model)
-    v._apply_defaults(schema, doc)
+    apply_defaults(schema, doc)
     v._default_namespace(doc, info)
-    problems = v._check_root(schema, doc, info) or v._check_rules(schema, doc, "")
+    problems = check_root(schema, doc, info) or check_rules(schema, doc, "")
     typed = None if problems else json.dumps(info.model.model_validate(doc).to_wire())
     return problems, json.dumps(doc), typed
 
@@ -73,6 +75,33 @@ def test_mutated_examples_get_the_located_answer(
     document = EXAMPLE_DOCS[index]
     path = data.draw(st.sampled_from(paths(document)))
     same_both_ways(replace(document, path, value))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(range(len(EXAMPLE_DOCS))), st.data(), JSONISH)
+def test_the_located_walks_alone_name_what_the_reference_names(
+    index: int, data: st.DataObject, value: Any
+) -> None:
+    """Without the fast verdicts in front: each compiled tree's located walk names the
+    reference's problems, in its order, and its fast verdict is "clean" exactly when the
+    walk names nothing."""
+    document = EXAMPLE_DOCS[index]
+    path = data.draw(st.sampled_from(paths(document)[1:]))
+    doc = v._normalize(replace(document, path, value))
+    info = KIND_BY_NAME.get(doc.get("kind")) if isinstance(doc.get("kind"), str) else None
+    if v._check_identity(doc) or info is None:
+        return
+    schema = validator_schema(info.model)
+    apply_defaults(schema, doc)
+    v._default_namespace(doc, info)
+    compiled = v._compiled_kind(info.kind)
+    located = compiled.shape.locate(doc, info)
+    assert located == check_root(schema, doc, info)
+    assert compiled.shape.clean(doc, info, {}) == (not located)
+    located_rules = compiled.rules.locate(doc)
+    assert located_rules == check_rules(schema, doc, "")
+    if not located:
+        assert compiled.rules.holds(doc, {}) == (not located_rules)
 
 
 @settings(max_examples=200, deadline=None)
@@ -183,11 +212,24 @@ def test_a_rule_verdict_is_shared_by_what_the_rule_reads_and_still_refuses() -> 
         (["self.a__dash__b == 1"], None),  # reads the field a-b
         (["cel.bind(s, self, s.a == 1)"], None),
         (["1 == 1"], ()),
+        # Read from the AST: what a reading of the text alone gets wrong.
+        (["self.a == 'self.b'"], ("a",)),  # a literal is not a read
+        (["self.a == 'self'"], ("a",)),
+        (["self.all // a comment before the call\n(k, k != 'a')"], None),
+        (["self.a.b == 1", "self.ab == 2"], ("a", "ab")),
+        (["has(self.x)"], ("x",)),
+        (["has(self.x.y) && self.z.exists(v, v == 1)"], ("x", "z")),
+        (["self.items.all(name, name != 'x') && self.name == 'y'"], ("items", "name")),
+        (["self.items.all(self, self > 0)"], ("items",)),  # the macro's self is its element
+        (["self.items.map(x, self).size() == 1"], None),  # the rule's self, inside a macro
+        (["[self][0].a == 1"], None),
+        (["{'k': self.a}.k == 1"], ("a",)),
+        (["self.a +"], None),  # does not parse: fails whatever it is given
     ],
 )
 def test_the_fields_a_rule_reads(rules: list[str], fields: tuple[str, ...] | None) -> None:
-    """A rule's verdict is remembered by the fields it reads, only when those are
-    all it can read."""
+    """A rule's verdict is remembered by the fields it reads, only when those are all it
+    can read."""
     assert v.fields_read(rules) == fields
 
 

@@ -1,16 +1,16 @@
-"""Validate one document exactly as the API server would read it (api.md §0.2) (pure).
+"""Validate one document exactly as the API server would read it (pure; docs/api.md, "The steps").
 
 The steps, in order:
 
 1. ``apiVersion`` and ``kind`` identify one of the six kinds; otherwise stop.
 2. Defaults of the kind's schema are applied inside present objects, after null
    fields are pruned (the API server prunes nulls of non-nullable fields first).
-3. Structural checks against the schema, plus ObjectMeta (api.md §0.4).
+3. Structural checks against the schema, plus ObjectMeta.
 4. CEL rules (``x-kubernetes-validations``), only when step 3 found nothing.
 5. DRA selectors compiled, in the same walk as step 4 so the two sets of
    problems come out in one depth-first order.
 
-Messages are the fixed texts of api.md §0.2; paths use Kubernetes notation.
+Messages are the API server's field-error texts; paths use Kubernetes notation.
 """
 
 from __future__ import annotations
@@ -39,11 +39,12 @@ from modelplane.api.base import (
 from modelplane.api.kinds import KIND_BY_NAME, KINDS, KindInfo
 from modelplane.api.openapi import INT_OR_STRING, PRESERVE_UNKNOWN, Schema, validator_schema
 from modelplane.cel import CelError, CompiledRule, check_selector, compile_rule
+from modelplane.cel.reads import self_fields
 from modelplane.memo import Memo, memoized
 
 SELECTOR_PREFIX = "Invalid nodeSelector CEL expression: "
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-# Fields of the root in the order errors are reported (api.md §0.2, "Reporting").
+# Fields of the root in the order errors are reported.
 _ROOT_ORDER = ("apiVersion", "kind", "metadata", "spec", "status")
 
 
@@ -68,7 +69,7 @@ class ValidationResult:
     namespace: Any
     """The defaulted namespace of a namespaced kind; None for cluster-scoped or unknown kinds."""
     defaulted: dict[str, Any]
-    """The document after defaulting (api.md §0.2 step 2); the input when step 1 failed."""
+    """The document after defaulting (step 2); the input when step 1 failed."""
     problems: list[Problem] = field(default_factory=list)
     model: KubeModel | None = None
     """The typed object; set exactly when there are no problems."""
@@ -79,7 +80,7 @@ class ValidationResult:
         return not self.problems
 
     def object_ref(self) -> str:
-        """``<Kind> <namespace>/<name>``, or ``<Kind> <name>`` when not namespaced (cli.md)."""
+        """``<Kind> <namespace>/<name>``, or ``<Kind> <name>`` when not namespaced (docs/cli.md)."""
         kind = self.kind if isinstance(self.kind, str) and self.kind else _display(self.kind)
         name = _display(self.name)
         if self.info is not None and self.info.namespaced:
@@ -122,7 +123,6 @@ def _validate(doc: Any, rules: bool = True, null_free: bool = False) -> Validati
     if result.problems or info is None:
         return result
 
-    schema = validator_schema(info.model)
     compiled = _compiled_kind(info.kind)
     defaulted = doc  # a private copy: _normalize rebuilt every container, or the caller's own
     # The content keys of the spec and status as written: their defaulted form, and so
@@ -135,13 +135,13 @@ def _validate(doc: Any, rules: bool = True, null_free: bool = False) -> Validati
     if info.namespaced:
         result.namespace = _meta_field(defaulted, "namespace")
 
-    # The compiled verdicts first; the located walkers only to name what is wrong.
-    if not compiled.clean(defaulted, info, contents):
-        result.problems = _check_root(schema, defaulted, info)
+    # The fast verdicts first; the located walks of the same tree only to name what is wrong.
+    if not compiled.shape.clean(defaulted, info, contents):
+        result.problems = compiled.shape.locate(defaulted, info)
         if result.problems:
             return result
-    if rules and not compiled.rules(defaulted, contents):
-        result.problems = _check_rules(schema, defaulted, "")
+    if rules and not compiled.rules.holds(defaulted, contents):
+        result.problems = compiled.rules.locate(defaulted)
         if result.problems:
             return result
     try:
@@ -155,7 +155,7 @@ def _validate(doc: Any, rules: bool = True, null_free: bool = False) -> Validati
 
 
 # ---------------------------------------------------------------------------
-# Rendering values the way the messages of api.md §0.2 spell them.
+# Rendering values the way the API server's messages spell them.
 
 
 def _json(value: Any) -> str:
@@ -175,14 +175,10 @@ def _display(value: Any) -> str:
 
 
 def _loc_path(loc: Iterable[int | str]) -> str:
-    path = ""
+    path: _Path | None = None
     for part in loc:
-        path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
-    return path
-
-
-def _join(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
+        path = _Path(path, str(part), bracket=isinstance(part, int))
+    return _text(path)
 
 
 def _normalize(value: Any) -> Any:
@@ -244,74 +240,19 @@ def _check_enum_field(doc: dict[str, Any], name: str, allowed: list[str]) -> lis
 # Step 2: defaults.
 
 
-def _apply_defaults(schema: Schema, value: Any) -> None:
-    """Prune null fields and fill in defaults inside ``value``, in place, as the API server does."""
-    if isinstance(value, dict):
-        properties: dict[str, Schema] = schema.get("properties", {})
-        for name, sub in properties.items():
-            if name in value and value[name] is None:
-                del value[name]
-            if name not in value and "default" in sub:
-                value[name] = copy.deepcopy(sub["default"])
-            if name in value:
-                _apply_defaults(sub, value[name])
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, dict):
-            for entry in value.values():
-                _apply_defaults(extra, entry)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for item in value:
-            _apply_defaults(schema["items"], item)
-
-
 def _default_namespace(doc: dict[str, Any], info: KindInfo) -> None:
     meta = doc.setdefault("metadata", {})
     if not isinstance(meta, dict):
         return
     if not info.namespaced:
-        # The API server ignores a namespace on a cluster-scoped object (api.md §0.4).
+        # The API server ignores a namespace on a cluster-scoped object.
         meta.pop("namespace", None)
     elif meta.get("namespace") in (None, ""):
         meta["namespace"] = "default"
 
 
 # ---------------------------------------------------------------------------
-# Step 3: structure.
-
-
-def _check_root(schema: Schema, doc: dict[str, Any], info: KindInfo) -> list[Problem]:
-    out: list[Problem] = []
-    properties: dict[str, Schema] = schema["properties"]
-    required = set(schema.get("required", []))
-    for name in _ROOT_ORDER:
-        if name in ("apiVersion", "kind"):
-            continue  # checked in step 1
-        if name == "metadata":
-            _check_metadata(doc.get("metadata", {}), info, out)
-        elif name in doc:
-            _check(properties[name], doc[name], name, out)
-        elif name in required:
-            out.append(Problem(name, "Required value"))
-    for name in sorted(set(doc) - set(_ROOT_ORDER)):
-        out.append(Problem(name, "unknown field"))
-    return out
-
-
-def _check(schema: Schema, value: Any, path: str, out: list[Problem], duplicate: str = "") -> None:
-    """Structural checks of one node and, depth-first, of its children."""
-    expected = _expected_types(schema)
-    actual = _json_type(value)
-    if expected and actual not in expected:
-        out.append(Problem(path, _type_message(value, expected)))
-        return
-    if duplicate:
-        out.append(Problem(path, f"Duplicate value: {duplicate}"))
-    if actual == "object":
-        _check_object(schema, value, path, out)
-    elif actual == "array":
-        _check_array(schema, value, path, out)
-    else:
-        _check_scalar(schema, value, path, out)
+# Step 3: structure (the messages; the checks are the compiled tree's, below).
 
 
 def _expected_types(schema: Schema) -> tuple[str, ...]:
@@ -346,104 +287,12 @@ def _enum_message(value: Any, allowed: Iterable[Any]) -> str:
     return f"Unsupported value: {shown}: supported values: " + ", ".join(_json(a) for a in allowed)
 
 
-def _check_object(schema: Schema, value: dict[str, Any], path: str, out: list[Problem]) -> None:
-    count = len(value)
-    if "minProperties" in schema and count < schema["minProperties"]:
-        out.append(
-            Problem(
-                path,
-                f"Invalid value: {count}: must have at least {schema['minProperties']} properties",
-            )
-        )
-    if "maxProperties" in schema and count > schema["maxProperties"]:
-        out.append(
-            Problem(path, f"Too many: {count}: must have at most {schema['maxProperties']} entries")
-        )
-    properties: dict[str, Schema] | None = schema.get("properties")
-    extra = schema.get("additionalProperties")
-    if properties is None and isinstance(extra, dict):
-        for key in sorted(value):
-            _check(extra, value[key], f"{path}[{key}]", out)
-        return
-    if properties is None and schema.get(PRESERVE_UNKNOWN):
-        return  # free-form
-    properties = properties or {}
-    required = set(schema.get("required", []))
-    for name, sub in properties.items():
-        if name in value:
-            _check(sub, value[name], _join(path, name), out)
-        elif name in required:
-            out.append(Problem(_join(path, name), "Required value"))
-    if not schema.get(PRESERVE_UNKNOWN):
-        for name in sorted(set(value) - set(properties)):
-            out.append(Problem(_join(path, name), "unknown field"))
-
-
-def _check_array(schema: Schema, value: list[Any], path: str, out: list[Problem]) -> None:
-    count = len(value)
-    if "minItems" in schema and count < schema["minItems"]:
-        out.append(
-            Problem(path, f"Invalid value: {count}: must have at least {schema['minItems']} items")
-        )
-    if "maxItems" in schema and count > schema["maxItems"]:
-        out.append(
-            Problem(path, f"Too many: {count}: must have at most {schema['maxItems']} items")
-        )
-    items: Schema = schema.get("items", {})
-    keys = _list_map_keys(schema)
-    seen: set[str] = set()
-    for index, item in enumerate(value):
-        duplicate = ""
-        if keys and isinstance(item, dict) and all(k in item for k in keys):
-            identity = json.dumps([item[k] for k in keys], sort_keys=True, default=str)
-            if identity in seen:
-                duplicate = _json({k: item[k] for k in keys})
-            seen.add(identity)
-        _check(items, item, f"{path}[{index}]", out, duplicate)
-
-
 def _list_map_keys(schema: Schema) -> list[str]:
     """The keys that identify an entry of a ``x-kubernetes-list-type: map`` array, else none."""
     if schema.get("x-kubernetes-list-type") != "map":
         return []
     keys: list[str] = schema.get("x-kubernetes-list-map-keys", [])
     return keys
-
-
-def _check_scalar(schema: Schema, value: Any, path: str, out: list[Problem]) -> None:
-    if "enum" in schema and value not in schema["enum"]:
-        out.append(Problem(path, _enum_message(value, schema["enum"])))
-    if _is_number(value):
-        if "minimum" in schema and value < schema["minimum"]:
-            out.append(
-                Problem(
-                    path,
-                    f"Invalid value: {_json(value)}: must be greater than or equal to {schema['minimum']}",
-                )
-            )
-        if "maximum" in schema and value > schema["maximum"]:
-            out.append(
-                Problem(
-                    path,
-                    f"Invalid value: {_json(value)}: must be less than or equal to {schema['maximum']}",
-                )
-            )
-    if isinstance(value, str):
-        if "minLength" in schema and len(value) < schema["minLength"]:
-            out.append(
-                Problem(
-                    path,
-                    f"Invalid value: {_json(value)}: must be at least {schema['minLength']} characters",
-                )
-            )
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            out.append(
-                Problem(path, f"Too long: must have at most {schema['maxLength']} characters")
-            )
-        if "pattern" in schema and not _matches(schema["pattern"], value):
-            out.append(
-                Problem(path, f"Invalid value: {_json(value)}: must match '{schema['pattern']}'")
-            )
 
 
 # Patterns come from our own schemas: a few dozen.
@@ -472,7 +321,7 @@ def _matches_remembered(pattern: str, value: str) -> bool:
 
 
 def _check_metadata(meta: Any, info: KindInfo, out: list[Problem]) -> None:
-    """ObjectMeta checks of api.md §0.4; other ObjectMeta fields are accepted unread."""
+    """The ObjectMeta checks of step 3; other ObjectMeta fields are accepted unread."""
     if not isinstance(meta, dict):
         out.append(Problem("metadata", _type_message(meta, ("object",))))
         return
@@ -530,44 +379,8 @@ def _valid_label_key(key: str) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# Steps 4 and 5: CEL rules and DRA selectors, in one depth-first walk.
-
-
-def _check_rules(schema: Schema, value: Any, path: str) -> list[Problem]:
-    out: list[Problem] = []
-    _walk_rules(schema, value, path, out)
-    return out
-
-
-def _walk_rules(schema: Schema, value: Any, path: str, out: list[Problem]) -> None:
-    for entry in schema.get(VALIDATIONS_KEY, []):
-        text = entry["rule"]
-        if _is_transition_rule(text):
-            continue  # there is no previous object to compare with
-        # A rule at the root sees the whole document, whose name makes it unlike any other:
-        # evaluated directly. Below the root, many documents share a sub-object (the same
-        # engine, the same container), so the verdict is remembered by the value's content.
-        held = _holds(text, value) if not path else _holds_remembered(text, value)
-        if not held:
-            # A rule at the root checks the name (MD-01, IC-10), so it is reported there.
-            out.append(Problem(path or "metadata.name", entry["message"]))
-    if schema.get(DRA_SELECTOR_KEY) and isinstance(value, str):
-        detail = check_selector(value)
-        if detail is not None:
-            out.append(Problem(path, SELECTOR_PREFIX + detail))
-    if isinstance(value, dict):
-        properties: dict[str, Schema] | None = schema.get("properties")
-        extra = schema.get("additionalProperties")
-        if properties is not None:
-            for name, sub in properties.items():
-                if name in value:
-                    _walk_rules(sub, value[name], _join(path, name), out)
-        elif isinstance(extra, dict):
-            for key in sorted(value):
-                _walk_rules(extra, value[key], f"{path}[{key}]", out)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for index, item in enumerate(value):
-            _walk_rules(schema["items"], item, f"{path}[{index}]", out)
+# Steps 4 and 5: CEL rules and DRA selectors, evaluated and remembered (walked, in one
+# depth-first walk, by the compiled tree's _Rules below).
 
 
 def content_key(value: Any) -> bytes:
@@ -598,7 +411,7 @@ _RULE_VERDICTS: Memo[tuple[str, bytes], bool] = Memo("api.validation.rule_verdic
 
 def _holds_remembered(text: str, value: Any) -> bool:
     """_holds, remembered by (rule, the content key of what the rule reads of the value)."""
-    seen = _read_by(_fields_of(text), value)
+    seen = _read_by(self_fields(text), value)
     return _RULE_VERDICTS.get((text, content_key(seen)), lambda: _holds(text, value))
 
 
@@ -610,34 +423,22 @@ def _read_by(fields: tuple[str, ...] | None, value: Any) -> Any:
     return value
 
 
-_SELF = re.compile(r"\bself\b")
-# ``.name`` after ``self``, unless a call follows: ``self.all(k, ...)`` iterates self.
-_FIELD_AFTER = re.compile(r"\s*\.\s*([A-Za-z_][A-Za-z0-9_]*+)(?!\s*\()")
-
-
 def fields_read(texts: Iterable[str]) -> tuple[str, ...] | None:
     """The fields of ``self`` that the rules read, when each use of ``self`` is ``self.<field>``.
 
     None when a rule may read ``self`` as a whole: ``self`` alone (``size(self)``,
     ``cel.bind(s, self, ...)``), indexed (``self['a']``), optional (``self.?a``), called
     (``self.all(k, ...)``, ``self.size()``), or a field name written with Kubernetes' CEL
-    escapes (``a__dash__b`` reads ``a-b``). A ``self.a`` inside a string literal only adds
-    a field, so the answer can be larger, never smaller.
+    escapes (``a__dash__b`` reads ``a-b``). Each rule is read from its parsed AST
+    (cel.reads), so literals, comments and macro variables do not mislead it.
     """
     fields: set[str] = set()
     for text in texts:
-        for found in _SELF.finditer(text):
-            after = _FIELD_AFTER.match(text, found.end())
-            if after is None or "__" in after.group(1):
-                return None
-            fields.add(after.group(1))
+        read = self_fields(text)
+        if read is None:
+            return None
+        fields.update(read)
     return tuple(sorted(fields))
-
-
-# Rule texts come from our own schemas: a few hundred.
-@memoized("api.validation.rule_fields", 1024)
-def _fields_of(text: str) -> tuple[str, ...] | None:
-    return fields_read([text])
 
 
 # Rule texts come from our own schemas: a few hundred.
@@ -665,22 +466,20 @@ def _holds(text: str, value: Any) -> bool:
     if compiled is None:
         return False
     try:
-        return compiled.evaluate(_read_by(_fields_of(text), value)) is True
+        return compiled.evaluate(_read_by(self_fields(text), value)) is True
     except Exception:  # noqa: BLE001 - the adapter promises False, but a user must never see a trace
         return False
 
 
 # ---------------------------------------------------------------------------
-# The fast path (issue 16): each kind's schema compiled once into closures that apply the
-# defaults and answer "clean or not" without building a path or a message. Only a
-# document they call unclean is walked again by the located checks above, which name
-# every problem; so the problems, their order and their messages are the located
-# walkers' by construction, and tests/api/test_validation_fast.py holds the two to the
-# same verdict on mutated documents.
+# Each kind's schema compiled once (_compiled_kind): the defaults as closures, and one
+# tree for the structure and one for the rules (at the end of this module), each node of
+# which answers "nothing to report" fast and, for a refused document, names every
+# problem from the same compiled facts. tests/api/test_validation_fast.py holds the tree
+# to a plain walker over the schema (tests/api/validation_reference.py).
 
 Clean = Callable[[Any], bool]
 Defaults = Callable[[Any], None]
-Rules = Callable[[Any, bool], bool]
 
 _TYPE_NAMES: dict[type, str] = {
     bool: "boolean",
@@ -695,11 +494,11 @@ _TYPE_NAMES: dict[type, str] = {
 
 @dataclass(frozen=True)
 class _CompiledKind:
-    """One kind's schema as closures: defaults, the structural verdict, the rules' verdict."""
+    """One kind's schema, compiled once: its defaults, its structure, its rules."""
 
     defaults: Callable[[dict[str, Any], dict[str, bytes], bool], None]
-    clean: Callable[[dict[str, Any], KindInfo, dict[str, bytes]], bool]
-    rules: Callable[[dict[str, Any], dict[str, bytes]], bool]
+    shape: _RootShape
+    rules: _RootRules
 
 
 _BODIES = ("spec", "status")
@@ -758,8 +557,8 @@ def _compiled_kind(kind: str) -> _CompiledKind:
     schema = validator_schema(info.model)
     return _CompiledKind(
         _compile_root_defaults(schema),
-        _compile_root(schema, kind),
-        _compile_root_rules(schema, kind),
+        _RootShape(schema, kind),
+        _RootRules(schema, kind),
     )
 
 
@@ -795,48 +594,6 @@ def _compile_root_defaults(
                 child(item)
 
     return apply
-
-
-def _compile_root_rules(
-    schema: Schema, kind: str
-) -> Callable[[dict[str, Any], dict[str, bytes]], bool]:
-    """True exactly when _check_rules from the root would report nothing."""
-    texts = [
-        entry["rule"]
-        for entry in schema.get(VALIDATIONS_KEY, [])
-        if not _is_transition_rule(entry["rule"])
-    ]
-    properties: dict[str, Schema] = schema.get("properties", {})
-    bodies = {
-        name: fn
-        for name in _BODIES
-        if name in properties and (fn := _compile_rules(properties[name])) is not None
-    }
-    others = {
-        name: fn
-        for name, sub in properties.items()
-        if name not in _BODIES and (fn := _compile_rules(sub)) is not None
-    }
-
-    def holds(doc: dict[str, Any], contents: dict[str, bytes]) -> bool:
-        # A root rule sees the whole document, whose name makes it unlike any other.
-        if not all(_holds(text, doc) for text in texts):
-            return False
-        for name, child in others.items():
-            if name in doc and not child(doc[name], False):
-                return False
-        for name, body in bodies.items():
-            if name in doc and not _body_verdict(
-                ("rules", kind, name), contents.get(name), partial(body, doc[name], False)
-            ):
-                return False
-        return True
-
-    return holds
-
-
-def _always(_value: Any) -> bool:
-    return True
 
 
 def _compile_defaults(schema: Schema, prune: bool = True) -> Defaults | None:
@@ -896,40 +653,6 @@ def _fresh(default: Any) -> Any:
     return copy.deepcopy(default) if isinstance(default, dict | list) else default
 
 
-def _compile_root(
-    schema: Schema, kind: str
-) -> Callable[[dict[str, Any], KindInfo, dict[str, bytes]], bool]:
-    """True exactly when _check_root would find nothing."""
-    properties: dict[str, Schema] = schema["properties"]
-    required = set(schema.get("required", []))
-    subs = {
-        name: _compile_clean(properties[name], (kind, name))
-        for name in ("spec", "status")
-        if name in properties
-    }
-    needed = [name for name in ("spec", "status") if name in required]
-    known = frozenset(_ROOT_ORDER)
-
-    def clean(doc: dict[str, Any], info: KindInfo, contents: dict[str, bytes]) -> bool:
-        for name in doc:
-            if name not in known:
-                return False
-        for name in needed:
-            if name not in doc:
-                return False
-        for name, sub in subs.items():
-            if name in doc and not _body_verdict(
-                ("clean", kind, name), contents.get(name), partial(sub, doc[name])
-            ):
-                return False
-        for name in ("spec", "status"):
-            if name in doc and name not in subs:
-                return False  # the located walker says what (it has no schema to check it by)
-        return _metadata_clean(doc.get("metadata", {}), info.namespaced)
-
-    return clean
-
-
 def _metadata_clean(meta: Any, namespaced: bool) -> bool:
     """True exactly when _check_metadata would find nothing."""
     if type(meta) is not dict:
@@ -975,41 +698,203 @@ def _entry_clean(key: str, label_value: str | None) -> bool:
     return label_value is None or (len(label_value) <= 63 and _matches(LABEL_VALUE, label_value))
 
 
-def _compile_clean(schema: Schema, body: tuple[str, str] | None = None) -> Clean:
-    """True exactly when _check would report nothing for a value (any JSON value).
+def _list_map_identity(values: list[Any]) -> Any:
+    """Equal exactly when _check_array's JSON identities are equal; strings as they are."""
+    if all(type(v) is str for v in values):
+        return tuple(values)  # one string's JSON text is a function of the string
+    return json.dumps(values, sort_keys=True, default=str)
 
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# ---------------------------------------------------------------------------
+# One compiled tree per schema. Each node reads its schema once and keeps two walks of the
+# same facts: ``clean``/``holds``, a closure that answers "nothing to report" without a
+# path or a message (remembered by content where values repeat), and ``locate``, which a
+# refused document takes to name every problem, depth-first, with its path.
+
+
+class _Path:
+    """A location in a document as a linked node (the root is None), made text only for
+    a problem: valid documents never pay for their paths."""
+
+    __slots__ = ("parent", "name", "bracket")
+
+    def __init__(self, parent: _Path | None, name: str, bracket: bool = False) -> None:
+        self.parent = parent
+        self.name = name
+        self.bracket = bracket
+
+    def text(self) -> str:
+        """Kubernetes notation: ``a.b[0][key].c``."""
+        nodes: list[_Path] = []
+        node: _Path | None = self
+        while node is not None:
+            nodes.append(node)
+            node = node.parent
+        text = ""
+        for node in reversed(nodes):
+            if node.bracket:
+                text = f"{text}[{node.name}]"
+            else:
+                text = f"{text}.{node.name}" if text else node.name
+        return text
+
+
+def _text(path: _Path | None) -> str:
+    return "" if path is None else path.text()
+
+
+@dataclass(frozen=True)
+class _ScalarCheck:
+    """One scalar constraint: whether a value meets it, and the message when it does not."""
+
+    holds: Clean
+    message: Callable[[Any], str]
+
+
+def _scalar_checks(schema: Schema) -> list[_ScalarCheck]:
+    """The schema's scalar constraints, in the order their problems are reported."""
+    checks: list[_ScalarCheck] = []
+    if "enum" in schema:
+        allowed = schema["enum"]
+        checks.append(
+            _ScalarCheck(
+                lambda value: value in allowed, lambda value: _enum_message(value, allowed)
+            )
+        )
+    if "minimum" in schema:
+        low = schema["minimum"]
+        checks.append(
+            _ScalarCheck(
+                lambda value: not (_is_number(value) and value < low),
+                lambda value: (
+                    f"Invalid value: {_json(value)}: must be greater than or equal to {low}"
+                ),
+            )
+        )
+    if "maximum" in schema:
+        high = schema["maximum"]
+        checks.append(
+            _ScalarCheck(
+                lambda value: not (_is_number(value) and value > high),
+                lambda value: (
+                    f"Invalid value: {_json(value)}: must be less than or equal to {high}"
+                ),
+            )
+        )
+    if "minLength" in schema:
+        shortest = schema["minLength"]
+        checks.append(
+            _ScalarCheck(
+                lambda value: not isinstance(value, str) or len(value) >= shortest,
+                lambda value: (
+                    f"Invalid value: {_json(value)}: must be at least {shortest} characters"
+                ),
+            )
+        )
+    if "maxLength" in schema:
+        longest = schema["maxLength"]
+        checks.append(
+            _ScalarCheck(
+                lambda value: not isinstance(value, str) or len(value) <= longest,
+                lambda _value: f"Too long: must have at most {longest} characters",
+            )
+        )
+    if "pattern" in schema:
+        pattern = schema["pattern"]
+        checks.append(
+            _ScalarCheck(
+                lambda value: not isinstance(value, str) or _matches(pattern, value),
+                lambda value: f"Invalid value: {_json(value)}: must match '{pattern}'",
+            )
+        )
+    return checks
+
+
+def _always(_value: Any) -> bool:
+    return True
+
+
+def _all_hold(checks: list[_ScalarCheck]) -> Clean:
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0].holds
+    tests = [check.holds for check in checks]
+    return lambda value: all(test(value) for test in tests)
+
+
+class _Shape:
+    """The structural checks of one schema node and, below it, of its children.
+
+    A schema without a type (``items: {}``) takes any value: its object and array parts
+    are compiled on first use, since compiling them eagerly would never end.
     ``body`` (kind, field) marks a spec or status: the verdicts of its members that are
-    arrays or objects are remembered by content too (a cluster's status differs from the
+    arrays or objects are remembered by content (a cluster's status differs from the
     next one's by its address, while its pools are the same).
     """
-    expected = frozenset(_expected_types(schema))
-    on_scalar = _compile_scalar(schema)
-    # Containers are compiled on first use: a schema without a type (``items: {}``) takes
-    # any value, and compiling its object and array forms eagerly would never end.
-    compiled: dict[str, Clean] = {}
 
-    def container(actual: str) -> Clean:
-        found = compiled.get(actual)
+    __slots__ = ("schema", "body", "expected", "scalar", "parts", "clean")
+
+    def __init__(self, schema: Schema, body: tuple[str, str] | None = None) -> None:
+        self.schema = schema
+        self.body = body
+        self.expected = _expected_types(schema)
+        self.scalar = _scalar_checks(schema)
+        self.parts: dict[str, _ObjectShape | _ArrayShape] = {}
+        self.clean = self._compile_clean()
+
+    def part(self, actual: str) -> _ObjectShape | _ArrayShape:
+        """The object or array part, compiled on first use."""
+        found = self.parts.get(actual)
         if found is None:
-            found = _compile_object(schema, body) if actual == "object" else _compile_array(schema)
-            compiled[actual] = found
+            found = (
+                _ObjectShape(self.schema, self.body)
+                if actual == "object"
+                else _ArrayShape(self.schema)
+            )
+            self.parts[actual] = found
         return found
 
-    def clean(value: Any) -> bool:
-        actual = _TYPE_NAMES.get(type(value))
-        if actual is None:
-            return False  # not a plain JSON value: the located walker decides
-        if expected and actual not in expected:
-            return False
+    def _compile_clean(self) -> Clean:
+        """True exactly when ``locate`` would report nothing (for any JSON value)."""
+        expected = frozenset(self.expected)
+        on_scalar = _all_hold(self.scalar)
+        parts = self.parts
+        part = self.part
+
+        def clean(value: Any) -> bool:
+            actual = _TYPE_NAMES.get(type(value))
+            if actual is None:
+                return False  # not a plain JSON value: the located walk decides
+            if expected and actual not in expected:
+                return False
+            if actual == "object" or actual == "array":
+                found = parts.get(actual)
+                return (found if found is not None else part(actual)).clean(value)
+            return on_scalar(value)
+
+        return clean
+
+    def locate(
+        self, value: Any, path: _Path | None, out: list[Problem], duplicate: str = ""
+    ) -> None:
+        """Every structural problem of ``value`` and its children, depth-first."""
+        actual = _json_type(value)
+        if self.expected and actual not in self.expected:
+            out.append(Problem(_text(path), _type_message(value, self.expected)))
+            return
+        if duplicate:
+            out.append(Problem(_text(path), f"Duplicate value: {duplicate}"))
         if actual == "object" or actual == "array":
-            return container(actual)(value)
-        return on_scalar(value)
-
-    return clean
-
-
-def _count_bounds(schema: Schema, low: str, high: str) -> tuple[int | None, int | None]:
-    return schema.get(low), schema.get(high)
+            self.part(actual).locate(value, path, out)
+            return
+        for check in self.scalar:
+            if not check.holds(value):
+                out.append(Problem(_text(path), check.message(value)))
 
 
 def _remembered(check: Clean, kind: str, site: str) -> Clean:
@@ -1023,161 +908,351 @@ def _remembered(check: Clean, kind: str, site: str) -> Clean:
     return clean
 
 
-def _compile_object(schema: Schema, body: tuple[str, str] | None = None) -> Clean:
-    least, most = _count_bounds(schema, "minProperties", "maxProperties")
-    properties: dict[str, Schema] | None = schema.get("properties")
-    extra = schema.get("additionalProperties")
-    preserve = bool(schema.get(PRESERVE_UNKNOWN))
+class _ObjectShape:
+    """The checks of an object: its size, then its fields (or its entries, for a map)."""
 
-    def sized(value: dict[str, Any]) -> bool:
-        return (least is None or len(value) >= least) and (most is None or len(value) <= most)
+    __slots__ = ("least", "most", "entries", "fields", "required", "preserve", "clean")
 
-    if properties is None and isinstance(extra, dict):
-        entry = _compile_clean(extra)
-        return lambda value: sized(value) and all(entry(item) for item in value.values())
-    if properties is None and preserve:
-        return sized
-    subs = {name: _compile_clean(sub) for name, sub in (properties or {}).items()}
-    if body is not None:
-        kind, field_name = body
-        subs = {name: _remembered(sub, kind, f"{field_name}.{name}") for name, sub in subs.items()}
-    # Only a required field the schema also describes is reported missing (as _check_object).
-    required = [name for name in schema.get("required", []) if name in subs]
+    def __init__(self, schema: Schema, body: tuple[str, str] | None) -> None:
+        self.least: int | None = schema.get("minProperties")
+        self.most: int | None = schema.get("maxProperties")
+        self.preserve = bool(schema.get(PRESERVE_UNKNOWN))
+        properties: dict[str, Schema] | None = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        # A map (entries of one schema), free-form (None, None) or fields.
+        self.entries = _Shape(extra) if properties is None and isinstance(extra, dict) else None
+        self.fields: dict[str, _Shape] | None = None
+        if self.entries is None and (properties is not None or not self.preserve):
+            self.fields = {name: _Shape(sub) for name, sub in (properties or {}).items()}
+        # Only a required field the schema also describes is reported missing.
+        self.required = [name for name in schema.get("required", []) if name in (self.fields or {})]
+        self.clean = self._compile_clean(body)
 
-    def clean(value: dict[str, Any]) -> bool:
-        if not sized(value):
-            return False
-        for name in required:
-            if name not in value:
+    def sized(self, value: dict[str, Any]) -> bool:
+        """True when the object has an allowed number of members."""
+        count = len(value)
+        return (self.least is None or count >= self.least) and (
+            self.most is None or count <= self.most
+        )
+
+    def _compile_clean(self, body: tuple[str, str] | None) -> Clean:
+        sized = self.sized
+        if self.entries is not None:
+            entry = self.entries.clean
+            return lambda value: sized(value) and all(entry(item) for item in value.values())
+        if self.fields is None:
+            return sized
+        subs = {name: sub.clean for name, sub in self.fields.items()}
+        if body is not None:
+            kind, field_name = body
+            subs = {
+                name: _remembered(sub, kind, f"{field_name}.{name}") for name, sub in subs.items()
+            }
+        required = self.required
+        preserve = self.preserve
+
+        def clean(value: dict[str, Any]) -> bool:
+            if not sized(value):
                 return False
-        for name, item in value.items():
-            sub = subs.get(name)
-            if sub is None:
-                if not preserve:
-                    return False  # an unknown field
-            elif not sub(item):
+            for name in required:
+                if name not in value:
+                    return False
+            for name, item in value.items():
+                sub = subs.get(name)
+                if sub is None:
+                    if not preserve:
+                        return False  # an unknown field
+                elif not sub(item):
+                    return False
+            return True
+
+        return clean
+
+    def locate(self, value: dict[str, Any], path: _Path | None, out: list[Problem]) -> None:
+        """The size problems, then each member's, then the unknown fields (sorted)."""
+        count = len(value)
+        if self.least is not None and count < self.least:
+            message = f"Invalid value: {count}: must have at least {self.least} properties"
+            out.append(Problem(_text(path), message))
+        if self.most is not None and count > self.most:
+            message = f"Too many: {count}: must have at most {self.most} entries"
+            out.append(Problem(_text(path), message))
+        if self.entries is not None:
+            for key in sorted(value):
+                self.entries.locate(value[key], _Path(path, key, bracket=True), out)
+            return
+        if self.fields is None:
+            return  # free-form
+        for name, sub in self.fields.items():
+            if name in value:
+                sub.locate(value[name], _Path(path, name), out)
+            elif name in self.required:
+                out.append(Problem(_text(_Path(path, name)), "Required value"))
+        if not self.preserve:
+            for name in sorted(set(value) - set(self.fields)):
+                out.append(Problem(_text(_Path(path, name)), "unknown field"))
+
+
+class _ArrayShape:
+    """The checks of an array: its length, then each item (and, for a list-map, duplicates)."""
+
+    __slots__ = ("least", "most", "items", "keys", "clean")
+
+    def __init__(self, schema: Schema) -> None:
+        self.least: int | None = schema.get("minItems")
+        self.most: int | None = schema.get("maxItems")
+        self.items = _Shape(schema.get("items", {}))
+        self.keys = _list_map_keys(schema)
+        self.clean = self._compile_clean()
+
+    def _compile_clean(self) -> Clean:
+        least, most, keys = self.least, self.most, self.keys
+        item_clean = self.items.clean
+
+        def clean(value: list[Any]) -> bool:
+            count = len(value)
+            if (least is not None and count < least) or (most is not None and count > most):
                 return False
-        return True
+            seen: set[Any] = set()
+            for item in value:
+                if keys and isinstance(item, dict) and all(k in item for k in keys):
+                    identity = _list_map_identity([item[k] for k in keys])
+                    if identity in seen:
+                        return False  # a duplicate entry
+                    seen.add(identity)
+                if not item_clean(item):
+                    return False
+            return True
 
-    return clean
+        return clean
 
-
-def _compile_array(schema: Schema) -> Clean:
-    least, most = _count_bounds(schema, "minItems", "maxItems")
-    item_clean = _compile_clean(schema.get("items", {}))
-    keys = _list_map_keys(schema)
-
-    def clean(value: list[Any]) -> bool:
-        if (least is not None and len(value) < least) or (most is not None and len(value) > most):
-            return False
+    def locate(self, value: list[Any], path: _Path | None, out: list[Problem]) -> None:
+        """The length problems, then each item's, a duplicate entry named on the item."""
+        count = len(value)
+        if self.least is not None and count < self.least:
+            message = f"Invalid value: {count}: must have at least {self.least} items"
+            out.append(Problem(_text(path), message))
+        if self.most is not None and count > self.most:
+            out.append(
+                Problem(_text(path), f"Too many: {count}: must have at most {self.most} items")
+            )
+        keys = self.keys
         seen: set[Any] = set()
-        for item in value:
+        for index, item in enumerate(value):
+            duplicate = ""
             if keys and isinstance(item, dict) and all(k in item for k in keys):
                 identity = _list_map_identity([item[k] for k in keys])
                 if identity in seen:
-                    return False  # a duplicate entry
+                    duplicate = _json({k: item[k] for k in keys})
                 seen.add(identity)
-            if not item_clean(item):
+            self.items.locate(item, _Path(path, str(index), bracket=True), out, duplicate)
+
+
+class _RootShape:
+    """The structural checks of a whole document: metadata, spec, status, unknown fields."""
+
+    __slots__ = ("kind", "bodies", "needed")
+
+    def __init__(self, schema: Schema, kind: str) -> None:
+        properties: dict[str, Schema] = schema["properties"]
+        required = set(schema.get("required", []))
+        self.kind = kind
+        self.bodies = {
+            name: _Shape(properties[name], (kind, name)) for name in _BODIES if name in properties
+        }
+        self.needed = [name for name in _BODIES if name in required]
+
+    def clean(self, doc: dict[str, Any], info: KindInfo, contents: dict[str, bytes]) -> bool:
+        """True exactly when ``locate`` would report nothing; bodies remembered by content."""
+        for name in doc:
+            if name not in _KNOWN_ROOT:
                 return False
-        return True
+        for name in self.needed:
+            if name not in doc:
+                return False
+        for name, shape in self.bodies.items():
+            if name in doc and not _body_verdict(
+                ("clean", self.kind, name), contents.get(name), partial(shape.clean, doc[name])
+            ):
+                return False
+        for name in _BODIES:
+            if name in doc and name not in self.bodies:
+                return False  # no schema to check it by
+        return _metadata_clean(doc.get("metadata", {}), info.namespaced)
 
-    return clean
-
-
-def _list_map_identity(values: list[Any]) -> Any:
-    """Equal exactly when _check_array's JSON identities are equal; strings as they are."""
-    if all(type(v) is str for v in values):
-        return tuple(values)  # one string's JSON text is a function of the string
-    return json.dumps(values, sort_keys=True, default=str)
-
-
-def _compile_scalar(schema: Schema) -> Clean:
-    checks: list[Clean] = []
-    if "enum" in schema:
-        allowed = schema["enum"]
-        checks.append(lambda value: value in allowed)
-    if "minimum" in schema:
-        low = schema["minimum"]
-        checks.append(lambda value: not _is_number(value) or value >= low)
-    if "maximum" in schema:
-        high = schema["maximum"]
-        checks.append(lambda value: not _is_number(value) or value <= high)
-    if "minLength" in schema:
-        shortest = schema["minLength"]
-        checks.append(lambda value: not isinstance(value, str) or len(value) >= shortest)
-    if "maxLength" in schema:
-        longest = schema["maxLength"]
-        checks.append(lambda value: not isinstance(value, str) or len(value) <= longest)
-    if "pattern" in schema:
-        pattern = schema["pattern"]
-        checks.append(lambda value: not isinstance(value, str) or _matches(pattern, value))
-    if not checks:
-        return _always
-    if len(checks) == 1:
-        return checks[0]
-    return lambda value: all(check(value) for check in checks)
+    def locate(self, doc: dict[str, Any], info: KindInfo) -> list[Problem]:
+        """Every structural problem of the document, in the order of api.md's reporting."""
+        out: list[Problem] = []
+        _check_metadata(doc.get("metadata", {}), info, out)
+        for name in _BODIES:
+            if name in doc:
+                self.bodies[name].locate(doc[name], _Path(None, name), out)
+            elif name in self.needed:
+                out.append(Problem(name, "Required value"))
+        for name in sorted(set(doc) - _KNOWN_ROOT):
+            out.append(Problem(name, "unknown field"))
+        return out
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+_KNOWN_ROOT = frozenset(_ROOT_ORDER)
 
 
-def _compile_rules(schema: Schema) -> Rules | None:
-    """True exactly when _walk_rules would report nothing; None where nothing is checked."""
-    texts = [
-        entry["rule"]
+def _rule_entries(schema: Schema) -> list[tuple[str, str]]:
+    """A node's rules as (text, message), without transition rules (no previous object)."""
+    return [
+        (entry["rule"], entry["message"])
         for entry in schema.get(VALIDATIONS_KEY, [])
         if not _is_transition_rule(entry["rule"])
     ]
-    selector = bool(schema.get(DRA_SELECTOR_KEY))
-    properties: dict[str, Schema] | None = schema.get("properties")
-    extra = schema.get("additionalProperties")
-    items = schema.get("items")
-    children: dict[str, Rules] = {}
-    extra_fn: Rules | None = None
-    if properties is not None:
-        children = {
-            name: fn for name, sub in properties.items() if (fn := _compile_rules(sub)) is not None
-        }
-    elif isinstance(extra, dict):
-        extra_fn = _compile_rules(extra)
-    items_fn = _compile_rules(items) if isinstance(items, dict) else None
-    if not texts and not selector and not children and extra_fn is None and items_fn is None:
-        return None
 
-    # All of a node's rules as one entry: "each of these holds" (for one rule, the same
-    # entry the located walker keeps).
-    together = "\n".join(texts)
-    read = fields_read(texts)
 
-    def all_hold(value: Any) -> bool:
-        return all(_holds(text, value) for text in texts)
+class _Rules:
+    """The CEL rules and DRA selector check of one schema node below the root, and of the
+    nodes below it; built only where something is checked (see ``build``)."""
 
-    def holds(value: Any, root: bool) -> bool:
-        if texts:
-            if root:
-                if not all_hold(value):
-                    return False
+    __slots__ = ("entries", "selector", "fields", "entry_rules", "items", "holds")
+
+    def __init__(
+        self,
+        entries: list[tuple[str, str]],
+        selector: bool,
+        fields: dict[str, _Rules] | None,
+        entry_rules: _Rules | None,
+        items: _Rules | None,
+    ) -> None:
+        self.entries = entries
+        self.selector = selector
+        self.fields = fields
+        self.entry_rules = entry_rules
+        self.items = items
+        self.holds = self._compile_holds()
+
+    @staticmethod
+    def build(schema: Schema) -> _Rules | None:
+        """The node's rules; None where neither it nor a node below has a rule or selector."""
+        entries = _rule_entries(schema)
+        selector = bool(schema.get(DRA_SELECTOR_KEY))
+        properties: dict[str, Schema] | None = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        items = schema.get("items")
+        fields: dict[str, _Rules] | None = None
+        entry_rules: _Rules | None = None
+        if properties is not None:
+            fields = {
+                name: found
+                for name, sub in properties.items()
+                if (found := _Rules.build(sub)) is not None
+            }
+        elif isinstance(extra, dict):
+            entry_rules = _Rules.build(extra)
+        item_rules = _Rules.build(items) if isinstance(items, dict) else None
+        if not (entries or selector or fields or entry_rules or item_rules):
+            return None
+        return _Rules(entries, selector, fields or None, entry_rules, item_rules)
+
+    def _compile_holds(self) -> Clean:
+        """True exactly when ``locate`` would report nothing."""
+        texts = [text for text, _ in self.entries]
+        # All of a node's rules as one entry: "each of these holds" (for one rule, the
+        # same entry the located walk keeps).
+        together = "\n".join(texts)
+        read = fields_read(texts)
+        selector = self.selector
+        fields = {name: sub.holds for name, sub in (self.fields or {}).items()}
+        entry_fn = self.entry_rules.holds if self.entry_rules is not None else None
+        items_fn = self.items.holds if self.items is not None else None
+
+        def all_hold(value: Any) -> bool:
+            return all(_holds(text, value) for text in texts)
+
+        def holds(value: Any) -> bool:
             # Replicas of one deployment differ by their cluster, not by what their spec's
             # rules read: the verdict is remembered by what the rules see.
-            elif not _RULE_VERDICTS.get(
+            if texts and not _RULE_VERDICTS.get(
                 (together, content_key(_read_by(read, value))), lambda: all_hold(value)
             ):
                 return False
-        if selector and isinstance(value, str) and check_selector(value) is not None:
-            return False
-        if isinstance(value, dict):
-            for name, child in children.items():
-                if name in value and not child(value[name], False):
-                    return False
-            if extra_fn is not None:
-                for item in value.values():
-                    if not extra_fn(item, False):
+            if selector and isinstance(value, str) and check_selector(value) is not None:
+                return False
+            if isinstance(value, dict):
+                for name, child in fields.items():
+                    if name in value and not child(value[name]):
                         return False
-        elif isinstance(value, list) and items_fn is not None:
-            for item in value:
-                if not items_fn(item, False):
-                    return False
+                if entry_fn is not None:
+                    for item in value.values():
+                        if not entry_fn(item):
+                            return False
+            elif isinstance(value, list) and items_fn is not None:
+                for item in value:
+                    if not items_fn(item):
+                        return False
+            return True
+
+        return holds
+
+    def locate(self, value: Any, path: _Path, out: list[Problem]) -> None:
+        """Every failed rule and bad selector of ``value`` and below, depth-first."""
+        for text, message in self.entries:
+            if not _holds_remembered(text, value):
+                out.append(Problem(path.text(), message))
+        if self.selector and isinstance(value, str):
+            detail = check_selector(value)
+            if detail is not None:
+                out.append(Problem(path.text(), SELECTOR_PREFIX + detail))
+        if isinstance(value, dict):
+            if self.fields is not None:
+                for name, sub in self.fields.items():
+                    if name in value:
+                        sub.locate(value[name], _Path(path, name), out)
+            elif self.entry_rules is not None:
+                for key in sorted(value):
+                    self.entry_rules.locate(value[key], _Path(path, key, bracket=True), out)
+        elif isinstance(value, list) and self.items is not None:
+            for index, item in enumerate(value):
+                self.items.locate(item, _Path(path, str(index), bracket=True), out)
+
+
+class _RootRules:
+    """The rules of a whole document: its own (which see all of it), then each field's."""
+
+    __slots__ = ("kind", "entries", "fields")
+
+    def __init__(self, schema: Schema, kind: str) -> None:
+        self.kind = kind
+        self.entries = _rule_entries(schema)
+        properties: dict[str, Schema] = schema.get("properties", {})
+        self.fields = {
+            name: found
+            for name, sub in properties.items()
+            if (found := _Rules.build(sub)) is not None
+        }
+
+    def holds(self, doc: dict[str, Any], contents: dict[str, bytes]) -> bool:
+        """True exactly when ``locate`` would report nothing; bodies remembered by content."""
+        # A root rule sees the whole document, whose name makes it unlike any other.
+        if not all(_holds(text, doc) for text, _ in self.entries):
+            return False
+        for name, sub in self.fields.items():
+            if name not in doc:
+                continue
+            if name in _BODIES:
+                verdict = _body_verdict(
+                    ("rules", self.kind, name), contents.get(name), partial(sub.holds, doc[name])
+                )
+            else:
+                verdict = sub.holds(doc[name])
+            if not verdict:
+                return False
         return True
 
-    return holds
+    def locate(self, doc: dict[str, Any]) -> list[Problem]:
+        """Every failed rule and bad selector of the document, depth-first."""
+        out: list[Problem] = []
+        for text, message in self.entries:
+            if not _holds(text, doc):
+                # A rule at the root checks the name (MD-01, IC-10), so it is reported there.
+                out.append(Problem("metadata.name", message))
+        for name, sub in self.fields.items():
+            if name in doc:
+                sub.locate(doc[name], _Path(None, name), out)
+        return out

@@ -45,6 +45,7 @@ __all__ = [
     "decode",
     "encode",
     "new_activation",
+    "parse_expression",
 ]
 
 _Q = b"Q"
@@ -382,6 +383,18 @@ class Program:
         return result is True
 
 
+def parse_expression(text: str, kind: str) -> Any:
+    """The parsed ``cel.expr.Expr`` of ``text``, macros expanded (not type-checked).
+
+    ``kind`` is ``"selector"`` or ``"rule"``. Raises CompileFailure (syntax).
+    """
+    try:
+        parsed = _env(kind).check.compile(text, disable_check=True)
+    except Exception as err:
+        raise CompileFailure("syntax", _first_line(err)) from None
+    return _unpack(parsed.serialize(), _proto.ParsedExpr).expr
+
+
 def compile_expression(text: str, kind: str) -> Program:
     """Parse, type-check, result-check and (selectors only) cost-check ``text``.
 
@@ -390,10 +403,7 @@ def compile_expression(text: str, kind: str) -> Program:
     from .cost import COST_LIMIT, ENGINE_MAX_ITERATIONS, estimate_cost, estimate_iterations
 
     env = _env(kind)
-    try:
-        parsed = env.check.compile(text, disable_check=True)
-    except Exception as err:
-        raise CompileFailure("syntax", _first_line(err)) from None
+    ast = parse_expression(text, kind)
     try:
         checked = env.check.compile(text)
     except Exception as err:
@@ -406,7 +416,6 @@ def compile_expression(text: str, kind: str) -> Program:
     # The selector cost estimate (every range 32 long) gates user-written selectors.
     # CRD rules are ours and are gated where the cluster gates them: by the API server's
     # estimate over the schema's real bounds, which the package's cost test runs.
-    ast = _unpack(parsed.serialize(), _proto.ParsedExpr).expr
     cost = estimate_cost(ast)
     if kind == "selector" and cost > COST_LIMIT:
         raise CompileFailure(
