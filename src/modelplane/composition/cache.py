@@ -177,7 +177,11 @@ def download_owner(names: CacheNames, hf: HuggingFaceSource) -> Json:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": names.job(hf), "namespace": REMOTE_NAMESPACE, "labels": _labels(names)},
+        "metadata": {
+            "name": names.job(hf),
+            "namespace": REMOTE_NAMESPACE,
+            "labels": _labels(names),
+        },
     }
 
 

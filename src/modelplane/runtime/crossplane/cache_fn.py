@@ -9,8 +9,8 @@ writes the response. It asks for no Secret: the token lives only on each cluster
 from __future__ import annotations
 
 from modelplane.api import InferenceCluster, ModelCache
-from modelplane.composition.types import ComposedObject
 from modelplane.composition.cache import LEGACY_TOKEN_PREFIX
+from modelplane.composition.types import ComposedObject
 from modelplane.reconcile.cache import reconcile_cache
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.held import held_response
