@@ -11,6 +11,7 @@ from modelplane.api import InferenceCluster, ModelCache
 from modelplane.composition.cache import (
     DOWNLOAD_IMAGE,
     DOWNLOAD_SCRIPT,
+    JOB_MANAGEMENT_POLICIES,
     cache_names,
     owner_part,
     resource_key,
@@ -468,3 +469,23 @@ def test_an_old_jobs_completion_is_not_the_new_source_staged() -> None:
     manifest = job["spec"]["forProvider"]["manifest"]
     assert manifest["metadata"]["name"] != JOB
     assert manifest["metadata"]["ownerReferences"][0]["uid"] == "uid-new"
+
+
+# crossplane-runtime v2.0.0-rc.1 (the version provider-kubernetes v1.2.1 pins),
+# pkg/reconciler/managed/policies.go, defaultSupportedManagementPolicies: the supported sets
+# that keep Create (a failed Job deleted by its TTL is recreated) and leave out Delete.
+SUPPORTED_WITH_CREATE_WITHOUT_DELETE = [
+    {"Observe", "Create", "Update", "LateInitialize"},
+    {"Observe", "Create", "Update"},
+    {"Observe", "Create", "LateInitialize"},
+    {"Observe", "Create"},
+]
+
+
+def test_the_job_objects_policies_are_a_supported_set_without_delete() -> None:
+    assert set(JOB_MANAGEMENT_POLICIES) in SUPPORTED_WITH_CREATE_WITHOUT_DELETE
+    result = reconcile_cache(_cache(), _typed(THREE[:1]), observed_objects(_owned("a")))
+    policies = {o.key: o.object["spec"].get("managementPolicies") for o in result.objects}
+    # Only the Job's Object: the PVC and the owner are deleted by the provider as usual
+    # (a PVC has no dependents; the owner's deletion is what collects the Job and its pods).
+    assert [k for k, v in policies.items() if v is not None] == ["cache-download-a"]

@@ -153,7 +153,8 @@ def test_the_job_is_owned_and_its_object_never_deletes_it(stubs: Stubs) -> None:
         }
     ]
     # No Delete: provider-kubernetes v1.2.1 would delete the Job without a propagation
-    # policy, which orphans a batch/v1 Job's pods (docs/composition.md, "Nothing orphaned").
+    # policy, which orphans a batch/v1 Job's pods (docs/composition.md,
+    # "What a ModelCache composes").
     assert job["spec"]["managementPolicies"] == ["Observe", "Create", "Update", "LateInitialize"]
     assert "managementPolicies" not in desired(rsp)[owner_key]["spec"]
     assert "managementPolicies" not in desired(rsp)["cache-pvc-a"]["spec"]

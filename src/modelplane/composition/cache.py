@@ -7,7 +7,8 @@ cluster, stage and owner UID always give the same objects. The phase of each clu
 computed in ``modelplane.reconcile.cache``.
 
 No token passes through here: ``authSecret`` names a Secret the platform places on each
-cluster, and the Job reads it there by ``secretKeyRef`` (docs/composition.md, "The token").
+cluster, and the Job reads it there by ``secretKeyRef`` (docs/composition.md,
+"What a ModelCache composes").
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ TTL_SECONDS_AFTER_FINISHED = 3600
 
 # The download Job's Object never deletes the Job: provider-kubernetes v1.2.1 deletes
 # without a propagation policy, and for batch/v1 the API server then orphans the pods
-# (docs/composition.md, "Nothing orphaned"). The Job goes with its owner ConfigMap
+# (docs/composition.md, "What a ModelCache composes"). The Job goes with its owner ConfigMap
 # instead, or by its TTL. crossplane-runtime v2.0.0-rc.1 supports exactly this set
 # (pkg/reconciler/managed/policies.go, defaultSupportedManagementPolicies).
 JOB_MANAGEMENT_POLICIES = ("Observe", "Create", "Update", "LateInitialize")

@@ -133,7 +133,7 @@ def _site(
     if holds(job.conditions, "Complete") or holds(job.conditions, "SuccessCriteriaMet"):
         return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False))
     # The Job is composed only once its owner's UID is known, so that it never runs
-    # unowned (docs/composition.md, "Nothing orphaned").
+    # unowned (docs/composition.md, "What a ModelCache composes").
     owner = _remote(observed.get(resource_key(name, owner_part(hf))), names.job(hf))
     stage = Stage(True, owner.uid)
     failed = get_condition(job.conditions, "Failed")

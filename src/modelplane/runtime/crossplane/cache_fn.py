@@ -3,7 +3,7 @@
 The reconcile itself is ``modelplane.reconcile.cache.reconcile_cache``, the same code
 ``render`` runs; this module reads the request (the fleet, the observed Objects) and
 writes the response. It asks for no Secret: the token lives only on each cluster
-(docs/composition.md, "The token").
+(docs/composition.md, "What a ModelCache composes").
 """
 
 from __future__ import annotations

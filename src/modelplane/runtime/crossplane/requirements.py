@@ -56,7 +56,7 @@ def cache_requirements(cache: ModelCache) -> list[Requirement]:
     """The cache function's one lookup: every cluster.
 
     No Secret: ``authSecret`` names a Secret on each cluster, which the download Job reads
-    there (docs/composition.md, "The token"), so the function never receives a token.
+    there (docs/composition.md, "What a ModelCache composes"), so the function never receives a token.
     """
     del cache  # every cache asks the same
     return [Requirement(CLUSTERS, "InferenceCluster")]
