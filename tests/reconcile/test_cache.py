@@ -11,10 +11,12 @@ from modelplane.api import InferenceCluster, ModelCache
 from modelplane.composition.cache import (
     DOWNLOAD_IMAGE,
     DOWNLOAD_SCRIPT,
+    JOB_MANAGEMENT_POLICIES,
     cache_names,
+    owner_part,
     resource_key,
 )
-from modelplane.reconcile.cache import SecretState, reconcile_cache
+from modelplane.reconcile.cache import reconcile_cache
 from modelplane.runtime.local.render import render, render_caches
 from modelplane.runtime.wire import condition_wire, observed_objects
 from tests.composition.schemas import require_shared, validate_delivered
@@ -57,12 +59,42 @@ def _manifests(result: Any, kind: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+JOB = cache_names(_cache()).job(_cache().spec.hugging_face)  # type: ignore[arg-type]
+
+
+def _observed_object(
+    name: str, manifest_status: dict[str, Any], uid: str | None = None
+) -> dict[str, Any]:
+    """An Object as provider-kubernetes reports it: the remote object under atProvider."""
+    metadata = {"name": name} if uid is None else {"name": name, "uid": uid}
+    return {
+        "apiVersion": OBJECT_API,
+        "kind": "Object",
+        "metadata": {"name": "x", "namespace": "ml-team"},
+        "status": {
+            "atProvider": {"manifest": {"metadata": metadata, "status": manifest_status}},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def _owned(*clusters: str) -> dict[str, Any]:
+    """The Job's owner ConfigMap observed (with its UID) on each of ``clusters``."""
+    hf = _cache().spec.hugging_face
+    assert hf is not None
+    return {
+        resource_key(c, owner_part(hf)): _observed_object(JOB, {}, uid=f"uid-{c}") for c in clusters
+    }
+
+
 def test_three_clusters_two_matching_get_exactly_two_pvcs_and_two_jobs() -> None:
-    result = reconcile_cache(_cache(), _typed(THREE))
+    result = reconcile_cache(_cache(), _typed(THREE), observed_objects(_owned("a", "b")))
     pvcs, jobs = _manifests(result, "PersistentVolumeClaim"), _manifests(result, "Job")
+    owners = _manifests(result, "ConfigMap")
     assert [c for c, _ in pvcs] == ["a", "b"] and [c for c, _ in jobs] == ["a", "b"]
-    assert _manifests(result, "Secret") == []  # no authSecret: no token
-    for cluster_name, obj in [*pvcs, *jobs]:
+    assert [c for c, _ in owners] == ["a", "b"]
+    assert _manifests(result, "Secret") == []  # no token is ever composed
+    for cluster_name, obj in [*pvcs, *jobs, *owners]:
         assert obj["apiVersion"] == OBJECT_API and obj["kind"] == "Object"
         assert obj["metadata"]["namespace"] == "ml-team"
         assert obj["spec"]["providerConfigRef"] == {
@@ -81,6 +113,9 @@ def test_three_clusters_two_matching_get_exactly_two_pvcs_and_two_jobs() -> None
         "resources": {"requests": {"storage": "16Gi"}},
     }
     job = jobs[0][1]["spec"]["forProvider"]["manifest"]
+    assert job["metadata"]["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": JOB, "uid": "uid-a"}
+    ]
     assert job["spec"]["backoffLimit"] == 4
     assert job["spec"]["ttlSecondsAfterFinished"] == 3600
     pod = job["spec"]["template"]["spec"]
@@ -96,10 +131,13 @@ def test_three_clusters_two_matching_get_exactly_two_pvcs_and_two_jobs() -> None
     # Distinct Object names per cluster, stable keys.
     names = [o.object["metadata"]["name"] for o in result.objects]
     assert len(set(names)) == len(names)
+    owner = "cache-" + owner_part(_cache().spec.hugging_face)  # type: ignore[arg-type]
     assert [o.key for o in result.objects] == [
         "cache-pvc-a",
+        f"{owner}-a",
         "cache-download-a",
         "cache-pvc-b",
+        f"{owner}-b",
         "cache-download-b",
     ]
 
@@ -135,84 +173,44 @@ def test_pvc_name_is_the_claim_the_deployment_pods_mount_on_each_cluster() -> No
 
 def test_every_cache_object_is_schema_valid() -> None:
     require_shared()
-    result = reconcile_cache(_cache(auth=True), _typed(THREE))
+    result = reconcile_cache(_cache(auth=True), _typed(THREE), observed_objects(_owned("a")))
     assert {o.object["spec"]["forProvider"]["manifest"]["kind"] for o in result.objects} == {
         "PersistentVolumeClaim",
-        "Secret",
+        "ConfigMap",
         "Job",
     }
     for o in result.objects:
         validate_delivered(o.object)
 
 
-def test_auth_secret_reaches_the_cluster_only_by_reference() -> None:
-    result = reconcile_cache(_cache(auth=True), _typed(THREE[:1]))
-    [(_, token)] = _manifests(result, "Secret")
-    manifest = token["spec"]["forProvider"]["manifest"]
-    assert "data" not in manifest and "stringData" not in manifest
-    # provider-kubernetes v1.2.1 apis/namespaced/object/v1alpha1/types.go: Reference
-    # {patchesFrom: {apiVersion, kind, name, namespace, fieldPath}, toFieldPath}; the
-    # value lands at spec.forProvider.manifest.<toFieldPath>.
-    assert token["spec"]["references"] == [
-        {
-            "patchesFrom": {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "name": "hf-token",
-                "namespace": "ml-team",
-                "fieldPath": "data[HF_TOKEN]",
-            },
-            "toFieldPath": "data.HF_TOKEN",
-        }
-    ]
+def test_the_job_reads_the_token_from_the_clusters_own_secret() -> None:
+    """No token Object: the Job names the platform's Secret on the cluster by secretKeyRef."""
+    raw = cache(match_labels={"tier": "gpu"})
+    raw["spec"]["huggingFace"]["authSecret"] = {"name": "hub", "key": "token"}
+    result = reconcile_cache(
+        ModelCache.model_validate(raw), _typed(THREE[:1]), observed_objects(_owned("a"))
+    )
+    assert _manifests(result, "Secret") == []
+    assert all("references" not in o.object["spec"] for o in result.objects)
     [(_, job)] = _manifests(result, "Job")
     env = job["spec"]["forProvider"]["manifest"]["spec"]["template"]["spec"]["containers"][0]["env"]
-    secret_name = manifest["metadata"]["name"]
     assert {
         "name": "HF_TOKEN",
-        "valueFrom": {"secretKeyRef": {"name": secret_name, "key": "HF_TOKEN"}},
+        "valueFrom": {"secretKeyRef": {"name": "hub", "key": "token"}},
     } in env
-
-
-def test_missing_secret_is_auth_secret_missing_and_composes_no_job() -> None:
-    result = reconcile_cache(_cache(auth=True), _typed(THREE), secret=SecretState.ABSENT)
-    assert _manifests(result, "Job") == [] and _manifests(result, "Secret") == []
-    assert len(_manifests(result, "PersistentVolumeClaim")) == 2
-    assert condition_wire(result.conditions[1]) == {
-        "type": "ArtifactReady",
-        "status": "False",
-        "reason": "AuthSecretMissing",
-        "message": "Secret ml-team/hf-token with key HF_TOKEN not found",
-    }
-    assert [c["phase"] for c in result.status.to_wire()["clusters"]] == ["Pending", "Pending"]
-    assert not result.ready
-
-
-JOB = cache_names(_cache()).job(_cache().spec.hugging_face)  # type: ignore[arg-type]
-
-
-def _observed_object(name: str, manifest_status: dict[str, Any]) -> dict[str, Any]:
-    """An Object as provider-kubernetes reports it: the remote object under atProvider."""
-    return {
-        "apiVersion": OBJECT_API,
-        "kind": "Object",
-        "metadata": {"name": "x", "namespace": "ml-team"},
-        "status": {
-            "atProvider": {"manifest": {"metadata": {"name": name}, "status": manifest_status}},
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
-    }
 
 
 BOUND = {resource_key("a", "pvc"): _observed_object(PVC, {"phase": "Bound"})}
 JOB_DONE = {
     **BOUND,
+    **_owned("a"),
     resource_key("a", "download"): _observed_object(
         JOB, {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
     ),
 }
 JOB_FAILED = {
     **BOUND,
+    **_owned("a"),
     resource_key("a", "download"): _observed_object(
         JOB,
         {
@@ -242,16 +240,25 @@ STATUS_TABLE = [
         "Pending",
         f"waiting for PVC {PVC} and download Job",
         ("Hydrating", "False", "staging on a"),
-        ["PersistentVolumeClaim", "Job"],
+        ["PersistentVolumeClaim", "ConfigMap"],
+    ),
+    (
+        "owner observed",
+        _owned("a"),
+        None,
+        "Pending",
+        f"waiting for PVC {PVC} and download Job",
+        ("Hydrating", "False", "staging on a"),
+        ["PersistentVolumeClaim", "ConfigMap", "Job"],
     ),
     (
         "PVC bound",
-        BOUND,
+        {**BOUND, **_owned("a")},
         None,
         "Hydrating",
         f"downloading Qwen/Qwen3-8B@main into PVC {PVC}",
         ("Hydrating", "False", "staging on a"),
-        ["PersistentVolumeClaim", "Job"],
+        ["PersistentVolumeClaim", "ConfigMap", "Job"],
     ),
     (
         "Job complete",
@@ -269,7 +276,7 @@ STATUS_TABLE = [
         "Failed",
         "download Job ml-team-qwen-download-",
         ("Failed", "False", "failed on a"),
-        ["PersistentVolumeClaim", "Job"],
+        ["PersistentVolumeClaim", "ConfigMap", "Job"],
     ),
     (
         "Job gone after Ready",
@@ -347,7 +354,9 @@ def test_ready_is_not_kept_for_another_revision() -> None:
         ModelCache.model_validate(raw), _typed(THREE[:1]), observed_objects(BOUND)
     )
     assert moved.status.to_wire()["clusters"][0]["phase"] == "Hydrating"
-    assert "Job" in [o.object["spec"]["forProvider"]["manifest"]["kind"] for o in moved.objects]
+    # Staging again starts with the new source's owner; its Job follows once that is observed.
+    [(_, owner)] = _manifests(moved, "ConfigMap")
+    assert owner["spec"]["forProvider"]["manifest"]["metadata"]["name"] != JOB
 
 
 def test_no_matching_cluster_is_no_clusters() -> None:
@@ -446,5 +455,37 @@ def test_an_old_jobs_completion_is_not_the_new_source_staged() -> None:
         ModelCache.model_validate(raw), _typed(THREE[:1]), observed_objects(JOB_DONE)
     )
     assert result.status.to_wire()["clusters"][0]["phase"] == "Hydrating"
+    # The old source's owner is no longer composed: Crossplane deletes it, and the garbage
+    # collector the old Job with its pods, so two Jobs never write one PVC.
+    hf = ModelCache.model_validate(raw).spec.hugging_face
+    assert hf is not None
+    assert set(_owned("a")) & {o.key for o in result.objects} == set()
+    new_owner = _observed_object(cache_names(_cache()).job(hf), {}, uid="uid-new")
+    observed = {**JOB_DONE, resource_key("a", owner_part(hf)): new_owner}
+    result = reconcile_cache(
+        ModelCache.model_validate(raw), _typed(THREE[:1]), observed_objects(observed)
+    )
     [(_, job)] = _manifests(result, "Job")
-    assert job["spec"]["forProvider"]["manifest"]["metadata"]["name"] != JOB
+    manifest = job["spec"]["forProvider"]["manifest"]
+    assert manifest["metadata"]["name"] != JOB
+    assert manifest["metadata"]["ownerReferences"][0]["uid"] == "uid-new"
+
+
+# crossplane-runtime v2.0.0-rc.1 (the version provider-kubernetes v1.2.1 pins),
+# pkg/reconciler/managed/policies.go, defaultSupportedManagementPolicies: the supported sets
+# that keep Create (a failed Job deleted by its TTL is recreated) and leave out Delete.
+SUPPORTED_WITH_CREATE_WITHOUT_DELETE = [
+    {"Observe", "Create", "Update", "LateInitialize"},
+    {"Observe", "Create", "Update"},
+    {"Observe", "Create", "LateInitialize"},
+    {"Observe", "Create"},
+]
+
+
+def test_the_job_objects_policies_are_a_supported_set_without_delete() -> None:
+    assert set(JOB_MANAGEMENT_POLICIES) in SUPPORTED_WITH_CREATE_WITHOUT_DELETE
+    result = reconcile_cache(_cache(), _typed(THREE[:1]), observed_objects(_owned("a")))
+    policies = {o.key: o.object["spec"].get("managementPolicies") for o in result.objects}
+    # Only the Job's Object: the PVC and the owner are deleted by the provider as usual
+    # (a PVC has no dependents; the owner's deletion is what collects the Job and its pods).
+    assert [k for k, v in policies.items() if v is not None] == ["cache-download-a"]

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from modelplane.api import ModelCache
 from modelplane.cli.main import main
+from modelplane.composition.cache import owner_part
 from tests.paths import REPO
 
 EXAMPLES = REPO / "examples"
@@ -126,7 +128,11 @@ def test_missing_path_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_p
 def test_the_llama_405b_cache_is_staged_after_the_deployments(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The example cache: printed last, one PVC, token and Job per production cluster."""
+    """The example cache: printed last, one PVC and the Job's owner per production cluster.
+
+    A fresh render is the first reconcile: the Job follows once its owner's UID is observed,
+    and no token Object exists at all (the Job reads the cluster's own Secret).
+    """
     code, out, err = run(capsys, "render", str(EXAMPLES))
     assert code == 0, err
     objects = list(yaml.safe_load_all(out))
@@ -142,13 +148,12 @@ def test_the_llama_405b_cache_is_staged_after_the_deployments(
         )
         for o in staged
     ]
+    owner = "cache-" + owner_part(ModelCache.model_validate(cache).spec.hugging_face)  # type: ignore[arg-type]
     assert parts == [
         ("cache-pvc-eu-west-1", "PersistentVolumeClaim"),
-        ("cache-token-eu-west-1", "Secret"),
-        ("cache-download-eu-west-1", "Job"),
+        (f"{owner}-eu-west-1", "ConfigMap"),
         ("cache-pvc-us-east-1", "PersistentVolumeClaim"),
-        ("cache-token-us-east-1", "Secret"),
-        ("cache-download-us-east-1", "Job"),
+        (f"{owner}-us-east-1", "ConfigMap"),
     ]
     classes = [
         o["spec"]["forProvider"]["manifest"]["spec"]["storageClassName"]
@@ -170,7 +175,7 @@ def test_the_llama_405b_cache_is_staged_after_the_deployments(
     assert {w["kind"] for w in workloads} == {"LeaderWorkerSet", "PodCliqueSet"}
     claims = {claim for w in workloads for claim in _claim_names(w)}
     assert claims == {pvc}
-    assert "ml-team/llama-405b (ModelCache): 6 objects, 0/2 clusters staged" in err
+    assert "ml-team/llama-405b (ModelCache): 4 objects, 0/2 clusters staged" in err
 
 
 def _claim_names(node: object) -> list[str]:

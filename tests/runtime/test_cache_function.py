@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 from typing import Any
+
+from google.protobuf import json_format
 
 from .conftest import Stubs
 from .helpers import (
@@ -29,11 +32,15 @@ def _cluster(name: str, tier: str) -> dict[str, Any]:
 
 
 WORLD = [_cluster("a", "gpu"), _cluster("b", "gpu"), _cluster("c", "cpu")]
+# A recognisable token, in a control-plane Secret of the cache's namespace: what a user of an
+# earlier release would have there. Nothing the function answers may carry it.
+TOKEN_VALUE = "hf_modelplaneTestTokenDoNotLeak"
+TOKEN_B64 = base64.b64encode(TOKEN_VALUE.encode()).decode()
 TOKEN = {
     "apiVersion": "v1",
     "kind": "Secret",
     "metadata": {"name": "hf-token", "namespace": "ml-team"},
-    "data": {"HF_TOKEN": "c2VjcmV0"},
+    "data": {"HF_TOKEN": TOKEN_B64},
 }
 
 
@@ -45,29 +52,65 @@ def _cache(auth: bool = False) -> dict[str, Any]:
     return xr
 
 
-def _twice(stubs: Stubs, xr: dict[str, Any], world: list[dict[str, Any]]) -> Any:
-    first = stubs.v1.RunFunction(request(xr))
-    return stubs.v1.RunFunction(request(xr, required=satisfy(first, world)))
+def _twice(
+    stubs: Stubs,
+    xr: dict[str, Any],
+    world: list[dict[str, Any]],
+    observed: dict[str, dict[str, Any]] | None = None,
+) -> Any:
+    first = stubs.v1.RunFunction(request(xr, observed=observed))
+    return stubs.v1.RunFunction(request(xr, observed=observed, required=satisfy(first, world)))
 
 
-def test_requirements_are_every_cluster_and_the_auth_secret(stubs: Stubs) -> None:
-    rsp = stubs.v1.RunFunction(request(_cache(auth=True)))
-    assert requirements(rsp) == {
-        "clusters": {
-            "api_version": "modelplane.ai/v1alpha1",
-            "kind": "InferenceCluster",
-            "match_labels": {},
-        },
-        "auth-secret": {
-            "api_version": "v1",
-            "kind": "Secret",
-            "match_name": "hf-token",
-            "namespace": "ml-team",
-        },
-    }
-    # Nothing fetched yet: nothing composed, nothing deleted, not ready.
-    assert desired(rsp) == {} and composite_ready(rsp) == "READY_FALSE"
-    assert "auth-secret" not in requirements(stubs.v1.RunFunction(request(_cache())))
+def _as_observed(
+    composed: dict[str, dict[str, Any]], remote_status: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Composed Objects as provider-kubernetes reports them once applied: each remote object
+    under ``status.atProvider.manifest`` with a UID and the status given by key prefix."""
+    observed = {}
+    for key, obj in composed.items():
+        seen = copy.deepcopy(obj)
+        remote = copy.deepcopy(obj["spec"]["forProvider"]["manifest"])
+        remote["metadata"]["uid"] = f"uid-{key}"
+        for prefix, status in remote_status.items():
+            if key.startswith(prefix):
+                remote["status"] = status
+        seen["status"] = {
+            "atProvider": {"manifest": remote},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        }
+        observed[key] = seen
+    return observed
+
+
+def _leaks(rsp: Any) -> list[str]:
+    """Where the token (plain or base64) occurs in the answer outside a Secret manifest."""
+    found = []
+    for key, obj in desired(rsp).items():
+        manifest = obj.get("spec", {}).get("forProvider", {}).get("manifest", {})
+        if obj.get("kind") == "Secret" or manifest.get("kind") == "Secret":
+            found.append(f"{key}: a Secret is composed at all")
+        if TOKEN_VALUE in str(obj) or TOKEN_B64 in str(obj):
+            found.append(key)
+    rest = rsp.SerializeToString()
+    rest_text = json_format.MessageToJson(rsp)
+    if TOKEN_VALUE.encode() in rest or TOKEN_B64 in rest_text:
+        found.append("response")
+    return found
+
+
+def test_requirements_are_every_cluster_and_never_a_secret(stubs: Stubs) -> None:
+    for xr in (_cache(auth=True), _cache()):
+        rsp = stubs.v1.RunFunction(request(xr))
+        assert requirements(rsp) == {
+            "clusters": {
+                "api_version": "modelplane.ai/v1alpha1",
+                "kind": "InferenceCluster",
+                "match_labels": {},
+            }
+        }
+        # Nothing fetched yet: nothing composed, nothing deleted, not ready.
+        assert desired(rsp) == {} and composite_ready(rsp) == "READY_FALSE"
 
 
 def test_first_call_keeps_what_is_observed(stubs: Stubs) -> None:
@@ -79,12 +122,10 @@ def test_first_call_keeps_what_is_observed(stubs: Stubs) -> None:
 
 def test_two_of_three_clusters_are_staged(stubs: Stubs) -> None:
     rsp = _twice(stubs, _cache(), WORLD)
-    assert sorted(desired(rsp)) == [
-        "cache-download-a",
-        "cache-download-b",
-        "cache-pvc-a",
-        "cache-pvc-b",
-    ]
+    # First the Job's owner; the Job follows once the owner's UID is observed.
+    keys = sorted(desired(rsp))
+    assert [k for k in keys if not k.startswith("cache-owner-")] == ["cache-pvc-a", "cache-pvc-b"]
+    assert [k[-2:] for k in keys if k.startswith("cache-owner-")] == ["-a", "-b"]
     status = composite_status(rsp)
     assert status["summary"] == {"ready": "0/2"}
     assert [c["name"] for c in status["clusters"]] == ["a", "b"]
@@ -95,46 +136,80 @@ def test_two_of_three_clusters_are_staged(stubs: Stubs) -> None:
     assert composite_ready(rsp) == "READY_FALSE"
 
 
-def test_with_the_secret_the_token_is_delivered_by_reference(stubs: Stubs) -> None:
-    rsp = _twice(stubs, _cache(auth=True), [*WORLD, TOKEN])
-    got = desired(rsp)
-    assert "cache-token-a" in got and "cache-download-a" in got
-    assert "c2VjcmV0" not in str(got)
-    assert got["cache-token-a"]["spec"]["references"][0]["patchesFrom"]["name"] == "hf-token"
+def test_the_job_is_owned_and_its_object_never_deletes_it(stubs: Stubs) -> None:
+    xr = _cache(auth=True)
+    first = desired(_twice(stubs, xr, WORLD))
+    rsp = _twice(stubs, xr, WORLD, _as_observed(first, {}))
+    job = desired(rsp)["cache-download-a"]
+    manifest = job["spec"]["forProvider"]["manifest"]
+    [owner_key] = [k for k in first if k.startswith("cache-owner-") and k.endswith("-a")]
+    # The owner reference names the ConfigMap by the UID the provider reported.
+    assert manifest["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": first[owner_key]["spec"]["forProvider"]["manifest"]["metadata"]["name"],
+            "uid": f"uid-{owner_key}",
+        }
+    ]
+    # No Delete: provider-kubernetes v1.2.1 would delete the Job without a propagation
+    # policy, which orphans a batch/v1 Job's pods (docs/composition.md,
+    # "What a ModelCache composes").
+    assert job["spec"]["managementPolicies"] == ["Observe", "Create", "Update", "LateInitialize"]
+    assert "managementPolicies" not in desired(rsp)[owner_key]["spec"]
+    assert "managementPolicies" not in desired(rsp)["cache-pvc-a"]["spec"]
 
 
-def test_a_missing_secret_is_auth_secret_missing_and_composes_no_job(stubs: Stubs) -> None:
-    for world in (WORLD, [*WORLD, {**copy.deepcopy(TOKEN), "data": {"OTHER": "eA=="}}]):
-        rsp = _twice(stubs, _cache(auth=True), world)
-        assert sorted(desired(rsp)) == ["cache-pvc-a", "cache-pvc-b"]
-        assert conditions(rsp)[1] == (
-            "ArtifactReady",
-            "False",
-            "AuthSecretMissing",
-            "Secret ml-team/hf-token with key HF_TOKEN not found",
-        )
+def test_no_answer_carries_the_token(stubs: Stubs) -> None:
+    """Through every stage, with the token in the cache's namespace and an earlier release's
+    token Object (the token copied into its spec) observed: no answer carries it."""
+    xr = _cache(auth=True)
+    world = [*WORLD, TOKEN]
+    legacy = {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {"name": "qwen-a-token", "namespace": "ml-team"},
+        "spec": {
+            "forProvider": {
+                "manifest": {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": "ml-team-qwen-hf-token", "namespace": "default"},
+                    "data": {"HF_TOKEN": TOKEN_B64},
+                }
+            }
+        },
+        "status": {"atProvider": {"manifest": {"data": {"HF_TOKEN": TOKEN_B64}}}},
+    }
+    held = stubs.v1.RunFunction(request(xr, observed={"cache-token-a": legacy}))
+    assert _leaks(held) == [] and "cache-token-a" not in desired(held)
+    fresh = _twice(stubs, xr, world, {"cache-token-a": legacy})
+    assert _leaks(fresh) == [] and "cache-token-a" not in desired(fresh)
+    owned = _twice(stubs, xr, world, _as_observed(desired(fresh), {}))
+    assert "cache-download-a" in desired(owned) and _leaks(owned) == []
+    done = {"cache-download-": {"conditions": [{"type": "Complete", "status": "True"}]}}
+    staged = _twice(stubs, xr, world, _as_observed(desired(owned), done))
+    assert composite_status(staged)["summary"] == {"ready": "2/2"} and _leaks(staged) == []
 
 
 def test_completed_jobs_make_the_cache_ready_and_are_dropped(stubs: Stubs) -> None:
     xr = _cache()
-    first = _twice(stubs, xr, WORLD)
-    observed = {}
-    for key, obj in desired(first).items():
-        seen = copy.deepcopy(obj)
-        remote: dict[str, Any] = {"phase": "Bound"}
-        if key.startswith("cache-download-"):
-            remote = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
-        # provider-kubernetes reports the whole remote object under atProvider.manifest.
-        remote_object = {**obj["spec"]["forProvider"]["manifest"], "status": remote}
-        seen["status"] = {
-            "atProvider": {"manifest": remote_object},
-            "conditions": [{"type": "Ready", "status": "True"}],
-        }
-        observed[key] = seen
-    xr["status"] = composite_status(first)
-    second = stubs.v1.RunFunction(
-        request(xr, observed=observed, required=satisfy(stubs.v1.RunFunction(request(xr)), WORLD))
+    owners = _twice(stubs, xr, WORLD)
+    first = _twice(stubs, xr, WORLD, _as_observed(desired(owners), {}))
+    assert "cache-download-a" in desired(first)
+    observed = _as_observed(
+        desired(first),
+        {
+            "cache-pvc-": {"phase": "Bound"},
+            "cache-download-": {
+                "succeeded": 1,
+                "conditions": [{"type": "Complete", "status": "True"}],
+            },
+        },
     )
+    xr["status"] = composite_status(first)
+    second = _twice(stubs, xr, WORLD, observed)
+    # The Job's Object and its owner go: the owner's deletion takes the Job and its pods.
     assert sorted(desired(second)) == ["cache-pvc-a", "cache-pvc-b"]
     assert composite_status(second)["summary"] == {"ready": "2/2"}
     assert conditions(second)[1] == ("ArtifactReady", "True", "Staged", "staged on a, b")
@@ -143,12 +218,10 @@ def test_completed_jobs_make_the_cache_ready_and_are_dropped(stubs: Stubs) -> No
         ("NORMAL", "Staged Qwen/Qwen3-8B@main on cluster a"),
         ("NORMAL", "Staged Qwen/Qwen3-8B@main on cluster b"),
     ]
-    # The Job is gone (TTL): Ready is kept from the composite's own status.
+    # The Job is gone: Ready is kept from the composite's own status.
     xr["status"] = composite_status(second)
     pvcs_only = {k: v for k, v in observed.items() if k.startswith("cache-pvc-")}
-    third = stubs.v1.RunFunction(
-        request(xr, observed=pvcs_only, required=satisfy(stubs.v1.RunFunction(request(xr)), WORLD))
-    )
+    third = _twice(stubs, xr, WORLD, pvcs_only)
     assert composite_status(third)["summary"] == {"ready": "2/2"} and results(third) == []
 
 

@@ -1,11 +1,14 @@
 """What a ModelCache composes on each cluster of its footprint (docs/composition.md, caches).
 
 Per cluster, each delivered through that cluster's provider config exactly like a
-replica's objects (docs/composition.md, "Objects, in order"): the PVC every serving pod mounts, a
-short-lived
-Secret carrying the Hugging Face token (only with ``authSecret``, only while staging)
-and the download Job. Pure: the same cache, cluster and stage always give the same
-objects. The phase of each cluster is computed in ``modelplane.reconcile.cache``.
+replica's objects (docs/composition.md, "Objects, in order"): the PVC every serving pod mounts
+and, while staging, the download Job and the ConfigMap that owns it. Pure: the same cache,
+cluster, stage and owner UID always give the same objects. The phase of each cluster is
+computed in ``modelplane.reconcile.cache``.
+
+No token passes through here: ``authSecret`` names a Secret the platform places on each
+cluster, and the Job reads it there by ``secretKeyRef`` (docs/composition.md,
+"What a ModelCache composes").
 """
 
 from __future__ import annotations
@@ -28,18 +31,29 @@ from modelplane.naming import CACHE_LABEL, CACHE_NAMESPACE_LABEL, dns_name
 # server, hence an explicit command.
 DOWNLOAD_IMAGE = "vllm/vllm-openai:v0.23.0"
 DOWNLOAD_CONTAINER = "download"
-TOKEN_KEY = "HF_TOKEN"
+# The environment variable huggingface_hub reads the token from.
+TOKEN_ENV = "HF_TOKEN"
 
 # A failing download (hub outage, bad token) is retried this many times, then the Job
 # fails and the cluster reads Failed; a finished Job is deleted after an hour.
 BACKOFF_LIMIT = 4
 TTL_SECONDS_AFTER_FINISHED = 3600
 
+# The download Job's Object never deletes the Job: provider-kubernetes v1.2.1 deletes
+# without a propagation policy, and for batch/v1 the API server then orphans the pods
+# (docs/composition.md, "What a ModelCache composes"). The Job goes with its owner ConfigMap
+# instead, or by its TTL. crossplane-runtime v2.0.0-rc.1 supports exactly this set
+# (pkg/reconciler/managed/policies.go, defaultSupportedManagementPolicies).
+JOB_MANAGEMENT_POLICIES = ("Observe", "Create", "Update", "LateInitialize")
+
 
 # Resource keys of one cluster's cache objects (the Crossplane desired-state keys).
 KEY_PVC = "pvc"
-KEY_TOKEN = "token"
 KEY_DOWNLOAD = "download"
+KEY_OWNER = "owner"
+# Resource keys of the token Objects an earlier release composed (a copy of the token in
+# their spec): the function never keeps one, so Crossplane deletes them.
+LEGACY_TOKEN_PREFIX = "cache-token-"
 
 # Remote scripts. Repository, revision and source come in through the environment and
 # are always quoted, so no user text is ever parsed by the shell.
@@ -66,15 +80,22 @@ echo "staged: $MODELPLANE_CACHE_SOURCE"
 
 @dataclass(frozen=True, slots=True)
 class Stage:
-    """What to compose on one cluster: the PVC always, the Job and token while staging."""
+    """What to compose on one cluster: the PVC always; while staging, the Job's owner, and
+    the Job itself once the owner's UID is observed (``owner_uid``)."""
 
     download: bool
-    token: bool
+    owner_uid: str | None = None
 
 
 def resource_key(cluster: str, part: str) -> str:
     """The desired-state key of one cache object on ``cluster``."""
     return f"cache-{part}-{cluster}"
+
+
+def owner_part(hf: HuggingFaceSource) -> str:
+    """The owner ConfigMap's part: one per source, so a new source drops the old owner
+    (and with it the old Job and its pods) instead of leaving two Jobs on one PVC."""
+    return f"{KEY_OWNER}-{_source_digest(hf)}"
 
 
 def source_of(hf: HuggingFaceSource) -> str:
@@ -114,11 +135,6 @@ class CacheNames:
         """The PVC, named exactly as the serving pods mount it."""
         return cache_pvc_name(self.namespace, self.cache)
 
-    @property
-    def token_secret(self) -> str:
-        """The remote Secret holding the token while the cache is staged."""
-        return dns_name(self._scope, "hf-token")
-
     def job(self, hf: HuggingFaceSource) -> str:
         """The download Job; a new source gets a new Job (a Job's template is immutable)."""
         return dns_name(self._scope, "download", _source_digest(hf))
@@ -153,45 +169,33 @@ def cache_pvc(names: CacheNames, hf: HuggingFaceSource, storage_class: str) -> J
     }
 
 
-def token_secret(names: CacheNames) -> Json:
-    """The remote Secret's manifest: no data here, the provider patches it in (``token_refs``)."""
+def download_owner(names: CacheNames, hf: HuggingFaceSource) -> Json:
+    """The ConfigMap the download Job names as its owner (no data: its existence is the point).
+
+    Deleting it is how the Job goes: the garbage collector deletes a dependent whose
+    owners are all gone with background propagation, which takes the Job's pods too.
+    """
     return {
         "apiVersion": "v1",
-        "kind": "Secret",
+        "kind": "ConfigMap",
         "metadata": {
-            "name": names.token_secret,
+            "name": names.job(hf),
             "namespace": REMOTE_NAMESPACE,
             "labels": _labels(names),
         },
-        "type": "Opaque",
     }
 
 
-def token_references(names: CacheNames, hf: HuggingFaceSource) -> list[Json]:
-    """provider-kubernetes ``spec.references``: copy the control-plane Secret's key.
+def _owner_reference(names: CacheNames, hf: HuggingFaceSource, uid: str) -> Json:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "name": names.job(hf), "uid": uid}
 
-    The provider reads the referenced object on the control plane and sets the value at
-    ``spec.forProvider.manifest.<toFieldPath>`` before applying (provider-kubernetes
-    v1.2.1, apis/namespaced/object/v1alpha1/types.go), so the token is never in a
-    composed manifest. ``data`` values are base64 on both sides: copied as they are.
+
+def download_job(names: CacheNames, hf: HuggingFaceSource, owner_uid: str) -> Json:
+    """The Job that fills the PVC once: idempotent by the marker, bounded retries, TTL.
+
+    Owned by the ConfigMap ``download_owner`` (UID ``owner_uid``, as observed), so it goes,
+    pods included, when that ConfigMap does.
     """
-    assert hf.auth_secret is not None
-    return [
-        {
-            "patchesFrom": {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "name": hf.auth_secret.name,
-                "namespace": names.namespace,
-                "fieldPath": f"data[{hf.auth_secret.key}]",
-            },
-            "toFieldPath": f"data.{TOKEN_KEY}",
-        }
-    ]
-
-
-def download_job(names: CacheNames, hf: HuggingFaceSource) -> Json:
-    """The Job that fills the PVC once: idempotent by the marker, bounded retries, TTL."""
     env: list[Json] = [
         {"name": "MODELPLANE_CACHE_REPO", "value": hf.repo},
         {"name": "MODELPLANE_CACHE_REVISION", "value": hf.revision or DEFAULT_REVISION},
@@ -199,17 +203,19 @@ def download_job(names: CacheNames, hf: HuggingFaceSource) -> Json:
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
     ]
     if hf.auth_secret is not None:
-        env.append(
-            {
-                "name": TOKEN_KEY,
-                "valueFrom": {"secretKeyRef": {"name": names.token_secret, "key": TOKEN_KEY}},
-            }
-        )
+        # The platform's Secret on the cluster itself: the token never leaves it.
+        ref = {"name": hf.auth_secret.name, "key": hf.auth_secret.key}
+        env.append({"name": TOKEN_ENV, "valueFrom": {"secretKeyRef": ref}})
     labels = _labels(names)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": names.job(hf), "namespace": REMOTE_NAMESPACE, "labels": labels},
+        "metadata": {
+            "name": names.job(hf),
+            "namespace": REMOTE_NAMESPACE,
+            "labels": labels,
+            "ownerReferences": [_owner_reference(names, hf, owner_uid)],
+        },
         "spec": {
             "backoffLimit": BACKOFF_LIMIT,
             "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
@@ -242,24 +248,22 @@ def cache_objects(
     storage_class: str,
     stage: Stage,
 ) -> list[tuple[str, Json]]:
-    """The delivered objects of ``cache`` on ``cluster``, keyed, in order PVC, token, Job."""
+    """The delivered objects of ``cache`` on ``cluster``, keyed, in order PVC, owner, Job."""
     hf = cache.spec.hugging_face
     assert hf is not None  # MC-01: HuggingFace is the only source
     names = cache_names(cache)
-    parts: list[tuple[str, Json, list[Json] | None]] = [
-        (KEY_PVC, cache_pvc(names, hf, storage_class), None)
-    ]
-    if stage.token and hf.auth_secret is not None:
-        parts.append((KEY_TOKEN, token_secret(names), token_references(names, hf)))
+    parts: list[tuple[str, Json]] = [(KEY_PVC, cache_pvc(names, hf, storage_class))]
     if stage.download:
-        parts.append((KEY_DOWNLOAD, download_job(names, hf), None))
+        parts.append((owner_part(hf), download_owner(names, hf)))
+        if stage.owner_uid is not None:
+            parts.append((KEY_DOWNLOAD, download_job(names, hf, stage.owner_uid)))
     out: list[tuple[str, Json]] = []
-    for part, manifest, references in parts:
+    for part, manifest in parts:
         key = resource_key(cluster, part)
         obj = deliver(
             names.delivery_object(cluster, part), names.namespace, key, manifest, provider_config
         )
-        if references is not None:
-            obj["spec"]["references"] = references
+        if part == KEY_DOWNLOAD:
+            obj["spec"]["managementPolicies"] = list(JOB_MANAGEMENT_POLICIES)
         out.append((key, obj))
     return out

@@ -32,6 +32,7 @@ class ObservedObject:
     """
 
     name: str | None = None  # metadata.name
+    uid: str | None = None  # metadata.uid (what an owner reference must name)
     conditions: tuple[Condition, ...] = ()  # status.conditions
     readiness_policy: str | None = None  # spec.readiness.policy (an Object)
     reported: bool = False  # status.atProvider.manifest is non-empty: the provider has seen it

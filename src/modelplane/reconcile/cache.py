@@ -1,7 +1,7 @@
 """The ModelCache reconcile: objects per cluster, per-cluster phases, conditions, events.
 
-Pure: the cache, the fleet, the observed Objects and the Secret lookup in; desired
-objects, status and events out. ``modelplane render`` and the Crossplane function run
+Pure: the cache, the fleet and the observed Objects in; desired objects, status and
+events out. ``modelplane render`` and the Crossplane function run
 this same code (docs/composition.md, caches; docs/api.md for the status fields).
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from modelplane.api import InferenceCluster, ModelCache
 from modelplane.api.meta import Condition, condition, get_condition, holds, is_ready
@@ -28,6 +27,7 @@ from modelplane.composition.cache import (
     cache_names,
     cache_objects,
     cache_storage_class,
+    owner_part,
     resource_key,
     source_of,
 )
@@ -40,15 +40,6 @@ from modelplane.scheduling.fleet import selector_mismatch
 
 CLUSTERS_MATCHED = "ClustersMatched"
 ARTIFACT_READY = "ArtifactReady"
-
-
-class SecretState(StrEnum):
-    """The lookup of ``huggingFace.authSecret`` (like the three-state cache lookup)."""
-
-    NONE = "None"  # no authSecret
-    PRESENT = "Present"
-    ABSENT = "Absent"  # fetched: no such Secret, or no such key
-    UNRESOLVED = "Unresolved"  # not fetched yet (function runtime only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +108,6 @@ def _site(
     cache: ModelCache,
     cluster: InferenceCluster,
     observed: Observed,
-    secret: SecretState,
     provider: tuple[str, str] | None,
 ) -> _Site:
     """The phase of the cache on one cluster and what to compose there."""
@@ -137,44 +127,26 @@ def _site(
         return _Site("Pending", f"InferenceCluster {name} publishes no providerConfigRef yet", None)
     before = _previous(cache).get(name)
     if before is not None and before.phase == "Ready" and before.source == source:
-        # Staged: the Job and the token are gone (or going); only the PVC stays.
-        return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False, False))
+        # Staged: the Job and its owner are gone (or going); only the PVC stays.
+        return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False))
     job = _remote(observed.get(resource_key(name, KEY_DOWNLOAD)), names.job(hf))
     if holds(job.conditions, "Complete") or holds(job.conditions, "SuccessCriteriaMet"):
-        return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False, False))
+        return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False))
+    # The Job is composed only once its owner's UID is known, so that it never runs
+    # unowned (docs/composition.md, "What a ModelCache composes").
+    owner = _remote(observed.get(resource_key(name, owner_part(hf))), names.job(hf))
+    stage = Stage(True, owner.uid)
     failed = get_condition(job.conditions, "Failed")
     if failed.status == "True":
         why = failed.message or failed.reason or "failed"
-        return _Site(
-            "Failed",
-            f"download Job {names.job(hf)} failed: {why}",
-            Stage(True, hf.auth_secret is not None),
-        )
-    if secret is SecretState.ABSENT:
-        assert hf.auth_secret is not None
-        return _Site(
-            "Pending",
-            f"Secret {names.namespace}/{hf.auth_secret.name} with key {hf.auth_secret.key} "
-            "not found; not downloading",
-            Stage(False, False),
-        )
-    if secret is SecretState.UNRESOLVED:
-        assert hf.auth_secret is not None
-        return _Site(
-            "Pending",
-            f"Waiting for Secret {names.namespace}/{hf.auth_secret.name}",
-            Stage(False, False),
-        )
-    stage = Stage(True, hf.auth_secret is not None)
+        return _Site("Failed", f"download Job {names.job(hf)} failed: {why}", stage)
     pvc = _remote(observed.get(resource_key(name, KEY_PVC)), names.pvc)
     if job.active or pvc.phase == "Bound":
         return _Site("Hydrating", f"downloading {source} into PVC {names.pvc}", stage)
     return _Site("Pending", f"waiting for PVC {names.pvc} and download Job", stage)
 
 
-def _conditions(
-    cache: ModelCache, entries: list[CacheClusterStatus], secret: SecretState
-) -> list[Condition]:
+def _conditions(entries: list[CacheClusterStatus]) -> list[Condition]:
     if not entries:
         return [
             condition(
@@ -187,25 +159,13 @@ def _conditions(
         ]
     names = ", ".join(e.name for e in entries)
     matched = condition(CLUSTERS_MATCHED, True, "Matched", f"clusters: {names}")
-    return [matched, _artifact(cache, entries, secret)]
+    return [matched, _artifact(entries)]
 
 
-def _artifact(
-    cache: ModelCache, entries: list[CacheClusterStatus], secret: SecretState
-) -> Condition:
+def _artifact(entries: list[CacheClusterStatus]) -> Condition:
     ready = [e.name for e in entries if e.phase == "Ready"]
     if len(ready) == len(entries):
         return condition(ARTIFACT_READY, True, "Staged", "staged on " + ", ".join(ready))
-    if secret is SecretState.ABSENT:
-        auth = cache.spec.hugging_face.auth_secret if cache.spec.hugging_face else None
-        assert auth is not None
-        namespace = cache.metadata.namespace or "default"
-        return condition(
-            ARTIFACT_READY,
-            False,
-            "AuthSecretMissing",
-            f"Secret {namespace}/{auth.name} with key {auth.key} not found",
-        )
     failed = [e.name for e in entries if e.phase == "Failed"]
     if failed:
         return condition(ARTIFACT_READY, False, "Failed", "failed on " + ", ".join(failed))
@@ -247,21 +207,17 @@ def reconcile_cache(
     clusters: Sequence[InferenceCluster],
     observed: Observed | None = None,
     *,
-    secret: SecretState | None = None,
     derive_provider_config: bool = False,
 ) -> CacheResult:
     """Compose the cache on every cluster of its footprint and compute its status.
 
-    ``observed`` maps resource keys to observed provider-kubernetes Objects (their views). ``secret``
-    defaults to PRESENT when ``authSecret`` is set (a local run cannot see Secrets).
+    ``observed`` maps resource keys to observed provider-kubernetes Objects (their views).
     With ``derive_provider_config`` (local ``render``) a cluster without
     ``status.providerConfigRef`` gets the derived one, as for replicas.
     """
     seen: Observed = observed or {}
     hf = cache.spec.hugging_face
     assert hf is not None  # MC-01
-    if secret is None:
-        secret = SecretState.PRESENT if hf.auth_secret is not None else SecretState.NONE
     source = source_of(hf)
     objects: list[CacheObject] = []
     entries: list[CacheClusterStatus] = []
@@ -270,7 +226,7 @@ def reconcile_cache(
         provider = provider_config_for(cluster)
         if provider is None and derive_provider_config:
             provider = derived_provider_config(cluster)
-        site = _site(cache, cluster, seen, secret, provider)
+        site = _site(cache, cluster, seen, provider)
         entries.append(
             CacheClusterStatus(
                 name=name, phase=site.phase, message=_bounded(site.message), source=source
@@ -294,7 +250,7 @@ def reconcile_cache(
     return CacheResult(
         objects=objects,
         status=status,
-        conditions=_conditions(cache, entries, secret),
+        conditions=_conditions(entries),
         events=_events(cache, entries),
         ready=bool(entries) and ready == len(entries),
     )

@@ -103,6 +103,7 @@ def _view(raw: Mapping[str, Any], kept: Json) -> ObservedObject:
     policy = _mapping(spec.get("readiness")).get("policy")
     return ObservedObject(
         name=_text(_mapping(raw.get("metadata")).get("name")),
+        uid=_nonempty(_mapping(raw.get("metadata")).get("uid")),
         conditions=conditions_of(status.get("conditions")),
         readiness_policy=policy if isinstance(policy, str) else None,
         reported=bool(manifest),

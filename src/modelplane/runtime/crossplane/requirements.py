@@ -23,7 +23,6 @@ PINNED_REPLICAS = "replicas"
 CACHE = "cache"
 CLUSTER = "cluster"
 CLASS_PREFIX = "class-"
-AUTH_SECRET = "auth-secret"
 INFERENCE_GATEWAY = "inference-gateway"
 SERVICE_ENDPOINTS = "endpoints"
 
@@ -54,24 +53,13 @@ def replica_requirements(replica: ModelReplica) -> list[Requirement]:
 
 
 def cache_requirements(cache: ModelCache) -> list[Requirement]:
-    """The cache function's lookups: every cluster, and the auth Secret when set.
+    """The cache function's one lookup: every cluster.
 
-    The Secret is looked up by name in the cache's namespace, only to know whether it
-    exists and holds the key (a missing one is ``AuthSecretMissing``).
+    No Secret: ``authSecret`` names a Secret on each cluster, which the download Job reads
+    there (docs/composition.md, "What a ModelCache composes"), so the function never receives a token.
     """
-    wanted = [Requirement(CLUSTERS, "InferenceCluster")]
-    hf = cache.spec.hugging_face
-    if hf is not None and hf.auth_secret is not None:
-        wanted.append(
-            Requirement(
-                AUTH_SECRET,
-                "Secret",
-                match_name=hf.auth_secret.name,
-                namespace=cache.metadata.namespace or "default",
-                api_version="v1",
-            )
-        )
-    return wanted
+    del cache  # every cache asks the same
+    return [Requirement(CLUSTERS, "InferenceCluster")]
 
 
 def class_key(class_name: str) -> str:
