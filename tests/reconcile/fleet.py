@@ -40,12 +40,15 @@ def cluster(
     gpus: int = 8,
     nodes: int = 1,
     taints: list[dict[str, str]] | None = None,
+    stack: str | None = None,
 ) -> dict[str, Any]:
     """A cluster with one pool `h100` of ``nodes`` nodes x ``gpus`` GPUs."""
     status = cluster_status(
         ready=ready, gateway=gateway, pools=[gpu_pool("h100", nodes, gpu_device(gpus))]
     )
-    return inference_cluster(name, secret=name, taints=taints, labels=labels or {}, status=status)
+    return inference_cluster(
+        name, secret=name, stack=stack, taints=taints, labels=labels or {}, status=status
+    )
 
 
 def fleet(

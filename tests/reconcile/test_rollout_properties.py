@@ -4,7 +4,8 @@ Over render feed-back (the deployment reconcile alone, as ``World(compose=False)
 replicas loading at random: from one reconcile to the next, the routed (Ready) replicas never
 drop below ``min(before, desired - maxUnavailable)``, nor from some to none, except on the
 edits allowed to cost capacity (a deleted cluster, a scale-down); a pool never holds more
-replicas than it has GPUs; and while replicas move, at most ``desired + maxSurge`` exist.
+replicas than it has GPUs; while replicas move, at most ``desired + maxSurge`` exist; and a
+replica's device requests (its immutable ResourceClaimTemplates) never change under its name.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def fleets(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 EDITS = st.one_of(
     st.tuples(st.just("image"), st.integers(0, 3)),
+    # A GPU count: the ResourceClaimTemplate refuses it in place, so replicas are replaced.
+    st.tuples(st.just("gpus"), st.integers(1, 2)),
     st.tuples(st.just("zone"), st.sampled_from(["a", "b", "none", "typo"])),
     st.tuples(st.just("drain"), st.integers(0, 3)),
     st.tuples(st.just("undrain"), st.integers(0, 3)),
@@ -50,7 +53,7 @@ EDITS = st.one_of(
 )
 
 
-def _deployment(replicas: int, image: int, zone: str) -> dict[str, Any]:
+def _deployment(replicas: int, image: int, zone: str, gpus: int = 1) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if zone != "none":
         extra["clusterSelector"] = {"matchLabels": {"zone": zone}}
@@ -59,7 +62,15 @@ def _deployment(replicas: int, image: int, zone: str) -> dict[str, Any]:
         "containers"
     ][0]
     container["image"] = f"vllm/vllm-openai:v0.2{image}.0"
+    d["spec"]["template"]["spec"]["engines"][0]["members"][0]["nodeSelector"]["devices"][0][
+        "count"
+    ] = gpus
     return d
+
+
+def _claims(replica: dict[str, Any]) -> list[Any]:
+    """What a replica's ResourceClaimTemplates are composed from: its device requests."""
+    return [m.get("deviceRequests") for e in replica["spec"]["engines"] for m in e["members"]]
 
 
 def _capacity(clusters: list[dict[str, Any]]) -> dict[tuple[str, str], int]:
@@ -98,7 +109,7 @@ def test_ready_replicas_never_drop_below_the_rollout_floor(
     edits: list[tuple[str, Any]],
     loads: list[int],
 ) -> None:
-    image, zone, desired = 0, "none", replicas
+    image, zone, desired, gpus = 0, "none", replicas, 1
     world = World([_deployment(desired, image, zone)], fleet, compose=False)
     world.settle(6)
     routed = len(world.routed())
@@ -107,6 +118,8 @@ def test_ready_replicas_never_drop_below_the_rollout_floor(
         exempt = False
         if kind == "image":
             image = arg
+        elif kind == "gpus":
+            gpus = arg
         elif kind == "zone":
             zone = arg
         elif kind == "scale":
@@ -124,12 +137,16 @@ def test_ready_replicas_never_drop_below_the_rollout_floor(
             elif kind == "delete":
                 world.clusters = [c for c in world.clusters if c is not target]
                 exempt = True
-        world.deployments = [_deployment(desired, image, zone)]
+        world.deployments = [_deployment(desired, image, zone, gpus)]
         # A few reconciles per edit, replicas loading at random in between.
         for _ in range(4):
             pattern = loads[tick % len(loads)]
             tick += 1
+            claims = {x["metadata"]["name"]: _claims(x) for x in world.replicas}
             r = world.step(load=lambda name, p=pattern: sum(name.encode()) % 4 < p)
+            for x in r.replicas:  # a claim template is never rewritten under its name
+                before = claims.get(x["metadata"]["name"])
+                assert before is None or before == _claims(x), x["metadata"]["name"]
             now_routed = len(r.endpoints)
             if not exempt:
                 assert now_routed >= min(routed, desired - MAX_UNAVAILABLE), (kind, arg)

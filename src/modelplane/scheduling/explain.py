@@ -168,6 +168,7 @@ _MOVE_TEXT = {
     MoveCause.SHAPE_CHANGED: "its pins no longer satisfy the deployment's engines",
     MoveCause.TEMPLATE_CHANGED: "it runs an older template revision and is replaced first "
     "(an update in place would leave nothing serving)",
+    MoveCause.IMMUTABLE_FIELD: "the template changes what its objects cannot change in place",
     MoveCause.SCALED_DOWN: "scaled down",
 }
 
@@ -180,6 +181,8 @@ def move_message(move: Superseded) -> str:
     """
     p = move.placement
     head = f"{p.name} on {p.cluster}: {_MOVE_TEXT[move.cause]}"
+    if move.detail:
+        head = f"{head} ({move.detail})"
     if move.retiring:
         done = "" if move.cause is MoveCause.SCALED_DOWN else "replaced, "
         return f"{head}; {done}its endpoint is withdrawn and it is removed next"

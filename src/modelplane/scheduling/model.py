@@ -281,6 +281,9 @@ class MoveCause(StrEnum):
     # At an older template revision and replaced rather than updated in place: updating it
     # would leave nothing serving (a single replica), or it is surplus beside its replacement.
     TEMPLATE_CHANGED = "TemplateChanged"
+    # The template change touches a field one of its composed objects cannot change in place
+    # (composition.inplace): new objects under a new replica name replace it.
+    IMMUTABLE_FIELD = "ImmutableFieldChanged"
     SCALED_DOWN = "ScaledDown"  # spec.replicas went down: retiring, never replaced
 
     @property
@@ -305,6 +308,7 @@ class Superseded:
     replacement: str = ""
     replacement_cluster: str = ""
     replacement_pools: tuple[str, ...] = ()  # the pools the replacement is pinned to, sorted
+    detail: str = ""  # what the cause names, e.g. the refused fields of IMMUTABLE_FIELD
 
     @property
     def pools(self) -> tuple[str, ...]:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from modelplane.api import InferenceClass, ModelCache, ModelDeployment, ModelReplica, Toleration
 from modelplane.api.meta import UNRESOLVED
 from modelplane.cel import check_selector
+from modelplane.composition.inplace import replacement_reasons
+from modelplane.composition.types import Stack
 from modelplane.naming import DEPLOYMENT_LABEL, replica_name
 from modelplane.scheduling.capacity import Ledger, pods_of
 from modelplane.scheduling.explain import (
@@ -295,6 +297,11 @@ class _Run:
         self.by_name = {v.name: v for v in views}
         self.revision = revision(deployment)
         self.trials: dict[str, Trial | Failure] = {}
+        # Replaced because their objects refuse the change in place: why, by replica name.
+        self.refused: dict[str, str] = {}
+        # Identities of replicas dropped for such a change: not reused in this reconcile, so
+        # their replacement never rewrites their objects under the same names.
+        self.reserved: set[tuple[str, int]] = set()
 
     def schedule(self) -> Schedule:
         desired = self.deployment.spec.replicas
@@ -373,7 +380,8 @@ class _Run:
         for i, (replica, cause) in enumerate(moving):
             view = self.by_name.get(replica.spec.cluster_name)
             placement = held_placement(self.deployment, replica, view.gateway if view else "")
-            out.append(Superseded(placement, cause, retiring=i >= covering))
+            detail = self.refused.get(replica.metadata.name or "", "")
+            out.append(Superseded(placement, cause, retiring=i >= covering, detail=detail))
         return out
 
     @staticmethod
@@ -537,21 +545,40 @@ class _Run:
             if judged is None:
                 kept.append(held_placement(self.deployment, replica, view.gateway))
             else:
-                engines = judged
-                kept.append(
-                    Placement(
-                        cluster=cluster,
-                        index=index,
-                        name=replica_name(self.deployment.metadata.name or "", cluster, index),
-                        retained=True,
-                        gateway_address=view.gateway,
-                        engines=engines,
-                        observed=replica,
-                        revision=self.revision,
-                    )
+                placement = Placement(
+                    cluster=cluster,
+                    index=index,
+                    name=replica_name(self.deployment.metadata.name or "", cluster, index),
+                    retained=True,
+                    gateway_address=view.gateway,
+                    engines=judged,
+                    observed=replica,
+                    revision=self.revision,
                 )
+                refused = self._refused(placement, view)
+                if refused:
+                    # Its objects cannot take the change: replaced under a new name.
+                    held.add((cluster, index))
+                    if ready(replica):
+                        self.refused[replica.metadata.name or ""] = refused
+                        moving.append((replica, MoveCause.IMMUTABLE_FIELD))
+                    else:
+                        self.reserved.add((cluster, index))
+                    continue
+                kept.append(placement)
             held.add((cluster, index))
         return kept, moving
+
+    def _refused(self, placement: Placement, view: ClusterView) -> str:
+        """What the replica's cluster would refuse if the replica were updated in place to
+        the current template ("" when every composed object takes the change, or it is
+        current already)."""
+        if not self._outdated(placement):
+            return ""
+        desired = replica_object(self.deployment, placement)
+        stack: Stack = "Dynamo" if view.dynamo else "Standard"
+        reasons = replacement_reasons(_observed(placement), desired, stack)
+        return ", ".join(dict.fromkeys(str(r) for r in reasons))
 
     def _judge(
         self, replica: ModelReplica, view: ClusterView | None, tolerations: Sequence[Toleration]
@@ -628,6 +655,8 @@ class _Run:
         used: defaultdict[str, set[int]] = defaultdict(set)
         for p in holding:
             used[p.cluster].add(p.index)
+        for cluster, index in self.reserved:
+            used[cluster].add(index)
         eligible = {
             name: v
             for name, v in self.candidates.items()
