@@ -16,8 +16,8 @@ from modelplane import __version__
 from modelplane.api import KINDS
 from modelplane.api.crds import render_xrds, xrds
 from modelplane.cli.main import main
-from modelplane.composition.cluster import gateway_object
 from modelplane.packaging import package_files
+from modelplane.reconcile.cluster import gateway_object
 from tests.paths import REPO, SCHEMAS
 
 from .helpers import existing_cluster

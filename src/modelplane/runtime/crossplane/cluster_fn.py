@@ -1,4 +1,4 @@
-"""The InferenceCluster function: the gRPC adapter of ``composition.cluster`` (docs/crossplane.md,
+"""The InferenceCluster function: the gRPC adapter of ``reconcile.cluster`` (docs/crossplane.md,
 "How the function behaves").
 
 It reads the cluster, its fetched InferenceClasses and its observed objects from the
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelReplica
-from modelplane.composition.cluster import ClassLookups, compose_cluster
+from modelplane.reconcile.cluster import ClassLookups, compose_cluster
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.held import held_response
 from modelplane.runtime.crossplane.messages import (
