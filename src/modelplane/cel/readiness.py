@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.memo import memoized
-
 from .engine import CompileFailure, Program, compile_expression
 from .errors import CelError
 
@@ -40,17 +38,11 @@ class ReadinessQuery:
 
 
 def compile_readiness(query: str) -> ReadinessQuery:
-    """Compile a readiness query (cached by text); raises CelError on failure."""
-    cached = _compile(query)
-    if isinstance(cached, CelError):
-        raise CelError(cached.detail, cached.kind)
-    return cached
+    """Compile a readiness query; raises CelError on failure.
 
-
-# Our composition carries a handful of queries.
-@memoized("cel.readiness", 64)
-def _compile(query: str) -> ReadinessQuery | CelError:
+    Not memoised: only tests and tools evaluate queries, the provider runs them in the cluster.
+    """
     try:
         return ReadinessQuery(query, compile_expression(query, "readiness"))
     except CompileFailure as failure:
-        return CelError(failure.detail, failure.kind)
+        raise CelError(failure.detail, failure.kind) from None
