@@ -112,6 +112,61 @@ def test_every_workload_counts() -> None:
     assert result.events == []
 
 
+# provider-kubernetes v1.2.1 when the API server refuses the apply (an immutable field): the
+# Observe dry run fails, crossplane-runtime v2.0.0-rc.1 sets Synced=False ReconcileError with
+# this message prefix, and Ready keeps the value it had (internal/controller/namespaced/
+# object/object.go Observe; pkg/reconciler/managed/reconciler.go).
+REFUSED = {
+    "type": "Synced",
+    "status": "False",
+    "reason": "ReconcileError",
+    "message": "observe failed: cannot get desired state: cannot dry run SSA: "
+    "ResourceClaimTemplate.resource.k8s.io is invalid: spec: field is immutable",
+}
+SYNCED = {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"}
+
+
+def test_a_refused_object_holds_the_replica_not_ready_and_says_why() -> None:
+    """Every Object reads Ready, but the claim template's update was refused: the replica
+    still runs its old shape, so it is neither Ready nor counted as updated."""
+    observed = _observed()
+    key = "resource-claim-qwen3-8b-standalone"
+    for obj in observed.values():
+        obj["status"]["conditions"].append(SYNCED)
+    observed[key]["status"]["conditions"] = [READY, REFUSED]
+    name = observed[key]["metadata"]["name"]
+    result = compose_replica(replica(), cluster(), observed_objects(observed))
+    assert [condition_wire(c) for c in result.conditions] == [
+        _cond("ModelAccepted", "True", "Accepted"),
+        _cond(
+            "ModelReady",
+            "False",
+            "NotSynced",
+            f"Object {name} ({key}) is not synced: {REFUSED['message']}",
+        ),
+    ]
+    assert result.ready is False
+    # Once the provider applies it, the replica serves again.
+    observed[key]["status"]["conditions"] = [READY, SYNCED]
+    result = compose_replica(replica(), cluster(), observed_objects(observed))
+    assert [c.reason for c in result.conditions] == ["Accepted", "Serving"]
+    assert result.ready is None
+
+
+def test_every_refused_object_is_named_in_key_order() -> None:
+    observed = _observed()
+    keys = ["model-serving-qwen3-8b", "epp"]
+    for key in keys:
+        observed[key]["status"]["conditions"] = [NOT_READY, {**REFUSED, "message": ""}]
+    result = compose_replica(replica(), cluster(), observed_objects(observed))
+    ready = result.conditions[1]
+    assert (ready.status, ready.reason) == ("False", "NotSynced")
+    assert ready.message == "; ".join(
+        f"Object {observed[k]['metadata']['name']} ({k}) is not synced: ReconcileError"
+        for k in sorted(keys)
+    )
+
+
 @pytest.mark.parametrize(
     ("cluster_arg", "fetched", "message", "event"),
     [

@@ -31,9 +31,15 @@ CONFIG_TEXT = (
     '"default","plugins":[{"pluginRef":"queue-scorer","weight":2},{"pluginRef":'
     '"kv-cache-utilization-scorer","weight":2},{"pluginRef":"prefix-cache-scorer","weight":3}]}]}'
 )
+# Rolled out at the current generation, as `kubectl rollout status` checks (docs/composition.md,
+# "Ready means rolled out").
 AVAILABLE = (
-    'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Available" '
-    '&& c.status == "True")'
+    "has(object.status) && has(object.status.observedGeneration) && "
+    "object.status.observedGeneration == object.metadata.generation && "
+    "has(object.status.updatedReplicas) && object.status.updatedReplicas == object.spec.replicas"
+    " && has(object.status.replicas) && object.status.replicas == object.spec.replicas && "
+    "has(object.status.availableReplicas) && "
+    "object.status.availableReplicas == object.spec.replicas"
 )
 
 # key, Object name, remote kind, remote name, readiness policy (the example's table).

@@ -295,6 +295,9 @@ _SELECTOR_VARS_RUNTIME = {
     DEVICE_CAPACITY: _map_of_maps(_B),
 }
 _RULE_VARS = {"self": cel.Type.DYN}
+# provider-kubernetes binds the observed object as ``object`` (any type) in a bare
+# standard-library environment: no extensions, no Kubernetes libraries.
+_OBJECT_VARS = {"object": cel.Type.DYN}
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,9 +307,13 @@ class _EnvPair:
     rewrite_domains: bool
 
 
-# Two kinds (selector, rule): the bound is the number of kinds.
-@memoized("cel.engine.environments", 2)
+# Three kinds (selector, rule, readiness): the bound is the number of kinds.
+@memoized("cel.engine.environments", 3)
 def _env(kind: str) -> _EnvPair:
+    if kind == "readiness":
+        return _EnvPair(
+            cel.NewEnv(variables=_OBJECT_VARS), cel.NewEnv(variables=_OBJECT_VARS), False
+        )
     if kind == "selector":
         return _EnvPair(
             cel.NewEnv(variables=_SELECTOR_VARS_CHECK, functions=_check_decls()),
@@ -398,7 +405,7 @@ def parse_expression(text: str, kind: str) -> Any:
 def compile_expression(text: str, kind: str) -> Program:
     """Parse, type-check, result-check and (selectors only) cost-check ``text``.
 
-    ``kind`` is ``"selector"`` or ``"rule"``. Raises CompileFailure.
+    ``kind`` is ``"selector"``, ``"rule"`` or ``"readiness"``. Raises CompileFailure.
     """
     from .cost import COST_LIMIT, ENGINE_MAX_ITERATIONS, estimate_cost, estimate_iterations
 
@@ -409,7 +416,9 @@ def compile_expression(text: str, kind: str) -> Program:
     except Exception as err:
         raise CompileFailure("check", _first_line(err)) from None
     result_type = checked.return_type()
-    if result_type != _BOOL and result_type != cel.Type.DYN:
+    # provider-kubernetes refuses a readiness query whose type is not exactly bool.
+    allowed = (_BOOL,) if kind == "readiness" else (_BOOL, cel.Type.DYN)
+    if result_type not in allowed:
         raise CompileFailure(
             "result", f"expression must evaluate to bool, got {_type_name(result_type)}"
         )

@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from modelplane.api.meta import Condition, condition, holds
+from modelplane.api.meta import Condition, condition, get_condition, holds
 from modelplane.composition.delivery import DERIVE_FROM_CEL, SUCCESSFUL_CREATE
 from modelplane.composition.observed import Observed, ObservedObject
 from modelplane.events import Event
 
 MODEL_ACCEPTED = "ModelAccepted"
 MODEL_READY = "ModelReady"
+NOT_SYNCED = "NotSynced"
 
 # Why a replica's cluster is unresolved, in the table's order.
 ClusterProblem = Literal["NotFetched", "NotFound", "NoProviderConfig"]
@@ -30,6 +31,32 @@ def observed_ready(obj: ObservedObject | None) -> bool:
 def observed_accepted(obj: ObservedObject | None) -> bool:
     """The provider has seen the remote object: a non-empty ``status.atProvider.manifest``."""
     return obj is not None and obj.reported
+
+
+def not_synced(obj: ObservedObject | None) -> Condition | None:
+    """The Object's ``Synced`` condition when it reads ``False``, else None.
+
+    provider-kubernetes v1.2.1 reports a refused apply (a webhook or an immutable field)
+    as ``Synced=False`` while ``Ready`` keeps the value it had: the remote object still
+    runs its old spec, so a ``Ready`` Object is not proof that the change applied.
+    """
+    if obj is None:
+        return None
+    synced = get_condition(obj.conditions, "Synced")
+    return synced if synced.status == "False" else None
+
+
+def not_synced_message(observed: Observed) -> str | None:
+    """Why the replica's desired state is not applied: each Object whose ``Synced`` is
+    ``False``, by resource key, with the provider's message; None when every Object syncs."""
+    parts: list[str] = []
+    for key in sorted(observed):
+        synced = not_synced(observed[key])
+        if synced is not None:
+            name = observed[key].name or key
+            detail = synced.message or synced.reason or "no message"
+            parts.append(f"Object {name} ({key}) is not synced: {detail}")
+    return "; ".join(parts) if parts else None
 
 
 def readiness_policy(obj: ObservedObject | None) -> str:
@@ -66,7 +93,11 @@ def replica_conditions(
     problem: ClusterProblem | None,
     cluster: str,
 ) -> list[Condition]:
-    """``ModelAccepted`` then ``ModelReady``, computed from the observed workloads."""
+    """``ModelAccepted`` then ``ModelReady``, computed from the observed workloads.
+
+    An observed Object that reads ``Synced=False`` holds ``ModelReady`` at ``NotSynced``:
+    a replica whose change was refused never counts as Ready, hence never as updated.
+    """
     workloads = [observed.get(k) for k in workload_keys]
     accepted = bool(workloads) and all(observed_accepted(w) for w in workloads)
     ready = bool(workloads) and all(observed_ready(w) for w in workloads)
@@ -78,7 +109,10 @@ def replica_conditions(
         model_accepted = condition(MODEL_ACCEPTED, True, "Accepted")
     else:
         model_accepted = condition(MODEL_ACCEPTED, False, "Deploying")
-    if ready:
+    refused = not_synced_message(observed)
+    if refused is not None:
+        model_ready = condition(MODEL_READY, False, NOT_SYNCED, refused)
+    elif ready:
         model_ready = condition(MODEL_READY, True, "Serving")
     elif accepted:
         model_ready = condition(MODEL_READY, False, "ModelStarting")

@@ -30,16 +30,45 @@ OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 OBJECT_KIND = "Object"
 RESOURCE_NAME_ANNOTATION = "crossplane.io/composition-resource-name"
 
-AVAILABLE = (
-    'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Available" '
-    '&& c.status == "True")'
+
+def _all(*clauses: str) -> str:
+    return " && ".join(clauses)
+
+
+def _counts(*fields: str) -> str:
+    # Status counts are omitted while zero; spec.replicas is always set (we write it).
+    return _all(
+        *(f"has(object.status.{f}) && object.status.{f} == object.spec.replicas" for f in fields)
+    )
+
+
+# The controller has computed this status from the current spec. provider-kubernetes
+# reads numbers as doubles, so a query compares fields with fields, never with a literal.
+_OBSERVED = _all(
+    "has(object.status)",
+    "has(object.status.observedGeneration)",
+    "object.status.observedGeneration == object.metadata.generation",
 )
-GROVE_AVAILABLE = (
-    "has(object.status) && has(object.status.observedGeneration) && "
-    "object.status.observedGeneration == object.metadata.generation && "
-    "object.spec.replicas > 0 && has(object.status.availableReplicas) && "
-    "object.status.availableReplicas >= object.spec.replicas"
+DEPLOYMENT_ROLLED_OUT = _all(_OBSERVED, _counts("updatedReplicas", "replicas", "availableReplicas"))
+"""Every pod runs the current template and is available, no old pod is left: the test of
+``kubectl rollout status`` (docs/composition.md, "Ready means rolled out"). The Available
+condition is not read: it is minimum availability, true with no pod ready when one copy may
+be unavailable."""
+LWS_ROLLED_OUT = _all(
+    _OBSERVED,
+    "has(object.status.conditions)",
+    'object.status.conditions.exists(c, c.type == "Available" && c.status == "True" && '
+    "has(c.observedGeneration) && c.observedGeneration == object.metadata.generation)",
+    _counts("readyReplicas", "updatedReplicas", "replicas"),
 )
+"""Every group ready and updated, none left over, and Available at the current generation."""
+GROVE_ROLLED_OUT = _all(
+    _OBSERVED,
+    _counts("availableReplicas", "updatedReplicas"),
+    "(!has(object.status.updateProgress) || has(object.status.updateProgress.updateEndedAt))",
+)
+"""Every PodCliqueSet replica available and updated, and no rolling update in progress
+(a PodCliqueSet has no Available condition)."""
 JOB_COMPLETE = (
     'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Complete" '
     '&& c.status == "True")'
@@ -49,9 +78,9 @@ SUCCESSFUL_CREATE = "SuccessfulCreate"
 
 # Remote kinds whose readiness is a CEL query on their status.
 _CEL_READINESS = {
-    ("apps/v1", "Deployment"): AVAILABLE,
-    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): AVAILABLE,
-    ("grove.io/v1alpha1", "PodCliqueSet"): GROVE_AVAILABLE,
+    ("apps/v1", "Deployment"): DEPLOYMENT_ROLLED_OUT,
+    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): LWS_ROLLED_OUT,
+    ("grove.io/v1alpha1", "PodCliqueSet"): GROVE_ROLLED_OUT,
     ("batch/v1", "Job"): JOB_COMPLETE,
 }
 
