@@ -7,6 +7,7 @@ from typing import Any
 
 from .conftest import Stubs
 from .helpers import (
+    direct,
     composite_ready,
     composite_status,
     conditions,
@@ -51,7 +52,7 @@ def _twice(stubs: Stubs, xr: dict[str, Any], world: list[dict[str, Any]]) -> Any
 
 
 def test_requirements_are_every_cluster_and_the_auth_secret(stubs: Stubs) -> None:
-    rsp = stubs.v1.RunFunction(request(_cache(auth=True)))
+    rsp = direct(request(_cache(auth=True)))
     assert requirements(rsp) == {
         "clusters": {
             "api_version": "modelplane.ai/v1alpha1",
@@ -73,7 +74,7 @@ def test_requirements_are_every_cluster_and_the_auth_secret(stubs: Stubs) -> Non
 def test_first_call_keeps_what_is_observed(stubs: Stubs) -> None:
     staged = desired(_twice(stubs, _cache(), WORLD))
     observed = {k: {**v, "status": {"conditions": []}} for k, v in staged.items()}
-    rsp = stubs.v1.RunFunction(request(_cache(), observed=observed))
+    rsp = direct(request(_cache(), observed=observed))
     assert desired(rsp) == staged
 
 

@@ -11,6 +11,7 @@ from modelplane.composition import compose_replica
 
 from .conftest import Stubs
 from .helpers import (
+    direct,
     PC,
     composite_ready,
     conditions,
@@ -48,7 +49,7 @@ def _compose(stubs: Stubs, observed: dict[str, Any] | None = None) -> Any:
 
 
 def test_first_call_asks_for_the_cluster_and_composes_nothing(stubs: Stubs) -> None:
-    rsp = stubs.v1.RunFunction(request(replica()))
+    rsp = direct(request(replica()))
     assert requirements(rsp) == {
         "cluster": {
             "api_version": "modelplane.ai/v1alpha1",

@@ -56,15 +56,21 @@ def secret_state(
     return SecretState.ABSENT
 
 
-def run_cache(request: FunctionRequest) -> FunctionResponse:
-    """The cache function: requirements, composed Objects, status, conditions, events."""
-    cache = documents.composite(request.composite, ModelCache)
+def cache_of(composite: Mapping[str, Any] | None) -> ModelCache:
+    """The composite as a ModelCache; Refused when malformed."""
+    cache = documents.composite(composite, ModelCache)
     if cache.spec.hugging_face is None:
         # MC-01, which the API server enforces; the runtime checks structure only.
         raise documents.Refused(
             f"invalid ModelCache {cache.metadata.namespace or 'default'}/{cache.metadata.name}: "
             "spec: spec.huggingFace is required when spec.source is HuggingFace."
         )
+    return cache
+
+
+def run_cache(request: FunctionRequest) -> FunctionResponse:
+    """The cache function: requirements, composed Objects, status, conditions, events."""
+    cache = cache_of(request.composite)
     requirements = cache_requirements(cache)
     try:
         clusters = documents.required(request.required, CLUSTERS, InferenceCluster)
