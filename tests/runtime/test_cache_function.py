@@ -7,11 +7,11 @@ from typing import Any
 
 from .conftest import Stubs
 from .helpers import (
-    direct,
     composite_ready,
     composite_status,
     conditions,
     desired,
+    direct,
     fatal_messages,
     model_cache,
     ready_cluster,

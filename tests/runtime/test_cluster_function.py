@@ -12,11 +12,11 @@ from tests.builders import gpu_device, gpu_pool
 
 from .conftest import Stubs
 from .helpers import (
-    direct,
     composite_ready,
     composite_status,
     conditions,
     desired,
+    direct,
     existing_cluster,
     inference_class,
     readiness,

@@ -15,12 +15,12 @@ from modelplane.scheduling.occupancy import PUBLISHED
 
 from .conftest import NOW_TEXT, Stubs
 from .helpers import (
-    direct,
     composite_ready,
     composite_status,
     conditions,
     deployment,
     desired,
+    direct,
     inference_class,
     model_cache,
     readiness,

@@ -22,11 +22,11 @@ from modelplane.runtime.crossplane.messages import FunctionRequest
 
 from .conftest import Stubs
 from .helpers import (
-    direct,
     composite_status,
     conditions,
     deployment,
     desired,
+    direct,
     existing_cluster,
     fatal_messages,
     inference_class,

@@ -11,11 +11,11 @@ from modelplane.composition import compose_replica
 
 from .conftest import Stubs
 from .helpers import (
-    direct,
     PC,
     composite_ready,
     conditions,
     desired,
+    direct,
     observed_object,
     readiness,
     replica,

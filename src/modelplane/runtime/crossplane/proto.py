@@ -18,7 +18,6 @@ from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResp
 from modelplane.runtime.crossplane.requirements import PREFETCHED_FIELD
 from modelplane.runtime.crossplane.structs import StructDocument, encode_struct, struct_to_dict
 
-
 _SEVERITY = {
     "Fatal": fnv1.SEVERITY_FATAL,
     "Warning": fnv1.SEVERITY_WARNING,
