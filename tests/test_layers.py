@@ -21,8 +21,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"composition"}),
     frozenset({"scheduling"}),
     frozenset({"reconcile"}),
-    frozenset({"jsonvalues", "forked", "fastyaml", "manifests", "packaging"}),
-    frozenset({"runtime"}),
+    frozenset({"jsonvalues", "forked", "fastyaml", "manifests"}),
+    frozenset({"runtime", "packaging"}),
     frozenset({"cli", "__main__"}),
 )
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}

@@ -17,6 +17,8 @@ from modelplane import __version__
 from modelplane.api.base import GROUP_VERSION
 from modelplane.api.crds import render_xrds, xrd, xrd_name
 from modelplane.api.kinds import KINDS, KindInfo
+from modelplane.runtime.crossplane.messages import Requirement
+from modelplane.runtime.crossplane.requirements import PREFETCHED_FIELD, STATIC_REQUIREMENTS
 
 # The oldest releases the package works on (README "Run on Crossplane", evidence in
 # docs/crossplane.md "Version floors"); tests derive both from what the package uses.
@@ -81,6 +83,42 @@ def configuration(version: str = __version__) -> dict[str, Any]:
     }
 
 
+def required_resource(requirement: Requirement) -> dict[str, Any]:
+    """A step's ``requirements.requiredResources`` entry for a static requirement."""
+    selector: dict[str, Any] = {
+        "requirementName": requirement.key,
+        "apiVersion": requirement.api_version,
+        "kind": requirement.kind,
+    }
+    if requirement.namespace is not None:
+        selector["namespace"] = requirement.namespace
+    if requirement.match_name is not None:
+        selector["name"] = requirement.match_name
+    elif requirement.match_labels:
+        selector["matchLabels"] = dict(requirement.match_labels)
+    return selector
+
+
+def compose_step(kind: str) -> dict[str, Any]:
+    """The pipeline step of ``kind``: the function, and the requirements fetched before it.
+
+    Crossplane (v2.0+, ``requirements.requiredResources`` of a pipeline step) fetches them
+    before every call; the step's input tells the function which, so it does not ask for
+    them again and a kind with no other requirement is answered in one call
+    (docs/crossplane.md, "One call per reconcile").
+    """
+    step: dict[str, Any] = {"step": COMPOSE_STEP, "functionRef": {"name": FUNCTION_NAME}}
+    static = STATIC_REQUIREMENTS.get(kind, ())
+    if static:
+        step["input"] = {
+            "apiVersion": GROUP_VERSION,
+            "kind": "StepInput",
+            PREFETCHED_FIELD: [r.key for r in static],
+        }
+        step["requirements"] = {"requiredResources": [required_resource(r) for r in static]}
+    return step
+
+
 def composition(info: KindInfo) -> dict[str, Any]:
     """The Composition of one kind: a one-step pipeline calling the Modelplane function."""
     return {
@@ -90,7 +128,7 @@ def composition(info: KindInfo) -> dict[str, Any]:
         "spec": {
             "compositeTypeRef": {"apiVersion": GROUP_VERSION, "kind": info.kind},
             "mode": "Pipeline",
-            "pipeline": [{"step": COMPOSE_STEP, "functionRef": {"name": FUNCTION_NAME}}],
+            "pipeline": [compose_step(info.kind)],
         },
     }
 

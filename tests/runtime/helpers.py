@@ -20,6 +20,8 @@ from google.protobuf import json_format, struct_pb2
 
 from modelplane.api import InferenceCluster, ModelReplica
 from modelplane.naming import CLUSTER_LABEL
+from modelplane.runtime.crossplane import dispatch
+from modelplane.runtime.crossplane.proto import request_from_proto, response_to_proto
 from modelplane.scheduling.occupancy import published_occupancy
 from tests.builders import (
     GV,
@@ -243,6 +245,16 @@ def request(
             resources.items.add().resource.CopyFrom(as_struct(item))
     req.context.CopyFrom(as_struct({"apiextensions.crossplane.io/environment": {"region": "us"}}))
     return req
+
+
+def direct(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+    """The function's own answer to ``req``, without the gRPC shell's requirements-only answer.
+
+    Over gRPC a call missing a requirement is answered with the requirements alone
+    (``dispatch.run_call``); this is what the function itself says about such a partial
+    request (held state, kept objects), as it would on a call Crossplane did keep.
+    """
+    return response_to_proto(req, dispatch.run(request_from_proto(req)))
 
 
 def to_dict(struct: struct_pb2.Struct) -> dict[str, Any]:

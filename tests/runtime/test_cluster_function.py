@@ -16,6 +16,7 @@ from .helpers import (
     composite_status,
     conditions,
     desired,
+    direct,
     existing_cluster,
     inference_class,
     readiness,
@@ -42,7 +43,7 @@ def _two_calls(
 def test_first_call_asks_for_classes_and_keeps_published_pools(stubs: Stubs) -> None:
     published = [{"name": "old", "nodes": 2, "devices": []}]
     cluster = existing_cluster(pools=[("h100", "h100-8x", 4)], status={"gpuPools": published})
-    rsp = stubs.v1.RunFunction(request(cluster))
+    rsp = direct(request(cluster))
     assert requirements(rsp) == {
         "class-h100-8x": {
             "api_version": "modelplane.ai/v1alpha1",
@@ -219,7 +220,7 @@ def test_other_sources_are_reported_not_provisioned(stubs: Stubs, source: str) -
 def test_invalid_class_in_required_resources_is_a_warning(stubs: Stubs) -> None:
     bad = inference_class("h100-8x")
     bad["spec"]["devices"][0]["count"] = 65
-    rsp = stubs.v1.RunFunction(request(existing_cluster(), required={"class-h100-8x": [bad]}))
+    rsp = direct(request(existing_cluster(), required={"class-h100-8x": [bad]}))
     assert results(rsp) == [
         (
             "WARNING",
@@ -393,7 +394,7 @@ def test_occupancy_waits_for_the_replicas_and_keeps_what_was_published(stubs: St
     )
     # The classes are fetched, the replicas not yet: the previous occupancy stays.
     required = {"class-h100-8x": [inference_class("h100-8x")]}
-    rsp = stubs.v1.RunFunction(request(cluster, required=required))
+    rsp = direct(request(cluster, required=required))
     assert composite_status(rsp)["occupancy"] == previous
 
 
@@ -414,7 +415,7 @@ def test_a_malformed_pinned_replica_holds_the_published_status(stubs: Stubs) -> 
     bad = replica()
     bad["spec"]["engines"] = "not a list"
     required = {"class-h100-8x": [inference_class("h100-8x")], "replicas": [bad]}
-    rsp = stubs.v1.RunFunction(request(cluster, required=required))
+    rsp = direct(request(cluster, required=required))
     assert composite_status(rsp)["occupancy"] == previous
     [(severity, message)] = results(rsp)
     assert severity == "WARNING"

@@ -20,6 +20,7 @@ from .helpers import (
     conditions,
     deployment,
     desired,
+    direct,
     inference_class,
     model_cache,
     readiness,
@@ -54,7 +55,7 @@ def _observed_replicas(count: int, ready: bool) -> dict[str, dict[str, Any]]:
 
 
 def test_first_call_declares_requirements_and_holds(stubs: Stubs) -> None:
-    rsp = stubs.v1.RunFunction(request(deployment()))
+    rsp = direct(request(deployment()))
     assert requirements(rsp) == {
         "clusters": {"kind": "InferenceCluster", **ALL},
         "classes": {"kind": "InferenceClass", **ALL},
@@ -73,7 +74,7 @@ def test_first_call_declares_requirements_and_holds(stubs: Stubs) -> None:
 
 def test_first_call_keeps_every_observed_replica(stubs: Stubs) -> None:
     observed = _observed_replicas(2, ready=True)
-    rsp = stubs.v1.RunFunction(request(deployment(), observed=observed))
+    rsp = direct(request(deployment(), observed=observed))
     kept = desired(rsp)
     assert sorted(kept) == sorted(observed)
     for key, obj in kept.items():
@@ -105,7 +106,7 @@ def test_first_call_keeps_observed_endpoints_of_ready_replicas(stubs: Stubs) -> 
         "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]
     }
     observed["endpoint-us-east-1-0"] = endpoint
-    rsp = stubs.v1.RunFunction(request(deployment(replicas=1), observed=observed))
+    rsp = direct(request(deployment(replicas=1), observed=observed))
     kept = desired(rsp)["endpoint-us-east-1-0"]
     assert kept["spec"] == once["endpoint-us-east-1-0"]["spec"]
     assert set(kept["metadata"]) <= {"name", "namespace", "labels", "annotations"}
@@ -211,7 +212,7 @@ def test_a_shortfall_is_worded_and_warned_once_per_change(stubs: Stubs) -> None:
 
 def test_cache_lookup_three_states(stubs: Stubs) -> None:
     xr = deployment(cache="qwen")
-    first = stubs.v1.RunFunction(request(xr))
+    first = direct(request(xr))
     assert requirements(first)["cache"] == {
         "api_version": "modelplane.ai/v1alpha1",
         "kind": "ModelCache",

@@ -26,6 +26,7 @@ from .helpers import (
     conditions,
     deployment,
     desired,
+    direct,
     existing_cluster,
     fatal_messages,
     inference_class,
@@ -54,7 +55,7 @@ def _held(stubs: Stubs, req: fnv1.RunFunctionRequest) -> str:
 
     Returns the problem, the Warning's text before ``; keeping <n> existing replicas``.
     """
-    rsp = stubs.v1.RunFunction(req)
+    rsp = direct(req)
     assert fatal_messages(rsp) == []
     [(severity, message)] = results(rsp)
     assert severity == "WARNING"
@@ -146,7 +147,7 @@ def _kept(stubs: Stubs, req: fnv1.RunFunctionRequest) -> str:
 
     Returns the problem, the Warning's text before ``; keeping <n> existing composed resources``.
     """
-    rsp = stubs.v1.RunFunction(req)
+    rsp = direct(req)
     assert fatal_messages(rsp) == []
     [(severity, message)] = results(rsp)
     assert severity == "WARNING"
@@ -223,7 +224,7 @@ def test_a_bad_input_keeps_status_and_composed_resources(
     # keeps every observed Object, the previous status and the function's own conditions.
     req = request(composite, observed={"held-x": HELD_OBJECT}, required=required)
     assert _kept(stubs, req).startswith(problem)
-    rsp = stubs.v1.RunFunction(req)
+    rsp = direct(req)
     previous = composite["status"]
     assert composite_status(rsp) == {k: v for k, v in previous.items() if k != "conditions"}
     own = [c for c in previous["conditions"] if c["type"] != "Synced"]
@@ -270,7 +271,7 @@ def test_invalid_observed_replica_is_kept_not_dropped(stubs: Stubs) -> None:
     assert _held(stubs, req).startswith(
         "invalid observed resource replica-us-east-1-0: ModelReplica ml-team/qwen3-8b-e7f0a: spec.engines"
     )
-    rsp = stubs.v1.RunFunction(req)
+    rsp = direct(req)
     assert desired(rsp)["replica-us-east-1-0"]["spec"]["engines"] == "garbage"  # as observed
 
 

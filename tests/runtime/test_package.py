@@ -149,6 +149,36 @@ def test_function_metadata_and_install() -> None:
     }
 
 
+def _static(key: str, kind: str, **selector: str) -> dict[str, str]:
+    return {
+        "requirementName": key,
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": kind,
+        **selector,
+    }
+
+
+def _fetched(*selectors: dict[str, str]) -> dict[str, Any]:
+    """A step whose requirements Crossplane fetches before the first call, named in its input."""
+    return {
+        "input": {
+            "apiVersion": "modelplane.ai/v1alpha1",
+            "kind": "StepInput",
+            "fetchedRequirements": [s["requirementName"] for s in selectors],
+        },
+        "requirements": {"requiredResources": list(selectors)},
+    }
+
+
+STATIC_STEPS: dict[str, dict[str, Any]] = {
+    "ModelDeployment": _fetched(
+        _static("clusters", "InferenceCluster"), _static("classes", "InferenceClass")
+    ),
+    "ModelCache": _fetched(_static("clusters", "InferenceCluster")),
+    "ModelService": _fetched(_static("inference-gateway", "InferenceGateway", name="default")),
+}
+
+
 @pytest.mark.parametrize("info", KINDS, ids=lambda k: k.kind)
 def test_composition_shape(info: Any) -> None:
     composition = _load(f"configuration/apis/{info.plural}/composition.yaml")
@@ -160,7 +190,11 @@ def test_composition_shape(info: Any) -> None:
             "compositeTypeRef": {"apiVersion": "modelplane.ai/v1alpha1", "kind": info.kind},
             "mode": "Pipeline",
             "pipeline": [
-                {"step": "compose", "functionRef": {"name": "modelplane-function-modelplane"}}
+                {
+                    "step": "compose",
+                    "functionRef": {"name": "modelplane-function-modelplane"},
+                    **STATIC_STEPS.get(info.kind, {}),
+                }
             ],
         },
     }

@@ -15,6 +15,7 @@ from .helpers import (
     composite_ready,
     conditions,
     desired,
+    direct,
     observed_object,
     readiness,
     replica,
@@ -48,7 +49,7 @@ def _compose(stubs: Stubs, observed: dict[str, Any] | None = None) -> Any:
 
 
 def test_first_call_asks_for_the_cluster_and_composes_nothing(stubs: Stubs) -> None:
-    rsp = stubs.v1.RunFunction(request(replica()))
+    rsp = direct(request(replica()))
     assert requirements(rsp) == {
         "cluster": {
             "api_version": "modelplane.ai/v1alpha1",

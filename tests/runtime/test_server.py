@@ -44,7 +44,7 @@ def test_v1_and_v1beta1_both_answer(stubs: Stubs) -> None:
     assert composite_ready(v1) == "READY_TRUE"
     assert beta.desired.composite.ready == fnv1beta1.READY_TRUE
     assert beta.meta.tag == req.meta.tag == v1.meta.tag
-    assert beta.meta.ttl.seconds == 60
+    assert beta.meta.ttl.seconds == 3600  # a record reads nothing but itself
 
 
 def test_records_compose_nothing_and_set_no_condition(stubs: Stubs) -> None:

@@ -8,6 +8,9 @@ writes the response. It asks for no Secret: the token lives only on each cluster
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from modelplane.api import InferenceCluster, ModelCache
 from modelplane.composition.cache import LEGACY_TOKEN_PREFIX
 from modelplane.composition.types import ComposedObject
@@ -24,15 +27,21 @@ from modelplane.runtime.crossplane.requirements import CLUSTERS, cache_requireme
 from modelplane.runtime.wire import kept_object
 
 
-def run_cache(request: FunctionRequest) -> FunctionResponse:
-    """The cache function: requirements, composed Objects, status, conditions, events."""
-    cache = documents.composite(request.composite, ModelCache)
+def cache_of(composite: Mapping[str, Any] | None) -> ModelCache:
+    """The composite as a ModelCache; Refused when malformed."""
+    cache = documents.composite(composite, ModelCache)
     if cache.spec.hugging_face is None:
         # MC-01, which the API server enforces; the runtime checks structure only.
         raise documents.Refused(
             f"invalid ModelCache {cache.metadata.namespace or 'default'}/{cache.metadata.name}: "
             "spec: spec.huggingFace is required when spec.source is HuggingFace."
         )
+    return cache
+
+
+def run_cache(request: FunctionRequest) -> FunctionResponse:
+    """The cache function: requirements, composed Objects, status, conditions, events."""
+    cache = cache_of(request.composite)
     requirements = cache_requirements(cache)
     try:
         clusters = documents.required(request.required, CLUSTERS, InferenceCluster)

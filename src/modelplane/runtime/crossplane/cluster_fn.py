@@ -47,15 +47,21 @@ def lookup_classes(cluster: InferenceCluster, required: Mapping[str, Any]) -> Cl
     return ClassLookups(found, tuple(missing), tuple(pending))
 
 
-def run_cluster(request: FunctionRequest) -> FunctionResponse:
-    """The cluster function: requirements, composed objects, status, condition, readiness."""
-    cluster = documents.composite(request.composite, InferenceCluster)
+def cluster_of(composite: Mapping[str, Any] | None) -> InferenceCluster:
+    """The composite as an InferenceCluster; Refused when malformed."""
+    cluster = documents.composite(composite, InferenceCluster)
     if cluster.spec.cluster.source == "Existing" and cluster.spec.cluster.existing is None:
         # IC-02, which the API server enforces; the runtime checks structure only.
         raise documents.Refused(
             f"invalid InferenceCluster {cluster.metadata.name}: spec.cluster: "
             "spec.cluster.existing is required when spec.cluster.source is Existing."
         )
+    return cluster
+
+
+def run_cluster(request: FunctionRequest) -> FunctionResponse:
+    """The cluster function: requirements, composed objects, status, condition, readiness."""
+    cluster = cluster_of(request.composite)
     requirements = cluster_requirements(cluster)
     try:
         classes = lookup_classes(cluster, request.required)

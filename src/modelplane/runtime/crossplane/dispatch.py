@@ -10,17 +10,32 @@ nothing and nothing observed is deleted (README Decision 4).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Container, Mapping
+from dataclasses import replace
+from typing import Any
 
+from modelplane.api import ModelDeployment, ModelReplica, ModelService
 from modelplane.api.base import GROUP_VERSION
 from modelplane.runtime.crossplane import documents
-from modelplane.runtime.crossplane.cache_fn import run_cache
-from modelplane.runtime.crossplane.cluster_fn import run_cluster
+from modelplane.runtime.crossplane.cache_fn import cache_of, run_cache
+from modelplane.runtime.crossplane.cluster_fn import cluster_of, run_cluster
 from modelplane.runtime.crossplane.deployment_fn import run_deployment
 from modelplane.runtime.crossplane.endpoint_fn import run_endpoint
-from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse, fatal
+from modelplane.runtime.crossplane.messages import (
+    FunctionRequest,
+    FunctionResponse,
+    Requirement,
+    fatal,
+)
 from modelplane.runtime.crossplane.records_fn import RECORD_MODELS, run_record
 from modelplane.runtime.crossplane.replica_fn import run_replica
+from modelplane.runtime.crossplane.requirements import (
+    cache_requirements,
+    cluster_requirements,
+    deployment_requirements,
+    replica_requirements,
+    service_requirements,
+)
 from modelplane.runtime.crossplane.service_fn import run_gateway, run_service
 
 Handler = Callable[[FunctionRequest], FunctionResponse]
@@ -66,3 +81,56 @@ def run(request: FunctionRequest) -> FunctionResponse:
     except Exception as error:  # noqa: BLE001 - a bug must not delete what is running
         _log.exception("function failed", extra={"fields": {"kind": kind}})
         return fatal(f"internal error in the {kind} function: {type(error).__name__}: {error}")
+
+
+Wanted = Callable[[Mapping[str, Any]], list[Requirement]]
+
+# What each kind requires, from its composite alone: the gRPC shell asks for it before
+# composing anything (``run_call``). Kinds absent here require nothing.
+REQUIREMENTS: dict[str, Wanted] = {
+    "ModelDeployment": lambda c: deployment_requirements(documents.composite(c, ModelDeployment)),
+    "ModelReplica": lambda c: replica_requirements(documents.composite(c, ModelReplica)),
+    "InferenceCluster": lambda c: cluster_requirements(cluster_of(c)),
+    "ModelCache": lambda c: cache_requirements(cache_of(c)),
+    "ModelService": lambda c: service_requirements(
+        documents.composite(c, ModelService).metadata.namespace or "default"
+    ),
+}
+
+
+def declared(
+    wanted: list[Requirement], prefetched: frozenset[str], present: Container[str]
+) -> list[Requirement]:
+    """The requirements an answer declares on the wire.
+
+    One the Composition fetches before every call (``prefetched``, from the step's input)
+    is left out, so a kind with nothing else to ask for settles in one call; unless it is
+    not in the request after all (a Crossplane that did not fetch it): then it is asked for.
+    """
+    return [r for r in wanted if r.key not in prefetched or r.key not in present]
+
+
+def run_call(request: FunctionRequest) -> FunctionResponse:
+    """Answer one call of Crossplane's requirements loop; never raises.
+
+    While something the function requires is not in the request yet, it answers with its
+    requirements alone: Crossplane discards every answer but the one of the call where the
+    requirements settle, so composing on this call would be wasted. Once everything is
+    there it runs the function (``run``) and declares what it requires but the Composition
+    does not fetch. ``render`` never comes here: it has no loop.
+    """
+    api_version, kind = documents.identity(request.composite)
+    wanted_of = REQUIREMENTS.get(kind) if handler_for(api_version, kind) else None
+    if wanted_of is None:
+        return run(request)
+    try:
+        wanted = wanted_of(request.composite or {})
+    except Exception:  # noqa: BLE001 - a malformed composite is the function's to report
+        return run(request)
+    requirements = declared(wanted, request.prefetched, request.required)
+    if any(r.key not in request.required for r in wanted):
+        return FunctionResponse(requirements=requirements)
+    response = run(request)
+    if response.fatal:
+        return response
+    return replace(response, requirements=requirements)

@@ -30,6 +30,10 @@ class FunctionRequest:
     composite: Mapping[str, Any] | None
     observed: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     required: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    # Requirement keys the Composition's step fetches before every call (its input says
+    # which): the function does not declare them (docs/crossplane.md, "One call per
+    # reconcile").
+    prefetched: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ The v1beta1 service has the same wire format; ``server`` converts through bytes.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 from collections.abc import Mapping
@@ -14,12 +13,10 @@ from typing import Any
 import crossplane.function.proto.v1.run_function_pb2 as fnv1
 from google.protobuf import duration_pb2
 
+from modelplane.runtime.crossplane.freshness import ttl_for
 from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse
+from modelplane.runtime.crossplane.requirements import PREFETCHED_FIELD
 from modelplane.runtime.crossplane.structs import StructDocument, encode_struct, struct_to_dict
-
-# Crossplane calls again when the TTL expires, so a fleet change (a new cluster, a
-# replica turning ready) is picked up within a minute even without a watch.
-RESPONSE_TTL = datetime.timedelta(minutes=1)
 
 _SEVERITY = {
     "Fatal": fnv1.SEVERITY_FATAL,
@@ -56,7 +53,25 @@ def request_from_proto(request: fnv1.RunFunctionRequest) -> FunctionRequest:
         key: [StructDocument(item.resource) for item in resources.items]
         for key, resources in request.required_resources.items()
     }
-    return FunctionRequest(composite=composite, observed=observed, required=required)
+    return FunctionRequest(
+        composite=composite, observed=observed, required=required, prefetched=_prefetched(request)
+    )
+
+
+def _prefetched(request: fnv1.RunFunctionRequest) -> frozenset[str]:
+    """The requirement keys the step's input says the Composition fetches (none: no input)."""
+    if not request.HasField("input") or PREFETCHED_FIELD not in request.input.fields:
+        return frozenset()
+    value = request.input.fields[PREFETCHED_FIELD]
+    if value.WhichOneof("kind") != "list_value":
+        return frozenset()
+    return frozenset(v.string_value for v in value.list_value.values if v.HasField("string_value"))
+
+
+def composite_kind(request: fnv1.RunFunctionRequest) -> str:
+    """The kind of the request's observed composite ('' when there is none)."""
+    fields = request.observed.composite.resource.fields
+    return fields["kind"].string_value if "kind" in fields else ""
 
 
 def _key_of(document: Mapping[str, Any]) -> str:
@@ -111,11 +126,13 @@ def response_to_proto(
 ) -> fnv1.RunFunctionResponse:
     """The wire response: the request's desired state and context passed through, plus ours.
 
+    The TTL is the composite kind's (``freshness``).
+
     On a Fatal result the desired state is passed through unchanged: Crossplane applies
     nothing from a failed pipeline, and nothing composed earlier is dropped from it.
     """
     ttl = duration_pb2.Duration()
-    ttl.FromTimedelta(RESPONSE_TTL)
+    ttl.FromTimedelta(ttl_for(composite_kind(request)))
     out = fnv1.RunFunctionResponse(meta=fnv1.ResponseMeta(tag=request.meta.tag, ttl=ttl))
     out.desired.CopyFrom(request.desired)
     if request.HasField("context"):

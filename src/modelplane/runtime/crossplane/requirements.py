@@ -26,6 +26,33 @@ CLASS_PREFIX = "class-"
 INFERENCE_GATEWAY = "inference-gateway"
 SERVICE_ENDPOINTS = "endpoints"
 
+ALL_CLUSTERS = Requirement(CLUSTERS, "InferenceCluster")
+ALL_CLASSES = Requirement(CLASSES, "InferenceClass")
+DEFAULT_INFERENCE_GATEWAY = Requirement(
+    INFERENCE_GATEWAY, "InferenceGateway", match_name=DEFAULT_GATEWAY
+)
+
+# Requirements that are the same for every composite of a kind. The kind's Composition
+# declares them on its pipeline step (``requirements.requiredResources``, read by
+# ``packaging``), so Crossplane fetches them before the first call and the function need
+# not ask: a kind with no other requirement is answered in one call (docs/crossplane.md,
+# "One call per reconcile").
+STATIC_REQUIREMENTS: Mapping[str, tuple[Requirement, ...]] = {
+    "ModelDeployment": (ALL_CLUSTERS, ALL_CLASSES),
+    "ModelCache": (ALL_CLUSTERS,),
+    "ModelService": (DEFAULT_INFERENCE_GATEWAY,),
+}
+
+
+# The step input's field naming the keys of STATIC_REQUIREMENTS the Composition fetches
+# (written by ``packaging``, read by the gRPC shell).
+PREFETCHED_FIELD = "fetchedRequirements"
+
+
+def static_keys(kind: str) -> frozenset[str]:
+    """The requirement keys the Composition of ``kind`` fetches before every call."""
+    return frozenset(r.key for r in STATIC_REQUIREMENTS.get(kind, ()))
+
 
 def deployment_requirements(deployment: ModelDeployment) -> list[Requirement]:
     """The deployment function's lookups: none when parked (docs/reconcile.md, "Conditions, events
@@ -36,10 +63,7 @@ def deployment_requirements(deployment: ModelDeployment) -> list[Requirement]:
     """
     if deployment.spec.replicas == 0:
         return []
-    wanted = [
-        Requirement(CLUSTERS, "InferenceCluster"),
-        Requirement(CLASSES, "InferenceClass"),
-    ]
+    wanted = [ALL_CLUSTERS, ALL_CLASSES]
     ref = deployment.spec.template.spec.model_cache_ref
     if ref is not None:
         namespace = deployment.metadata.namespace or "default"
@@ -59,7 +83,7 @@ def cache_requirements(cache: ModelCache) -> list[Requirement]:
     there (docs/composition.md, "What a ModelCache composes"), so the function never receives a token.
     """
     del cache  # every cache asks the same
-    return [Requirement(CLUSTERS, "InferenceCluster")]
+    return [ALL_CLUSTERS]
 
 
 def class_key(class_name: str) -> str:
@@ -105,6 +129,6 @@ def service_requirements(namespace: str) -> list[Requirement]:
     by several entries belongs to the first, which only the whole list can tell.
     """
     return [
-        Requirement(INFERENCE_GATEWAY, "InferenceGateway", match_name=DEFAULT_GATEWAY),
+        DEFAULT_INFERENCE_GATEWAY,
         Requirement(SERVICE_ENDPOINTS, "ModelEndpoint", namespace=namespace),
     ]

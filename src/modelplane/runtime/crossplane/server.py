@@ -1,6 +1,6 @@
 """The gRPC server: the v1 and v1beta1 FunctionRunnerServices, mTLS or insecure.
 
-A thin shell around ``dispatch.run``: decode, run, encode, log. Structured JSON logs go
+A thin shell around ``dispatch.run_call``: decode, run, encode, log. Structured JSON logs go
 to stderr; SIGTERM drains in-flight calls and returns 0.
 
 Calls are answered one at a time per process: with one worker on the serving thread
@@ -130,7 +130,7 @@ _ANSWERS: Memo[str, Answer] = Memo("runtime.answers", ANSWERS)
 
 def _compute(request: fnv1.RunFunctionRequest, view: FunctionRequest | str) -> Answer:
     """Run the function on ``view`` (a text: why the request could not be read), encoded."""
-    response = fatal(view) if isinstance(view, str) else dispatch.run(view)
+    response = fatal(view) if isinstance(view, str) else dispatch.run_call(view)
     try:
         wire = response_to_proto(request, response)
     except Exception as error:  # noqa: BLE001 - never answer with a half-built desired state

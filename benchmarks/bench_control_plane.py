@@ -1,0 +1,225 @@
+"""A load model of the control plane at fleet scale (docs/scale.md).
+
+Not a measurement of a live cluster: a steady-state model of Crossplane v2.3.4's reconcile
+loop over a generated fleet, fed with what this project really composes. From
+``modelplane render examples/`` it takes the provider-kubernetes Objects each replica and
+cache composes and their sizes; from the real function (``run_bytes``) the size of a
+replica's answer; from ``dispatch``/``freshness`` each kind's TTL and calls per reconcile.
+It prints, before (60 s TTL everywhere, two calls per requirements loop) and after:
+XR reconciles/s, RunFunction calls/s, applies/s, managed resources, estimated etcd bytes
+(observed Objects with their managedFields) and provider reconciles/s, and the largest
+answer. The model's assumptions are printed with the figures.
+
+Run: .venv/bin/python benchmarks/bench_control_plane.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from runtime.helpers import ready_cluster, replica, request  # noqa: E402
+
+from modelplane.cli.main import main  # noqa: E402
+from modelplane.runtime.crossplane.freshness import SHORT_TTL, ttl_for  # noqa: E402
+from modelplane.runtime.crossplane.server import run_bytes  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SYNC_INTERVAL_S = 3600.0  # crossplane --sync-interval default, v2.3.4 cmd/crossplane/core/core.go
+PROVIDER_POLL_S = 600.0  # provider-kubernetes --poll default, v1.2.1 cmd/provider/main.go
+RECEIVE_LIMIT = 4 * 1024 * 1024  # gRPC default receive limit on Crossplane's side
+REPLICAS_PER_DEPLOYMENT = 100
+CLUSTER_OBJECTS = 3  # a cluster's ClusterProviderConfig, Gateway and GatewayClass Objects
+
+
+def fields_v1(value: Any) -> Any:
+    """The managedFields ``fieldsV1`` set of a value: every field path, as the API server
+    records it for an apply."""
+    if isinstance(value, dict):
+        return {f"f:{k}": fields_v1(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return {f'k:{{"i":{i}}}': fields_v1(v) for i, v in enumerate(value)}
+    return {}
+
+
+def observed_object_bytes(desired: dict[str, Any]) -> int:
+    """An Object as etcd holds it: the desired spec, Crossplane's and the provider's
+    managedFields, and ``status.atProvider.manifest``, the remote object with its own
+    managedFields and a typical status."""
+    manifest = desired["spec"]["forProvider"]["manifest"]
+    remote = json.loads(json.dumps(manifest))
+    remote.setdefault("metadata", {})
+    remote["metadata"].update(
+        {
+            "uid": "0" * 36,
+            "resourceVersion": "123456789",
+            "creationTimestamp": "2025-01-01T00:00:00Z",
+        }
+    )
+    remote["metadata"]["managedFields"] = [
+        {"manager": "provider-kubernetes", "operation": "Apply", "fieldsType": "FieldsV1",
+         "fieldsV1": fields_v1(manifest)}
+    ]  # fmt: skip
+    remote["status"] = {"conditions": [{"type": "Available", "status": "True"}] * 2}
+    observed = json.loads(json.dumps(desired))
+    observed["metadata"].update({"uid": "0" * 36, "resourceVersion": "123456789"})
+    observed["metadata"]["managedFields"] = [
+        {"manager": "apiextensions.crossplane.io/composed", "operation": "Apply",
+         "fieldsType": "FieldsV1", "fieldsV1": fields_v1(desired["spec"])},
+        {"manager": "provider-kubernetes", "operation": "Update", "subresource": "status",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {"f:atProvider": {}}}},
+    ]  # fmt: skip
+    observed["status"] = {
+        "atProvider": {"manifest": remote},
+        "conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "True"}],
+    }
+    return len(json.dumps(observed, separators=(",", ":")))
+
+
+@dataclass(frozen=True)
+class Composed:
+    """What render composes, from examples/."""
+
+    objects_per_replica: float
+    object_bytes: float  # mean etcd bytes of one observed Object
+    cache_objects_per_cluster: int
+    cache_object_bytes: float
+    replica_answer_bytes: int
+
+
+def rendered() -> list[dict[str, Any]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["render", "-o", "json", str(REPO / "examples")])
+    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+
+
+def measure() -> Composed:
+    docs = rendered()
+    replicas = [d for d in docs if d["kind"] == "ModelReplica"]
+    objects = [d for d in docs if d["kind"] == "Object"]
+    names = tuple(f"{r['metadata']['name']}-" for r in replicas)
+    # A replica's Objects are named after it; the rest are the cache's, per cluster.
+    ours = [o for o in objects if o["metadata"]["name"].startswith(names)]
+    cache = [o for o in objects if not o["metadata"]["name"].startswith(names)]
+    cache_clusters = max(
+        1,
+        sum(
+            1
+            for o in cache
+            if o["metadata"]["name"].endswith(
+                tuple(f"-pvc-{suffix}" for suffix in [o["metadata"]["name"].rsplit("-", 1)[-1]])
+            )
+        ),
+    )
+    sizes = [observed_object_bytes(o) for o in ours]
+    cache_sizes = [observed_object_bytes(o) for o in cache] or [0]
+    answer = run_bytes(
+        request(replica(), required={"cluster": [ready_cluster("us-east-1")]}).SerializeToString()
+    )
+    return Composed(
+        objects_per_replica=len(ours) / max(1, len(replicas)),
+        object_bytes=sum(sizes) / max(1, len(sizes)),
+        cache_objects_per_cluster=round(len(cache) / cache_clusters),
+        cache_object_bytes=sum(cache_sizes) / len(cache_sizes),
+        replica_answer_bytes=len(answer),
+    )
+
+
+@dataclass(frozen=True)
+class KindLoad:
+    kind: str
+    count: int
+    ttl_s: float
+    calls: int  # RunFunction calls per reconcile
+    composed: float  # composed resources applied per reconcile
+    informers: int  # resyncs per sync interval: its own informer + composed kinds'
+
+
+def fleet(
+    replicas: int, clusters: int, after: bool, composed: Composed, projected: bool = False
+) -> list[KindLoad]:
+    deployments = max(1, replicas // REPLICAS_PER_DEPLOYMENT)
+
+    def ttl(kind: str) -> float:
+        return (ttl_for(kind) if after else SHORT_TTL).total_seconds()
+
+    def calls(after_calls: int, before_calls: int) -> int:
+        return after_calls if after else before_calls
+
+    per = REPLICAS_PER_DEPLOYMENT
+    return [
+        KindLoad("ModelDeployment", deployments, ttl("ModelDeployment"), calls(1, 2), 2 * per, 3),
+        KindLoad("ModelReplica", replicas,
+                 ttl("ModelEndpoint" if projected else "ModelReplica"), 1 if projected else 2,
+                 composed.objects_per_replica, 2),
+        KindLoad("ModelEndpoint", replicas, ttl("ModelEndpoint"), 1, 2, 3),
+        KindLoad("InferenceCluster", clusters, ttl("InferenceCluster"), 2, CLUSTER_OBJECTS, 2),
+        KindLoad("ModelService", deployments, ttl("ModelService"), 2, 1, 2),
+    ]  # fmt: skip
+
+
+def figures(
+    replicas: int, clusters: int, after: bool, composed: Composed, projected: bool = False
+) -> dict[str, float]:
+    kinds = fleet(replicas, clusters, after, composed, projected)
+    rate = {k.kind: k.count * (1 / k.ttl_s + k.informers / SYNC_INTERVAL_S) for k in kinds}
+    managed = replicas * composed.objects_per_replica + clusters * CLUSTER_OBJECTS
+    per_deployment = REPLICAS_PER_DEPLOYMENT
+    # The largest answers: a deployment's (its replicas and endpoints, as composed) and a
+    # cache staged on every cluster (its Objects per cluster).
+    deployment_answer = per_deployment * 2 * 2500
+    cache_answer = clusters * composed.cache_objects_per_cluster * composed.cache_object_bytes / 2
+    return {
+        "XR reconciles/s": sum(rate.values()),
+        "RunFunction calls/s": sum(rate[k.kind] * k.calls for k in kinds),
+        "applies/s": sum(rate[k.kind] * k.composed for k in kinds),
+        "managed resources": managed,
+        "etcd bytes (Objects)": managed * composed.object_bytes,
+        "provider reconciles/s": managed / PROVIDER_POLL_S,
+        "largest answer bytes": max(deployment_answer, cache_answer),
+        "  of which ModelReplica reconciles/s": rate["ModelReplica"],
+        "  of which InferenceCluster reconciles/s": rate["InferenceCluster"],
+    }
+
+
+def main_() -> None:
+    composed = measure()
+    print("Assumptions (the model, not a live cluster):")
+    print(f"  {composed.objects_per_replica:.1f} Objects per replica, "
+          f"{composed.object_bytes:,.0f} etcd bytes each as observed (render examples/)")  # fmt: skip
+    print(f"  a cache stages {composed.cache_objects_per_cluster} Objects per cluster, "
+          f"{composed.cache_object_bytes:,.0f} bytes each observed (~half that in an answer)")  # fmt: skip
+    print(f"  a replica's real answer: {composed.replica_answer_bytes:,} bytes")
+    print(f"  {REPLICAS_PER_DEPLOYMENT} replicas per deployment, one ModelService per deployment,")
+    print("  one ModelEndpoint per replica, 3 Objects per cluster; realtime compositions on,")
+    print("  steady state: nothing changes, so a watch fires only on the 1 h informer resync")
+    print("  (XR informer + each composed kind's); Crossplane applies every composed resource")
+    print("  on every reconcile; provider-kubernetes polls every Object every 10 min.")
+    print("  before: 60 s TTL for every kind, 2 calls per loop for every kind that requires;")
+    print("  after: per-kind TTL (freshness.READS), 1 call where only static requirements.")
+    print("  projected: after, and the replica reads nothing but its spec (its cluster's")
+    print("  provider config, stack and gateway stamped by the deployment): long TTL, 1 call.")
+    for replicas, clusters in [(2000, 100), (20000, 1000)]:
+        before = figures(replicas, clusters, False, composed)
+        after = figures(replicas, clusters, True, composed)
+        projected = figures(replicas, clusters, True, composed, projected=True)
+        print(f"\n{replicas:,} replicas over {clusters:,} clusters")
+        print(f"  {'figure':42} {'before':>16} {'after':>16} {'projected':>16}")
+        for name in before:
+            b, a, p = before[name], after[name], projected[name]
+            print(f"  {name:42} {b:16,.1f} {a:16,.1f} {p:16,.1f}")
+        over = after["largest answer bytes"] > RECEIVE_LIMIT
+        print(f"  largest answer over Crossplane's 4 MiB receive limit: {'YES' if over else 'no'}")
+
+
+if __name__ == "__main__":
+    main_()
