@@ -155,3 +155,20 @@ def test_an_image_bump_on_a_deployment_updates_in_place() -> None:
     r = world.settle()
     assert said(r, "Progressing")[1] == "RolloutComplete"
     assert world.names() == names
+
+
+def test_a_loading_replica_dropped_with_a_new_template_leaves_its_name_unused() -> None:
+    # A replica still loading on a pool that is renamed away is dropped at once; when the
+    # template changed too (here its GPU count), a replacement under the same name would be
+    # written over its objects in place, claim template included. It takes a new name.
+    world = World([deployment(1)], [cluster("c1", gpus=4)])
+    world.step(load=False)
+    (old,) = world.names()
+    world.clusters[0]["status"]["gpuPools"][0]["name"] = "h200"
+    world.deployments = [copy.deepcopy(world.deployments[0])]
+    gpu_count(world.deployments[0])
+    world.step(load=False)
+    assert old not in world.names()
+    r = world.settle()
+    assert len(world.routed()) == 1 and old not in world.names()
+    assert said(r, "Progressing")[1] == "RolloutComplete"

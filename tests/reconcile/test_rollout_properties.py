@@ -155,9 +155,9 @@ def test_ready_replicas_never_drop_below_the_rollout_floor(
             exempt = False  # only the reconcile that saw the edit may pay for it
             routed = now_routed
             capacity = _capacity(world.clusters)
-            for key, gpus in _charged(world.replicas).items():
+            for key, charged in _charged(world.replicas).items():
                 if key in capacity:  # a replica on a pool that is gone charges nothing
-                    assert gpus <= capacity[key], key
+                    assert charged <= capacity[key], key
             if r.result.schedule.superseded:
                 assert len(r.replicas) <= desired + MAX_SURGE + sum(
                     1 for s in r.result.schedule.superseded if s.retiring

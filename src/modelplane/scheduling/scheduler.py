@@ -540,6 +540,11 @@ class _Run:
                 if ready(replica):
                     moving.append((replica, judged))
                     held.add((cluster, index))
+                elif revision_of(replica, self.revision) != self.revision:
+                    # Dropped while the template changed: a replacement under its name
+                    # would rewrite its objects in place, claim templates included, which
+                    # a cluster refuses. Its name stays out of this reconcile's fill.
+                    self.reserved.add((cluster, index))
                 continue
             assert view is not None
             if judged is None:
