@@ -45,6 +45,7 @@ CRD_FILES = {
     ): "inference.networking.k8s.io_inferencepools.yaml",
     ("gateway.networking.k8s.io", "HTTPRoute"): "gateway.networking.k8s.io_httproutes.yaml",
     ("kubernetes.m.crossplane.io", "Object"): "kubernetes.m.crossplane.io_objects.yaml",
+    ("networking.gke.io", "HealthCheckPolicy"): "networking.gke.io_healthcheckpolicies.yaml",
 }
 
 # The documented fields of the two policy kinds whose CRDs are not in ../shared/schemas:

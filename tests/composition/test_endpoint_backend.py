@@ -42,6 +42,17 @@ VALID = [
     ("http://10.0.0.1:8080/v1", "10.0.0.1", 8080, "IPv4"),
     ("http://[2001:db8::1]:8000/v1", "2001:db8::1", 8000, "IPv6"),
     ("http://[2001:db8::2]/v1", "2001:db8::2", 80, "IPv6"),
+    # Next to the ranges the API server refuses, and the private ranges: accepted.
+    ("http://126.255.255.255/v1", "126.255.255.255", 80, "IPv4"),
+    ("http://128.0.0.1/v1", "128.0.0.1", 80, "IPv4"),
+    ("http://169.253.255.255/v1", "169.253.255.255", 80, "IPv4"),
+    ("http://224.0.1.1/v1", "224.0.1.1", 80, "IPv4"),
+    ("http://192.168.1.20:8000/v1", "192.168.1.20", 8000, "IPv4"),
+    ("http://172.16.0.5/v1", "172.16.0.5", 80, "IPv4"),
+    ("http://[fd00::5]:8000/v1", "fd00::5", 8000, "IPv6"),
+    ("http://[fec0::1]/v1", "fec0::1", 80, "IPv6"),
+    ("http://[::2]/v1", "::2", 80, "IPv6"),
+    ("http://[ff05::1]/v1", "ff05::1", 80, "IPv6"),
 ]
 
 # url, the words the message must contain
@@ -57,6 +68,34 @@ INVALID = [
     # BackendTLSPolicy validation.hostname cannot be an IP: TLS to it is unverifiable.
     ("https://[2001:db8::2]/v1", "https needs a host name"),
     ("https://203.0.113.7/v1", "https needs a host name"),
+]
+
+# Hosts the API server refuses as EndpointSlice addresses, one row per class, IPv4 and IPv6:
+# url, the words the message must contain. kubernetes pkg/apis/core/validation
+# ValidateEndpointIP, which pkg/apis/discovery/validation runs on IPv4 and IPv6 addresses,
+# refuses unspecified, loopback, link-local and link-local multicast IPs by Go's net.IP
+# classes (kubernetes/api core/v1 EndpointAddress.ip: "May not be loopback (127.0.0.0/8 or
+# ::1), link-local (169.254.0.0/16 or fe80::/10), or link-local multicast (224.0.0.0/24 or
+# ff02::/16)"). An IPv6 slice address must have no IPv4 form (IsValidIPv6Address: To4() ==
+# nil, inlined into the discovery validation by kubernetes/apimachinery 8aa42c4d), so an
+# IPv4-mapped IPv6 address is refused whatever its IPv4 address; Go's parser knows no zones.
+API_REFUSED = [
+    ("http://0.0.0.0:8000/v1", "0.0.0.0 is unspecified"),
+    ("http://[::]:8000/v1", ":: is unspecified"),
+    ("http://127.0.0.1:8000/v1", "127.0.0.1 is in the loopback range"),
+    ("http://127.255.0.9/v1", "loopback range (127.0.0.0/8, ::1)"),
+    ("http://[::1]:8000/v1", "::1 is in the loopback range"),
+    ("http://169.254.169.254/v1", "169.254.169.254 is in the link-local range"),
+    ("http://[fe80::1]/v1", "fe80::1 is in the link-local range"),
+    ("http://[febf:ffff::1]/v1", "link-local range (169.254.0.0/16, fe80::/10)"),
+    ("http://224.0.0.251/v1", "224.0.0.251 is in the link-local multicast range"),
+    ("http://[ff02::fb]/v1", "ff02::fb is in the link-local multicast range"),
+    # Go's IsLinkLocalMulticast reads the scope nibble only: a transient ff12:: is refused too.
+    ("http://[ff12::1]/v1", "link-local multicast range"),
+    ("http://[::ffff:127.0.0.1]/v1", "IPv4-mapped IPv6 address"),
+    ("http://[::ffff:203.0.113.7]/v1", "write 203.0.113.7"),
+    ("http://[fe80::1%25eth0]/v1", "with a zone"),
+    ("http://[2001:db8::1%25eth0]/v1", "with a zone"),
 ]
 
 
@@ -185,7 +224,7 @@ def test_https_backend_waits_for_its_tls_policy() -> None:
     assert plain.ready
 
 
-@pytest.mark.parametrize(("url", "words"), INVALID)
+@pytest.mark.parametrize(("url", "words"), INVALID + API_REFUSED)
 def test_invalid_url_composes_nothing_and_warns(url: str, words: str) -> None:
     result = reconcile_endpoint(endpoint(url), OBSERVED)
     assert result.objects == []
@@ -233,3 +272,57 @@ def test_any_text_is_a_target_or_invalid(url: str) -> None:
     assert target.scheme in {"http", "https"} and 1 <= target.port <= 65535
     checked: Any = target.address_type
     assert checked in {"IPv4", "IPv6", "FQDN"}
+
+
+# The refused ranges as networks, written apart from the code's predicates: Go's
+# IsUnspecified, IsLoopback, IsLinkLocalUnicast and IsLinkLocalMulticast (ff02::/16 and its
+# 15 siblings ff12::/16 ... fff2::/16: any flags, link-local scope), and IPv4-mapped IPv6.
+REFUSED_NETWORKS = [
+    ipaddress.ip_network(n)
+    for n in (
+        "0.0.0.0/32",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "224.0.0.0/24",
+        "::/128",
+        "::1/128",
+        "fe80::/10",
+        "::ffff:0:0/96",
+        *(f"ff{flags:x}2::/16" for flags in range(16)),
+    )
+]
+
+
+def _url(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    return f"http://{address}/v1" if address.version == 4 else f"http://[{address}]/v1"
+
+
+def _refused_by_api(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return any(address in network for network in REFUSED_NETWORKS)
+
+
+def _in_and_near_refused(version: int) -> st.SearchStrategy[Any]:
+    """Addresses of one family, drawn often from inside or next to the refused networks."""
+    networks = [n for n in REFUSED_NETWORKS if n.version == version]
+    edges = [a for n in networks for a in (int(n[0]) - 1, int(n[0]), int(n[-1]), int(n[-1]) + 1)]
+    top = 2**32 - 1 if version == 4 else 2**128 - 1
+    numbers = st.one_of(
+        st.integers(0, top),
+        st.sampled_from([e for e in edges if 0 <= e <= top]),
+        st.sampled_from(networks).flatmap(lambda n: st.integers(int(n[0]), int(n[-1]))),
+    )
+    return numbers.map(ipaddress.IPv4Address if version == 4 else ipaddress.IPv6Address)
+
+
+@given(st.one_of(_in_and_near_refused(4), _in_and_near_refused(6)))
+def test_an_ip_url_is_invalid_exactly_when_the_api_server_refuses_its_slice(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> None:
+    try:
+        target = parse_target(_url(address))
+    except InvalidURL as invalid:
+        assert _refused_by_api(address), str(invalid)
+        assert "EndpointSlice may not" in str(invalid)
+        return
+    assert not _refused_by_api(address)
+    assert target.address_type == ("IPv4" if address.version == 4 else "IPv6")

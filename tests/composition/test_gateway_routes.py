@@ -20,6 +20,7 @@ from modelplane.composition.routing import gateway_implementation, implementatio
 
 from .builders import PC, cluster, manifests, replica, user_picker
 from .schemas import POLICY_SHAPES, validate_delivered, validate_manifest
+from .shapes import SHAPES
 
 # A generation longer than this must still stream through: an hour of tokens.
 LONG_GENERATION_S = 3600
@@ -37,6 +38,8 @@ class Limits:
     backend_timeout_policy: str | None
     # The policy kind it needs to reach a picker serving TLS with a self-signed cert, if any.
     picker_tls_policy: str | None
+    # The policy kind that points its load balancer's health check at the engine, if any.
+    health_check_policy: str | None
     controller_name: str
     source: str
 
@@ -47,16 +50,20 @@ LIMITS: dict[str, Limits] = {
         default_timeout_s=30,
         backend_timeout_policy="GCPBackendPolicy",
         picker_tls_policy=None,
+        health_check_policy="HealthCheckPolicy",
         controller_name="networking.gke.io/gateway",
         source="kserve/kserve#5311, #5707 (Accepted=False UnsupportedValue on rules.timeouts); "
         "GCP BackendService timeoutSec default 30, range 1..2147483647; llm-d-router "
-        "config/charts/llm-d-router-gateway/templates/gke.yaml, httproute.yaml @ v0.10.0",
+        "config/charts/llm-d-router-gateway/templates/gke.yaml, httproute.yaml @ v0.10.0; "
+        "gateway-api-inference-extension config/charts/inferencepool/templates/gke.yaml @ v1.5.0 "
+        "(a HealthCheckPolicy on /health: GKE probes / otherwise, which vLLM answers 404)",
     ),
     "Istio": Limits(
         accepts_route_timeouts=True,
         default_timeout_s=None,
         backend_timeout_policy=None,
         picker_tls_policy="DestinationRule",
+        health_check_policy=None,
         controller_name="istio.io/gateway-controller",
         source="llm-d-router config/charts/llm-d-router-gateway/templates/istio.yaml @ v0.10.0; "
         "gateway-api-inference-extension config/charts/inferencepool/templates/istio.yaml @ v1.5.0",
@@ -66,6 +73,7 @@ LIMITS: dict[str, Limits] = {
         default_timeout_s=15,
         backend_timeout_policy=None,
         picker_tls_policy=None,
+        health_check_policy=None,
         controller_name="gateway.envoyproxy.io/gatewayclass-controller",
         source="Envoy Gateway 'HTTP Timeouts' task (15 s default); envoyproxy/ai-gateway "
         "internal/extensionserver/inferencepool.go @ v1.1.0 (TLS to the picker, any cert)",
@@ -75,6 +83,7 @@ LIMITS: dict[str, Limits] = {
         default_timeout_s=15,
         backend_timeout_policy=None,
         picker_tls_policy=None,
+        health_check_policy=None,
         controller_name="kgateway.dev/kgateway",
         source="kgateway-dev/kgateway#10784 (native HTTPRoute timeouts), #11429 (TLS-only "
         "picker connection); Envoy's 15 s route timeout",
@@ -84,7 +93,17 @@ LIMITS: dict[str, Limits] = {
 # must read it as the longest value it can set (gateway-api v1.5.1 apis/v1/httproute_types.go).
 DISABLED = "0s"
 
-POLICY_KINDS = {kind for _, kind in POLICY_SHAPES}
+POLICY_KINDS = {kind for _, kind in POLICY_SHAPES} | {"HealthCheckPolicy"}
+
+# The health check both upstream charts attach to each InferencePool on GKE, but its port
+# (gateway-api-inference-extension config/charts/inferencepool/templates/gke.yaml @ v1.5.0;
+# llm-d-router config/charts/llm-d-router-gateway/templates/gke.yaml @ v0.10.0): an HTTP GET of
+# /health on the pool's first target port, every 2 s with a 2 s timeout.
+CHART_HEALTH_CHECK = {
+    "timeoutSec": 2,
+    "checkIntervalSec": 2,
+    "config": {"type": "HTTP", "httpHealthCheck": {"requestPath": "/health"}},
+}
 
 
 def gateway_cluster(
@@ -127,7 +146,11 @@ def _check_against_limits(objs: dict[str, Any], limits: Limits) -> None:
     policies = {m["kind"]: m for m in objs.values() if m["kind"] in POLICY_KINDS}
     for manifest in policies.values():
         validate_manifest(manifest)
-    expected = {limits.backend_timeout_policy, limits.picker_tls_policy} - {None}
+    expected = {
+        limits.backend_timeout_policy,
+        limits.picker_tls_policy,
+        limits.health_check_policy,
+    } - {None}
     assert set(policies) == expected
     if limits.backend_timeout_policy == "GCPBackendPolicy":
         policy = policies["GCPBackendPolicy"]
@@ -137,6 +160,8 @@ def _check_against_limits(objs: dict[str, Any], limits: Limits) -> None:
             "name": pool,
         }
         assert policy["spec"]["default"]["timeoutSec"] >= LONG_GENERATION_S
+    if limits.health_check_policy == "HealthCheckPolicy":
+        _check_health_check(policies["HealthCheckPolicy"], objs)
     if limits.picker_tls_policy == "DestinationRule":
         rule = policies["DestinationRule"]
         epp = objs["epp-service"]["metadata"]
@@ -145,6 +170,51 @@ def _check_against_limits(objs: dict[str, Any], limits: Limits) -> None:
             "mode": "SIMPLE",
             "insecureSkipVerify": True,
         }
+
+
+def _check_health_check(policy: dict[str, Any], objs: dict[str, Any]) -> None:
+    """The chart's health check, on the pool's target port, asking what the kubelet asks."""
+    pool = objs["inference-pool"]
+    assert policy["spec"]["targetRef"] == {
+        "group": "inference.networking.k8s.io",
+        "kind": "InferencePool",
+        "name": pool["metadata"]["name"],
+    }
+    check = policy["spec"]["default"]
+    port = check["config"]["httpHealthCheck"].pop("port")
+    assert check == CHART_HEALTH_CHECK
+    assert port == pool["spec"]["targetPorts"][0]["number"]
+    # A pod the kubelet counts ready is one the load balancer counts healthy: the engine
+    # container on the target port has a readiness probe of the same path on that port.
+    selected = pool["spec"]["selector"]["matchLabels"]
+    probes = [
+        (probe["httpGet"]["path"], ports[probe["httpGet"]["port"]])
+        for manifest in objs.values()
+        for pod in _pod_templates(manifest)
+        if selected.items() <= pod["metadata"].get("labels", {}).items()
+        for container in pod["spec"]["containers"]
+        if (probe := container.get("readinessProbe", {})).get("httpGet")
+        for ports in [{p.get("name"): p["containerPort"] for p in container.get("ports", [])}]
+        if ports.get(probe["httpGet"]["port"]) == port
+    ]
+    assert probes, "no serving container on the pool's target port"
+    assert {path for path, _ in probes} == {check["config"]["httpHealthCheck"]["requestPath"]}
+
+
+def _pod_templates(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod templates of a composed workload, whichever its kind."""
+    spec = manifest.get("spec", {})
+    if manifest["kind"] == "Deployment":
+        return [spec["template"]]
+    if manifest["kind"] == "LeaderWorkerSet":
+        lws = spec["leaderWorkerTemplate"]
+        return [lws[t] for t in ("leaderTemplate", "workerTemplate") if t in lws]
+    if manifest["kind"] == "PodCliqueSet":
+        return [
+            {"metadata": {"labels": c.get("labels", {})}, "spec": c["spec"]["podSpec"]}
+            for c in spec["template"]["cliques"]
+        ]
+    return []
 
 
 @pytest.mark.parametrize("implementation", sorted(LIMITS))
@@ -166,6 +236,18 @@ def test_a_user_picker_is_reached_the_same_way(implementation: str) -> None:
     )
 
 
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_every_pool_on_gke_is_health_checked_on_its_target_port(shape: str) -> None:
+    rep, clu = SHAPES[shape]
+    wire = clu.to_wire()
+    wire["spec"]["gateway"] = {"implementation": "GKE"}
+    objs = manifests(compose_replica(rep, InferenceCluster.model_validate(wire)))
+    checks = [m for m in objs.values() if m["kind"] == "HealthCheckPolicy"]
+    assert len(checks) == 1
+    _check_health_check(checks[0], objs)
+    validate_manifest(checks[0])
+
+
 def test_without_an_implementation_the_route_has_gateway_api_defaults() -> None:
     objs = manifests(compose_replica(replica(), cluster()))
     assert objs["model-route"]["spec"]["rules"][0]["timeouts"] == {"request": DISABLED}
@@ -174,7 +256,8 @@ def test_without_an_implementation_the_route_has_gateway_api_defaults() -> None:
 
 def test_policies_follow_the_route_and_the_picker_in_order() -> None:
     gke = [o.key for o in compose_replica(replica(), gateway_cluster("GKE")).objects]
-    assert gke[gke.index("model-route") + 1] == "gateway-backend-policy"
+    route = gke.index("model-route")
+    assert gke[route + 1 : route + 3] == ["gateway-backend-policy", "gateway-health-check"]
     istio = [o.key for o in compose_replica(replica(), gateway_cluster("Istio")).objects]
     assert istio[-2:] == ["epp-service", "epp-destination-rule"]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
@@ -31,6 +32,34 @@ AddressType = Literal["IPv4", "IPv6", "FQDN"]
 _LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 _FQDN = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
 _DEFAULT_PORTS = {"https": 443, "http": 80}
+
+# The address classes the API server refuses in an IPv4 or IPv6 EndpointSlice (kubernetes
+# pkg/apis/core/validation ValidateEndpointIP, called by pkg/apis/discovery/validation for
+# both address types; the ranges are Go's net.IP classes, which read an IPv4-mapped IPv6
+# address as IPv4). Each: (test, the rule's words).
+_IPv4 = ipaddress.IPv4Address
+_IPv6 = ipaddress.IPv6Address
+_LINK_LOCAL_MULTICAST_V4 = ipaddress.IPv4Network("224.0.0.0/24")
+
+
+def _link_local_multicast(ip: _IPv4 | _IPv6) -> bool:
+    """Go's IsLinkLocalMulticast: 224.0.0.0/24, or IPv6 multicast (ff) of link-local scope (2)
+    whatever its flags (ff02::, ff12::, ...)."""
+    if isinstance(ip, _IPv4):
+        return ip in _LINK_LOCAL_MULTICAST_V4
+    return ip.packed[0] == 0xFF and ip.packed[1] & 0x0F == 0x02
+
+
+_REFUSED_CLASSES: tuple[tuple[Callable[[_IPv4 | _IPv6], bool], str], ...] = (
+    (lambda ip: ip.is_unspecified, "unspecified (0.0.0.0, ::)"),
+    (lambda ip: ip.is_loopback, "in the loopback range (127.0.0.0/8, ::1)"),
+    (lambda ip: ip.is_link_local, "in the link-local range (169.254.0.0/16, fe80::/10)"),
+    (
+        _link_local_multicast,
+        "in the link-local multicast range (224.0.0.0/24; IPv6 multicast of link-local scope, "
+        "such as ff02::/16)",
+    ),
+)
 
 # Traefik's Gateway provider dials the EndpointSlice addresses of a backend Service as they
 # are, FQDN ones included, unless native load-balancing sends it to the Service's ClusterIP
@@ -92,7 +121,32 @@ def _address_type(url: str, host: str) -> AddressType:
         if len(host) > 253 or not _FQDN.match(host.rstrip(".")):
             raise InvalidURL(f"{url!r}: {host!r} is not a valid host name") from None
         return "FQDN"
+    problem = endpoint_ip_problem(address)
+    if problem is not None:
+        raise InvalidURL(f"{url!r}: {host} {problem}")
     return "IPv4" if address.version == 4 else "IPv6"
+
+
+def endpoint_ip_problem(address: _IPv4 | _IPv6) -> str | None:
+    """Why the API server refuses ``address`` in an EndpointSlice ("is ..."), or None.
+
+    An IPv4-mapped IPv6 address (``::ffff:a.b.c.d``) is no IPv6 slice address: discovery
+    validation asks an IPv6 address to have no IPv4 form (Go's ``To4() == nil``). A zone
+    (``%eth0``) is no IP at all to Go's parser. Otherwise the classes of
+    ``ValidateEndpointIP``: unspecified, loopback, link-local, link-local multicast.
+    Private ranges (10/8, 172.16/12, 192.168/16, fc00::/7) are accepted.
+    """
+    if isinstance(address, _IPv6) and address.ipv4_mapped is not None:
+        return (
+            "is an IPv4-mapped IPv6 address, which an IPv6 EndpointSlice may not hold; "
+            f"write {address.ipv4_mapped}"
+        )
+    if isinstance(address, _IPv6) and address.scope_id is not None:
+        return "is an IPv6 address with a zone, which an EndpointSlice may not hold"
+    for refused, rule in _REFUSED_CLASSES:
+        if refused(address):
+            return f"is {rule}, which an EndpointSlice may not point at"
+    return None
 
 
 def backend_objects(namespace: str, endpoint: str, target: BackendTarget) -> tuple[Json, Json]:

@@ -23,8 +23,12 @@ CACHE_VOLUME = "model-cache"
 CACHE_MOUNT_PATH = "/mnt/models"
 CACHE_MODEL_ARG = f"--model={CACHE_MOUNT_PATH}"
 
+# The engine's health path: our readiness probe and GKE's load balancer health check both
+# ask it, so a pod the kubelet counts ready is one the load balancer counts healthy.
+HEALTH_PATH = "/health"
+
 MANAGED_PROBE: Json = {
-    "httpGet": {"path": "/health", "port": "http"},
+    "httpGet": {"path": HEALTH_PATH, "port": "http"},
     "initialDelaySeconds": 30,
     "periodSeconds": 10,
     "timeoutSeconds": 5,

@@ -157,9 +157,10 @@ def remote_objects(
             template = claim_template(names, engine, member)
             if template is not None:
                 objects.append((claim_key(engine.name, member.role), template))
-    objects.append((KEY_POOL, inference_pool(names, target_port(replica))))
+    port = target_port(replica)
+    objects.append((KEY_POOL, inference_pool(names, port)))
     objects.append((KEY_ROUTE, http_route(names, gateway)))
-    objects.extend(route_policies(names, gateway))
+    objects.extend(route_policies(names, gateway, port))
     objects.extend(picker_objects(replica, names))
     objects.extend(picker_policies(names, gateway))
     return objects

@@ -17,6 +17,7 @@ POD_CLIQUE_SET_MAX = 24
 KEY_POOL = "inference-pool"
 KEY_ROUTE = "model-route"
 KEY_GATEWAY_BACKEND_POLICY = "gateway-backend-policy"
+KEY_GATEWAY_HEALTH_CHECK = "gateway-health-check"
 KEY_EPP_SERVICE_ACCOUNT = "epp-serviceaccount"
 KEY_EPP_ROLE = "epp-role"
 KEY_EPP_ROLE_BINDING = "epp-rolebinding"

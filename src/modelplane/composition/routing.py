@@ -12,10 +12,12 @@ from dataclasses import dataclass
 
 from modelplane.api import InferenceCluster, ModelReplica, ReplicaEngine
 from modelplane.api.inferencecluster import GatewayImplementation
+from modelplane.composition.containers import HEALTH_PATH
 from modelplane.composition.members import DEFAULT_HTTP_PORT, serving_port
 from modelplane.composition.names import (
     KEY_EPP_DESTINATION_RULE,
     KEY_GATEWAY_BACKEND_POLICY,
+    KEY_GATEWAY_HEALTH_CHECK,
     ReplicaNames,
 )
 from modelplane.composition.types import REMOTE_NAMESPACE, Json
@@ -32,6 +34,13 @@ POOL_GROUP = "inference.networking.k8s.io"
 LONG_BACKEND_TIMEOUT_S = 86_400
 ZERO_TIMEOUT = "0s"
 
+# GKE's load balancer health check of the pool's endpoints, as both upstream charts set it
+# (gateway-api-inference-extension config/charts/inferencepool/templates/gke.yaml @ v1.5.0,
+# llm-d-router config/charts/llm-d-router-gateway/templates/gke.yaml @ v0.10.0): every 2 s with
+# a 2 s timeout, shorter than GKE's 5 s default so traffic leaves an unhealthy pod sooner.
+HEALTH_CHECK_INTERVAL_S = 2
+HEALTH_CHECK_TIMEOUT_S = 2
+
 GKE_POLICY_API = "networking.gke.io/v1"
 ISTIO_NETWORKING_API = "networking.istio.io/v1"
 
@@ -45,7 +54,8 @@ class GatewayRules:
     # Whether HTTPRoute rules may carry `timeouts`; where they may, 0s disables the
     # implementation's default request timeout.
     route_timeouts: bool
-    # Whether the backend timeout is set by a GCPBackendPolicy on the pool instead.
+    # Whether the backend timeout is set by a GCPBackendPolicy on the pool instead, and the
+    # pool's health check by a HealthCheckPolicy (without one GKE probes `/`, a 404 on vLLM).
     backend_policy: bool
     # Whether the gateway needs a DestinationRule to speak TLS to the picker.
     picker_tls_policy: bool
@@ -170,6 +180,30 @@ def backend_policy(names: ReplicaNames) -> Json:
     }
 
 
+def health_check_policy(names: ReplicaNames, port: int) -> Json:
+    """GKE: the HealthCheckPolicy probing the engine's health path on the pool's target port.
+
+    Without it GKE's load balancer asks ``/`` on the serving port, which vLLM answers 404,
+    and marks every model server unhealthy.
+    """
+    return {
+        "apiVersion": GKE_POLICY_API,
+        "kind": "HealthCheckPolicy",
+        "metadata": {"name": names.pool, "namespace": REMOTE_NAMESPACE},
+        "spec": {
+            "targetRef": {"group": POOL_GROUP, "kind": "InferencePool", "name": names.pool},
+            "default": {
+                "timeoutSec": HEALTH_CHECK_TIMEOUT_S,
+                "checkIntervalSec": HEALTH_CHECK_INTERVAL_S,
+                "config": {
+                    "type": "HTTP",
+                    "httpHealthCheck": {"requestPath": HEALTH_PATH, "port": port},
+                },
+            },
+        },
+    }
+
+
 def picker_host(names: ReplicaNames) -> str:
     """The picker Service's cluster DNS name."""
     return f"{names.epp}.{REMOTE_NAMESPACE}.svc.cluster.local"
@@ -189,13 +223,19 @@ def picker_destination_rule(names: ReplicaNames) -> Json:
 
 
 def route_policies(
-    names: ReplicaNames, implementation: GatewayImplementation | None
+    names: ReplicaNames, implementation: GatewayImplementation | None, port: int
 ) -> list[tuple[str, Json]]:
-    """The backend policies the route needs on this implementation, with their keys."""
+    """The backend policies the route needs on this implementation, with their keys.
+
+    ``port`` is the pool's target port, the one its health check probes.
+    """
     rules = GATEWAY_RULES.get(implementation) if implementation is not None else None
     if rules is None or not rules.backend_policy:
         return []
-    return [(KEY_GATEWAY_BACKEND_POLICY, backend_policy(names))]
+    return [
+        (KEY_GATEWAY_BACKEND_POLICY, backend_policy(names)),
+        (KEY_GATEWAY_HEALTH_CHECK, health_check_policy(names, port)),
+    ]
 
 
 def picker_policies(
