@@ -124,8 +124,7 @@ def cluster_capacity(
         )
     shares = charges(view, running)
     pools = tuple(
-        _pool_capacity(pool, occupancy, shares.get(pool.name, {}), running)
-        for pool in view.pools
+        _pool_capacity(pool, occupancy, shares.get(pool.name, {}), running) for pool in view.pools
     )
     devices: Counter[str] = Counter()
     for per in shares.values():
@@ -151,9 +150,7 @@ def _pool_capacity(
         for r in running
         if any(m.node_pool_name == pool.name for e in r.replica.spec.engines for m in e.members)
     ]
-    return PoolCapacity(
-        pool.name, pool.nodes, devices, state.closed, _uses(on_pool, shares)
-    )
+    return PoolCapacity(pool.name, pool.nodes, devices, state.closed, _uses(on_pool, shares))
 
 
 def _uses(running: Sequence[Running], devices: Mapping[str, int]) -> tuple[DeploymentUse, ...]:
@@ -198,8 +195,10 @@ def _replay(
     states = ledger.states(view.name)
     if states is None:
         return
-    for item in sorted(running, key=lambda r: (r.replica.metadata.namespace or "default",
-                                              r.replica.metadata.name or "")):
+    for item in sorted(
+        running,
+        key=lambda r: (r.replica.metadata.namespace or "default", r.replica.metadata.name or ""),
+    ):
         names = sorted(
             {m.node_pool_name for e in item.replica.spec.engines for m in e.members}
             & set(view.pool_map)
@@ -230,9 +229,7 @@ class PoolSlots:
     hidden: int
 
 
-def pool_slots(
-    view: ClusterView, running: Sequence[Running], limit: int
-) -> tuple[PoolSlots, ...]:
+def pool_slots(view: ClusterView, running: Sequence[Running], limit: int) -> tuple[PoolSlots, ...]:
     """Who holds each device slot of each pool's first ``limit`` nodes (for a picture).
 
     A node's slots are filled in charge order: the first replica charged on a device
@@ -252,10 +249,7 @@ def pool_slots(
         dra = [j for j, d in enumerate(pool.shape.devices) if d.dra]
         nodes = tuple(
             NodeSlots(
-                tuple(
-                    tuple(_padded(owners[pool.name][i][j], pool.shape.devices[j]))
-                    for j in dra
-                )
+                tuple(tuple(_padded(owners[pool.name][i][j], pool.shape.devices[j])) for j in dra)
             )
             for i in range(len(owners[pool.name]))
         )
