@@ -34,7 +34,7 @@ h1{font-size:20px;margin:0 0 8px}h2{font-size:17px;margin:12px 0 6px}
 .meta{color:#555;font-size:12px;margin:2px 0 6px}
 .pool{margin:4px 0 8px}.pool-name{font-size:12px;color:#333;margin-bottom:2px}
 .pool.full .pool-name{color:#c33;font-weight:600}
-.nodes{display:flex;flex-wrap:wrap;gap:4px}.node{display:grid;grid-template-columns:repeat(4,12px);
+.nodes{display:flex;flex-wrap:wrap;gap:4px}.node{display:grid;
 gap:2px;padding:2px;border:1px solid #bbb;border-radius:3px;background:#fff}
 .slot{width:12px;height:12px;border-radius:2px;display:block}
 .slot.free{background:#fff;box-shadow:inset 0 0 0 1px #999}
@@ -101,8 +101,13 @@ def cluster_box(
             '<div class="nodes">'
         )
         for node in slots.nodes:
-            squares = "".join(_slot(o, palette) for device in node.devices for o in device)
-            parts.append(f'<div class="node">{squares}</div>')
+            slots_of = [o for device in node.devices for o in device]
+            squares = "".join(_slot(o, palette) for o in slots_of)
+            across = max(1, min(4, len(slots_of)))
+            parts.append(
+                f'<div class="node" style="grid-template-columns:repeat({across},12px)">'
+                f"{squares}</div>"
+            )
         parts.append("</div>")
         if slots.hidden:
             parts.append(f'<div class="more">+{slots.hidden} more nodes not drawn</div>')
