@@ -1,9 +1,11 @@
 """Devices per cluster and pool: total, used and free, and who uses them.
 
 The totals are the scheduler's: each cluster's occupancy (``scheduling.occupancy``,
-what a deployment's ledger starts from) charged with every running replica. Who uses
-which devices is the same charges made one replica at a time (``Ledger.charge_observed``
-in the order the occupancy charges them), each replica's share read off the ledger.
+what a deployment's ledger starts from) is the ledger charged with every running replica
+by ``Ledger.charge_observed`` in (namespace, name) order. The same charges are made here
+one replica at a time, on the scheduler's own ledger, so each replica's share is read off
+the ledger between two charges and the ledger left at the end is the occupancy (a test
+holds the two equal).
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from dataclasses import dataclass
 
 from modelplane.fleetview.state import FleetState, Running
 from modelplane.memo import memoized
-from modelplane.scheduling.capacity import Ledger, Occupancy, PoolState
+from modelplane.scheduling.capacity import Ledger, PoolState
 from modelplane.scheduling.fleet import ClusterView, Dev, Pool, taint_text
-from modelplane.scheduling.occupancy import computed
+from modelplane.scheduling.replicas import sort_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,23 +100,17 @@ def by_kind(devices: Iterable[DeviceUse]) -> tuple[DeviceUse, ...]:
 
 def capacity(state: FleetState) -> FleetCapacity:
     """The fleet's capacity after ``state``'s reconcile."""
-    replicas = [r.replica for r in state.running]
-    occupancy = computed(state.views, replicas)
     pinned: defaultdict[str, list[Running]] = defaultdict(list)
     for item in state.running:
         pinned[item.cluster].append(item)
     names = {v.name for v in state.views}
     stray = tuple(r.name for r in state.running if r.cluster not in names)
-    clusters = tuple(
-        cluster_capacity(view, occupancy[view.name], pinned[view.name]) for view in state.views
-    )
+    clusters = tuple(cluster_capacity(view, pinned[view.name]) for view in state.views)
     return FleetCapacity(clusters, stray)
 
 
-def cluster_capacity(
-    view: ClusterView, occupancy: Occupancy, running: Sequence[Running]
-) -> ClusterCapacity:
-    """One cluster's capacity: ``occupancy`` is the cluster's, charged with ``running``."""
+def cluster_capacity(view: ClusterView, running: Sequence[Running]) -> ClusterCapacity:
+    """One cluster's capacity with ``running`` (the replicas pinned to it) charged."""
     ready = view.ready_status or "Unknown"
     stack = "Dynamo" if view.dynamo else "Standard"
     taints = tuple(taint_text(t) for t in view.taints)
@@ -122,9 +118,13 @@ def cluster_capacity(
         return ClusterCapacity(
             view.name, ready, stack, taints, None, _uses(running, {r.name: 0 for r in running})
         )
-    shares = charges(view, running)
+    ledger = Ledger([view])
+    shares = charges(view, running, ledger)
+    states = ledger.states(view.name)
+    assert states is not None  # the view has pools
     pools = tuple(
-        _pool_capacity(pool, occupancy, shares.get(pool.name, {}), running) for pool in view.pools
+        _pool_capacity(pool, states[pool.name], shares.get(pool.name, {}), running)
+        for pool in view.pools
     )
     devices: Counter[str] = Counter()
     for per in shares.values():
@@ -134,10 +134,8 @@ def cluster_capacity(
 
 
 def _pool_capacity(
-    pool: Pool, occupancy: Occupancy, shares: Mapping[str, int], running: Sequence[Running]
+    pool: Pool, state: PoolState, shares: Mapping[str, int], running: Sequence[Running]
 ) -> PoolCapacity:
-    use = occupancy.pools.get(pool.name)
-    state = use.state() if use is not None else PoolState.fresh(pool)
     free = free_per_device(state)
     devices = tuple(
         DeviceUse(kind_of(d), d.device_class_name or "", d.count * pool.nodes, used)
@@ -170,11 +168,13 @@ def free_per_device(state: PoolState) -> tuple[int, ...]:
     return tuple(sum(free[j] * count for free, count in state.runs) for j in range(width))
 
 
-def charges(view: ClusterView, running: Sequence[Running]) -> dict[str, dict[str, int]]:
+def charges(
+    view: ClusterView, running: Sequence[Running], ledger: Ledger | None = None
+) -> dict[str, dict[str, int]]:
     """Devices each replica holds, per pool then replica name: the occupancy's charges
-    made one replica at a time."""
+    made one replica at a time (on ``ledger`` when given, left charged)."""
     out: dict[str, dict[str, int]] = {}
-    for replica, pool, before, after in _replay(view, running, 0):
+    for replica, pool, before, after in _replay(view, running, 0, ledger):
         taken = sum(b - a for b, a in zip(before[0], after[0], strict=True))
         if taken:
             per = out.setdefault(pool, {})
@@ -188,20 +188,22 @@ _Snapshot = tuple[tuple[int, ...], list[tuple[int, ...]]]
 
 
 def _replay(
-    view: ClusterView, running: Sequence[Running], nodes: int
+    view: ClusterView, running: Sequence[Running], nodes: int, ledger: Ledger | None = None
 ) -> Iterable[tuple[Running, str, _Snapshot, _Snapshot]]:
     """Charge ``running`` as ``occupancy_of`` does, yielding each pool a charge changed."""
-    ledger = Ledger([view])
+    ledger = ledger if ledger is not None else Ledger([view])
     states = ledger.states(view.name)
     if states is None:
         return
-    for item in sorted(
-        running,
-        key=lambda r: (r.replica.metadata.namespace or "default", r.replica.metadata.name or ""),
-    ):
+    pools = view.pool_map
+    for item in sorted(running, key=lambda r: sort_key(r.replica)):
         names = sorted(
-            {m.node_pool_name for e in item.replica.spec.engines for m in e.members}
-            & set(view.pool_map)
+            {
+                m.node_pool_name
+                for e in item.replica.spec.engines
+                for m in e.members
+                if m.node_pool_name in pools
+            }
         )
         before = {n: _snapshot(states[n], nodes) for n in names}
         ledger.charge_observed(item.replica, view)
