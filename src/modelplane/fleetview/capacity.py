@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from modelplane.fleetview.state import FleetState, Running
-from modelplane.memo import memoized
 from modelplane.scheduling.capacity import Ledger, PoolState
 from modelplane.scheduling.fleet import ClusterView, Dev, Pool, taint_text
 from modelplane.scheduling.replicas import sort_key
@@ -268,7 +267,6 @@ def kind_of(device: Dev) -> str:
     return _product(device.profile.key) or device.device_class_name or device.name
 
 
-@memoized("fleetview.product_names", 1 << 10)
 def _product(profile: str) -> str:
     attributes = json.loads(profile).get("attributes") or {}
     value = attributes.get("productName") or {}
