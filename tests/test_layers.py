@@ -21,6 +21,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"composition"}),
     frozenset({"scheduling"}),
     frozenset({"reconcile"}),
+    frozenset({"fleetview"}),
     frozenset({"jsonvalues", "forked", "fastyaml", "manifests"}),
     frozenset({"runtime", "packaging"}),
     frozenset({"cli", "__main__"}),

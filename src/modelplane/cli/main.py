@@ -28,6 +28,14 @@ VERBS: dict[str, tuple[str, str]] = {
         "modelplane.cli.render",
         "reconcile the input and print every object the control plane would compose",
     ),
+    "fleet": (
+        "modelplane.cli.fleet",
+        "show every cluster's and pool's devices, used and free, and who uses them",
+    ),
+    "plan": (
+        "modelplane.cli.plan",
+        "show what a change to the fleet or a deployment would move, place and leave free",
+    ),
     "crds": ("modelplane.cli.crds", "write the CompositeResourceDefinitions of every kind"),
     "package": ("modelplane.cli.package", "write the Crossplane configuration package"),
     "function": ("modelplane.cli.function", "serve the Crossplane composition functions"),
