@@ -126,9 +126,10 @@ REFUSED = {
 SYNCED = {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"}
 
 
-def test_a_refused_object_holds_the_replica_not_ready_and_says_why() -> None:
+def test_a_refused_object_is_not_accepted_and_says_why_but_keeps_serving() -> None:
     """Every Object reads Ready, but the claim template's update was refused: the replica
-    still runs its old shape, so it is neither Ready nor counted as updated."""
+    still runs its old shape, so it is not accepted (never counted as updated), while it
+    keeps serving what it ran: a sync failure takes nothing out of routing."""
     observed = _observed()
     key = "resource-claim-qwen3-8b-standalone"
     for obj in observed.values():
@@ -137,16 +138,16 @@ def test_a_refused_object_holds_the_replica_not_ready_and_says_why() -> None:
     name = observed[key]["metadata"]["name"]
     result = compose_replica(replica(), cluster(), observed_objects(observed))
     assert [condition_wire(c) for c in result.conditions] == [
-        _cond("ModelAccepted", "True", "Accepted"),
         _cond(
-            "ModelReady",
+            "ModelAccepted",
             "False",
             "NotSynced",
             f"Object {name} ({key}) is not synced: {REFUSED['message']}",
         ),
+        _cond("ModelReady", "True", "Serving"),
     ]
-    assert result.ready is False
-    # Once the provider applies it, the replica serves again.
+    assert result.ready is None  # Crossplane derives Ready: the replica stays routed
+    # Once the provider applies it, the replica is accepted again.
     observed[key]["status"]["conditions"] = [READY, SYNCED]
     result = compose_replica(replica(), cluster(), observed_objects(observed))
     assert [c.reason for c in result.conditions] == ["Accepted", "Serving"]
@@ -159,12 +160,13 @@ def test_every_refused_object_is_named_in_key_order() -> None:
     for key in keys:
         observed[key]["status"]["conditions"] = [NOT_READY, {**REFUSED, "message": ""}]
     result = compose_replica(replica(), cluster(), observed_objects(observed))
-    ready = result.conditions[1]
-    assert (ready.status, ready.reason) == ("False", "NotSynced")
-    assert ready.message == "; ".join(
+    accepted, ready = result.conditions
+    assert (accepted.status, accepted.reason) == ("False", "NotSynced")
+    assert accepted.message == "; ".join(
         f"Object {observed[k]['metadata']['name']} ({k}) is not synced: ReconcileError"
         for k in sorted(keys)
     )
+    assert (ready.status, result.ready) == ("False", False)  # not Ready on its own account
 
 
 @pytest.mark.parametrize(

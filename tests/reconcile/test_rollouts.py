@@ -169,6 +169,35 @@ def test_an_image_bump_reaches_three_replicas_one_at_a_time() -> None:
     assert len(world.routed()) == 3
 
 
+def test_a_change_the_cluster_refused_holds_the_rollout_and_keeps_routing() -> None:
+    # The updated replica reads Ready, but one of its Objects reads Synced=False: its
+    # cluster still runs the previous spec. The rollout takes no further turn and says
+    # which replica, while the replica keeps its endpoint (it serves what it ran).
+    world = settled(3, three())
+    world.deployments = [bumped(3)]
+    r = world.step()
+    (first,) = [n for n, i in images(r).items() if i.endswith("v0.24.0")]
+    world.step(True)
+    refused = {
+        "type": "ModelAccepted",
+        "status": "False",
+        "reason": "NotSynced",
+        "message": "Object x (model-serving) is not synced: observe failed",
+    }
+    for x in world.replicas:
+        if x["metadata"]["name"] == first:
+            x["status"]["conditions"].append(refused)
+    r = world.step()
+    assert sum(i.endswith("v0.24.0") for i in images(r).values()) == 1  # no next turn
+    assert first in world.routed() and len(world.routed()) == 3
+    assert said(r, "Progressing") == (
+        "True",
+        "RolloutInProgress",
+        f"1 of 3 replicas updated, 3 ready; replica {first} not synced: the cluster has not "
+        "taken the change (the replica's ModelAccepted says why)",
+    )
+
+
 def test_a_stuck_rollout_stops_and_says_so() -> None:
     world = settled(3, three(), now=T0)
     world.deployments = [bumped(3)]

@@ -95,8 +95,11 @@ def replica_conditions(
 ) -> list[Condition]:
     """``ModelAccepted`` then ``ModelReady``, computed from the observed workloads.
 
-    An observed Object that reads ``Synced=False`` holds ``ModelReady`` at ``NotSynced``:
-    a replica whose change was refused never counts as Ready, hence never as updated.
+    An observed Object that reads ``Synced=False`` makes ``ModelAccepted`` ``NotSynced``: the
+    change was not taken, so the replica never counts as updated in a rollout. ``ModelReady``
+    still says whether it serves: the remote objects run their previous spec, and a
+    transient sync failure (the cluster's API server unreachable) takes nothing out of
+    routing.
     """
     workloads = [observed.get(k) for k in workload_keys]
     accepted = bool(workloads) and all(observed_accepted(w) for w in workloads)
@@ -105,14 +108,13 @@ def replica_conditions(
         model_accepted = condition(
             MODEL_ACCEPTED, False, "WaitingForCluster", cluster_problem_message(problem, cluster)
         )
+    elif (refused := not_synced_message(observed)) is not None:
+        model_accepted = condition(MODEL_ACCEPTED, False, NOT_SYNCED, refused)
     elif accepted:
         model_accepted = condition(MODEL_ACCEPTED, True, "Accepted")
     else:
         model_accepted = condition(MODEL_ACCEPTED, False, "Deploying")
-    refused = not_synced_message(observed)
-    if refused is not None:
-        model_ready = condition(MODEL_READY, False, NOT_SYNCED, refused)
-    elif ready:
+    if ready:
         model_ready = condition(MODEL_READY, True, "Serving")
     elif accepted:
         model_ready = condition(MODEL_READY, False, "ModelStarting")

@@ -28,7 +28,7 @@ from modelplane.scheduling.model import (
     Superseded,
 )
 from modelplane.scheduling.replicas import identity, owns, sort_key
-from modelplane.scheduling.rollout import MAX_SURGE, PROGRESS_DEADLINE, overdue
+from modelplane.scheduling.rollout import MAX_SURGE, PROGRESS_DEADLINE, applied, overdue
 from modelplane.scheduling.rollout import ready as replica_ready
 
 MODEL_CACHE_RESOLVED = "ModelCacheResolved"
@@ -123,7 +123,10 @@ def deployment_status(
     conditions.append(_ready(schedule, ready))
     late = overdue(waiting_since or {}, now)
     fetching = cache.kind is CacheKind.UNRESOLVED  # the next call brings it: not stuck
-    conditions.append(_progressing(schedule, ready, late, fetching))
+    refused = tuple(
+        sorted(p.name for p in schedule.replicas if not applied(observed.get((p.cluster, p.index))))
+    )
+    conditions.append(_progressing(schedule, ready, late, fetching, refused))
     if schedule.mode is Mode.NORMAL and total > 0 and not any_observed:
         names = sorted({p.cluster for p in schedule.replicas})
         events.append(
@@ -370,15 +373,20 @@ ROLLOUT_STUCK = "RolloutStuck"
 
 
 def _progressing(
-    schedule: Schedule, ready: int, late: tuple[str, ...], fetching: bool = False
+    schedule: Schedule,
+    ready: int,
+    late: tuple[str, ...],
+    fetching: bool = False,
+    refused: tuple[str, ...] = (),
 ) -> Condition:
     """Progressing: where the rollout and the moves stand, with counts.
 
     First matching row: a replica waited past the deadline (``RolloutStuck``); a running
     replica must move and nothing can replace it (``RolloutStuck``); replicas are moving
     (``Moving``); replicas are missing and none can be placed, with nothing else in flight
-    (``False``, the reason ReplicasScheduled gives); replicas are at an older revision or not
-    Ready yet (``RolloutInProgress``); otherwise ``RolloutComplete``.
+    (``False``, the reason ReplicasScheduled gives); a replica's change was not taken by its
+    cluster, or replicas are at an older revision or not Ready yet (``RolloutInProgress``);
+    otherwise ``RolloutComplete``.
     """
     desired = schedule.desired
     rollout = schedule.rollout
@@ -427,6 +435,16 @@ def _progressing(
             f"{counts}, {ready} ready; {n} {_plural(n, 'replica')} cannot be placed: {why}",
         )
     outdated = rollout.outdated if rollout is not None else ()
+    if refused:
+        # The cluster refused the change: nothing proceeds until it is taken (ModelAccepted
+        # on each replica names the Object and the provider's message).
+        return condition(
+            PROGRESSING,
+            True,
+            ROLLOUT_IN_PROGRESS,
+            f"{counts}, {ready} ready; {_replicas(refused)} not synced: the cluster has not "
+            "taken the change (the replica's ModelAccepted says why)",
+        )
     if outdated or updated < desired or ready < desired:
         return condition(PROGRESSING, True, ROLLOUT_IN_PROGRESS, f"{counts}, {ready} ready")
     return condition(PROGRESSING, True, ROLLOUT_COMPLETE, counts)

@@ -15,7 +15,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from modelplane.api import ModelDeployment, ModelReplica
-from modelplane.api.meta import is_ready
+from modelplane.api.meta import get_condition, is_ready
+from modelplane.composition.conditions import MODEL_ACCEPTED, NOT_SYNCED
 from modelplane.naming import REVISION_SINCE_ANNOTATION, TEMPLATE_HASH_LABEL, template_hash
 
 # The seed has no strategy field (docs/api.md "Rollouts"): the defaults of the issue, one home.
@@ -49,6 +50,20 @@ def revision_of(replica: ModelReplica, current: str) -> str:
 def ready(replica: ModelReplica | None) -> bool:
     """The observed replica reports Ready=True."""
     return replica is not None and is_ready(replica.status)
+
+
+def applied(replica: ModelReplica | None) -> bool:
+    """The cluster took the replica's desired state: no Object of it reads ``Synced=False``
+    (its ``ModelAccepted`` is not ``NotSynced``)."""
+    if replica is None or replica.status is None:
+        return True
+    accepted = get_condition(replica.status.conditions or (), MODEL_ACCEPTED)
+    return accepted.reason != NOT_SYNCED
+
+
+def settled(replica: ModelReplica | None) -> bool:
+    """Ready, and running what it was last written with: a rollout may take its next turn."""
+    return ready(replica) and applied(replica)
 
 
 def timestamp(now: datetime) -> str:

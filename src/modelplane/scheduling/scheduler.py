@@ -62,7 +62,14 @@ from modelplane.scheduling.replicas import (
     replica_object,
     sort_key,
 )
-from modelplane.scheduling.rollout import MAX_SURGE, MAX_UNAVAILABLE, ready, revision, revision_of
+from modelplane.scheduling.rollout import (
+    MAX_SURGE,
+    MAX_UNAVAILABLE,
+    ready,
+    revision,
+    revision_of,
+    settled,
+)
 
 
 def schedule(
@@ -456,7 +463,8 @@ class _Run:
         """Apply a template change to kept replicas in place, a few at a time.
 
         A kept replica at an older revision is re-emitted as observed until its turn. A turn
-        comes only when every replica at the current revision is Ready (new ones included), no
+        comes only when every replica at the current revision is Ready and applied (new ones
+        included; a refused change holds the rollout), no
         move is in flight, and taking one more out of service leaves at least
         ``max(1, desired - MAX_UNAVAILABLE)`` serving; a replica that is not Ready anyway is
         taken first, at no cost.
@@ -466,7 +474,9 @@ class _Run:
         # an update now would make the leaving replica cover again (docs/reconcile.md).
         moving = any(s.retiring or s.replacement for s in superseded)
         waiting = (
-            bool(new) or moving or any(not ready(p.observed) for p in kept if id(p) not in outdated)
+            bool(new)
+            or moving
+            or any(not settled(p.observed) for p in kept if id(p) not in outdated)
         )
         # A replica kept exactly as observed (its cluster's pools unknown) waits for them.
         eligible = [p for p in kept if id(p) in outdated and not p.held]
