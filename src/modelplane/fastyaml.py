@@ -57,6 +57,14 @@ from modelplane.forked import Child, ChildFailed, Send
 from modelplane.jsonvalues import INT64, MAX_DEPTH
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
+_PRINTABLE_OR_HIGH = _PRINTABLE + bytes(range(0x80, 0x100))
+_UNPRINTABLE_TEXT = re.compile("[\x80-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+# The double-quoted escapes rapidyaml does not write as PyYAML reads them: a NUL (its
+# JSON text ends there), a surrogate (written as bytes that are no character) and an
+# escaped line break before an empty line (a space to rapidyaml, a newline to PyYAML).
+# Control characters come out raw, which json.loads refuses (read the slow way); every
+# other escape, and every invalid one (refused by both), is left to rapidyaml.
+_BAD_ESCAPE = re.compile(rb"\\(?:0|x00|u0000|U00000000|u[dD][89a-fA-F]|U0000[dD][89a-fA-F]|\n[ ]*\n)")
 # Characters that may start a node property or indicator; where one follows a space or a
 # line start, _unsafe_indicator looks at it.
 # bytes.find and bytes.translate run at memory speed, a regular-expression search at a
@@ -64,7 +72,6 @@ _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
 # around it (tests/api/test_fast_yaml.py checks the scan against its definition).
 _PROPERTIES = b"!&*?%@`"  # a node property or indicator the readers may read apart
 _NOT_PROPERTIES = bytes(c for c in range(256) if c not in _PROPERTIES)
-_BLOCK_HEADER = re.compile(rb"[|>][-+0-9]*[ ]*(?:#[^\n]*)?(?:\n|\Z)")
 _WORD = frozenset(b"0123456789abcdefghijklmnopqrstuvwxyz_")
 # A flow collection ([a, {b: c}]) nests without indenting: where one starts, the values
 # are measured after parsing instead.
@@ -117,6 +124,10 @@ _SUSPECT_STRING = re.compile(
     + "(?P<value>"
     + RESOLVED
     + ')")'
+)
+# A resolvable text quoted inside a JSON string: 'yes' or \\"yes\\".
+_EMBEDDED = re.compile(
+    "(?:'|\\\\\")" + _FIRST_CHARACTER + _FIRST + "(" + RESOLVED + ")(?:'|\\\\\")"
 )
 _RESOLVED_QUOTED = re.compile(b"['\"]" + _FIRST.encode() + b"(" + RESOLVED.encode() + b")['\"]")
 _TYPED_FULL = re.compile("(?:" + TYPED + r")\Z")
@@ -182,7 +193,7 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
     if child is None:
         raise ChildFailed("no child")
     parts: list[tuple[Any, bool]] = []
-    suspects: Counter[tuple[str, bool]] = Counter()
+    suspects: Counter[tuple[str, str]] = Counter()
     null_free = False
     with child:
         first = _json_text(data[:cut])
@@ -421,9 +432,25 @@ def _first_content(data: bytes, at: int, end: int) -> int | None:
 
 def _unsafe_bytes(data: bytes) -> bool:
     """A byte the readers may read apart, found before the file is parsed (a few ms)."""
-    if not data.isascii() or data.translate(None, _PRINTABLE):
-        return True  # a tab, CR or control character
-    return b"\\" in data  # double-quoted escapes such as \\N are not kept by rapidyaml
+    if data.isascii():
+        if data.translate(None, _PRINTABLE):
+            return True  # a tab, CR or control character
+    elif _unsafe_text(data):
+        return True
+    return b"\\" in data and _BAD_ESCAPE.search(data) is not None
+
+
+def _unsafe_text(data: bytes) -> bool:
+    """A file with bytes above 0x7f that is not UTF-8 made of characters both readers
+    read alike: PyYAML also breaks lines at NEL, LS and PS, skips a byte order mark and
+    refuses the C1 controls and U+FFFE / U+FFFF."""
+    if data.translate(None, _PRINTABLE_OR_HIGH):
+        return True
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return _UNPRINTABLE_TEXT.search(text) is not None
 
 
 def _scan_nodes(data: bytes) -> tuple[bool, bool]:
@@ -441,10 +468,6 @@ def _scan_nodes(data: bytes) -> tuple[bool, bool]:
         _at_node(data, at) for char in _PROPERTIES for at in _positions(data, bytes([char]))
     ):
         return True, False
-    for char in (b"|", b">"):
-        for at in _positions(data, char):
-            if _at_node(data, at) and _BLOCK_HEADER.match(data, at):
-                return True, False  # a block scalar header (">= 0" in a CEL selector is text)
     if _special_float(data.lower()) or _signed_dot(data):
         return True, False
     flow = any(
@@ -464,8 +487,10 @@ def _positions(data: bytes, char: bytes) -> Iterator[int]:
 
 
 def _at_node(data: bytes, at: int) -> bool:
-    """A node may start at ``at``: the first byte, or one after a space or newline."""
-    return at == 0 or data[at - 1] in b" \n"
+    """A node may start at ``at``: the first byte, or one after a space, a newline or a flow
+    indicator (``[!!int 1]``, ``{"a":&x 1}``); in a plain scalar such as ``a,!b`` this
+    only sends the file the slow way."""
+    return at == 0 or data[at - 1] in b" \n[{,:"
 
 
 def _deep_line(data: bytes) -> bool:
@@ -494,34 +519,47 @@ def _signed_dot(data: bytes) -> bool:
     return False
 
 
-def _suspects(text: str) -> Counter[tuple[str, bool]]:
+def _suspects(text: str) -> Counter[tuple[str, str]]:
     """The JSON strings that PyYAML would resolve to a non-string had they been plain,
-    counted by (text, is a key). A string such as ``"8080"`` or ``"true"`` is not one:
-    rapidyaml writes those plain scalars as a number or a boolean (TYPED), so the YAML
-    quoted it."""
-    return Counter(
-        (m["key"], True) if m["key"] is not None else (m["value"], False)
+    counted by (text, role): role "key" or "value". A string such as ``"8080"`` or
+    ``"true"`` is not one: rapidyaml writes those plain scalars as a number or a boolean
+    (TYPED), so the YAML quoted it.
+
+    Role "embedded" counts such a text quoted inside a longer string (``x 'yes' y``,
+    ``say \\"on\\"``): there the same bytes that look like a whole quoted scalar in the
+    file are part of another scalar, so they prove nothing (_resolved_plain)."""
+    found: Counter[tuple[str, str]] = Counter(
+        (m["key"], "key") if m["key"] is not None else (m["value"], "value")
         for m in _SUSPECT_STRING.finditer(text)
     )
+    if "'" in text or '\\"' in text:
+        found.update((m[1], "embedded") for m in _EMBEDDED.finditer(text))
+    return found
 
 
-def _resolved_plain(data: bytes, in_json: Counter[tuple[str, bool]]) -> bool:
+def _resolved_plain(data: bytes, in_json: Counter[tuple[str, str]]) -> bool:
     """True when a suspect JSON string (``yes``, ``~``, ``0x1F``) came from a plain scalar.
 
     Each is fine only where it was quoted: it must occur in the JSON exactly as often as
-    it is written quoted in ``data``, as a whole scalar.
+    it is written quoted in ``data``, as a whole scalar, and never inside a longer string
+    (whose bytes could be mistaken for a whole quoted scalar: a line of a multi-line
+    string, a block scalar).
     """
-    if not +in_json:
+    suspects = Counter({k: n for k, n in in_json.items() if k[1] != "embedded"})
+    if not suspects:
         return False
-    quoted: Counter[tuple[str, bool]] = Counter()
+    embedded = {token for token, role in in_json if role == "embedded"}
+    quoted: Counter[tuple[str, str]] = Counter()
     for found in _RESOLVED_QUOTED.finditer(data):
         if data[found.start()] != data[found.end() - 1]:
             continue  # 'x" is no quoted scalar
         role = _whole_scalar(data, found.start(), found.end())
         token = found.group(1).decode()
         if role == "key" or role == "value" and not _TYPED_FULL.match(token):
-            quoted[token, role == "key"] += 1
-    return +in_json != quoted
+            if token in embedded:
+                return True
+            quoted[token, role] += 1
+    return suspects != quoted
 
 
 def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
@@ -529,10 +567,13 @@ def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
 
     Strict on purpose: a quoted-looking text that is not counted (say a scalar on the line
     after its key) only sends the file the slow way, while one counted by mistake could
-    hide a plain scalar of the same text.
+    hide a plain scalar of the same text. Nothing after a ``#`` on the line is counted (it
+    may be a comment); text inside a longer scalar is caught by its JSON (_suspects).
     """
     line_start = data.rfind(b"\n", 0, start) + 1
     before = data[line_start:start]
+    if b"#" in before:
+        return None
     newline = data.find(b"\n", end)
     rest = data[end : len(data) if newline < 0 else newline].lstrip(b" ")
     ends_line = not rest or rest.startswith(b"#")
@@ -542,9 +583,16 @@ def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
             return "key"
         return "value" if ends_line and b"-" in before else None
     stripped = before.rstrip(b" ")
-    if stripped == before:
+    if stripped == before and not stripped.endswith((b"[", b"{", b",")):
         return None  # no space before the quote: inside some other scalar
-    return "value" if ends_line and (stripped.endswith(b":") or stripped == b"---") else None
+    in_flow = stripped.endswith((b"[", b"{", b","))
+    if in_flow and rest.startswith(b":"):
+        return "key"  # {'yes': 1}, {"yes":1}
+    ends_value = ends_line or in_flow and rest[:1] in (b",", b"]", b"}")
+    ends_value = ends_value or stripped.endswith(b":") and rest[:1] in (b",", b"]", b"}")
+    if not ends_value:
+        return None
+    return "value" if stripped.endswith((b":", b"[", b"{", b",")) or stripped == b"---" else None
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
