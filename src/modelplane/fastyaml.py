@@ -64,7 +64,9 @@ _UNPRINTABLE_TEXT = re.compile("[\x80-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 # escaped line break before an empty line (a space to rapidyaml, a newline to PyYAML).
 # Control characters come out raw, which json.loads refuses (read the slow way); every
 # other escape, and every invalid one (refused by both), is left to rapidyaml.
-_BAD_ESCAPE = re.compile(rb"\\(?:0|x00|u0000|U00000000|u[dD][89a-fA-F]|U0000[dD][89a-fA-F]|\n[ ]*\n)")
+_BAD_ESCAPE = re.compile(
+    rb"\\(?:0|x00|u0000|U00000000|u[dD][89a-fA-F]|U0000[dD][89a-fA-F]|\n[ ]*\n)"
+)
 # Characters that may start a node property or indicator; where one follows a space or a
 # line start, _unsafe_indicator looks at it.
 # bytes.find and bytes.translate run at memory speed, a regular-expression search at a
@@ -125,9 +127,10 @@ _SUSPECT_STRING = re.compile(
     + RESOLVED
     + ')")'
 )
-# A resolvable text quoted inside a JSON string: 'yes' or \\"yes\\".
+# A resolvable text quoted inside a JSON string: 'yes' or \\"yes\\" (and whether a colon
+# follows, as after a key).
 _EMBEDDED = re.compile(
-    "(?:'|\\\\\")" + _FIRST_CHARACTER + _FIRST + "(" + RESOLVED + ")(?:'|\\\\\")"
+    "(?:'|\\\\\")" + _FIRST_CHARACTER + _FIRST + "(" + RESOLVED + ")(?:'|\\\\\")(?P<colon>[ ]*:)?"
 )
 _RESOLVED_QUOTED = re.compile(b"['\"]" + _FIRST.encode() + b"(" + RESOLVED.encode() + b")['\"]")
 _TYPED_FULL = re.compile("(?:" + TYPED + r")\Z")
@@ -533,33 +536,40 @@ def _suspects(text: str) -> Counter[tuple[str, str]]:
         for m in _SUSPECT_STRING.finditer(text)
     )
     if "'" in text or '\\"' in text:
-        found.update((m[1], "embedded") for m in _EMBEDDED.finditer(text))
+        found.update(
+            (m[1], "embedded")
+            for m in _EMBEDDED.finditer(text)
+            if m["colon"] or not _TYPED_FULL.match(m[1])  # as _resolved_plain counts them
+        )
     return found
 
 
 def _resolved_plain(data: bytes, in_json: Counter[tuple[str, str]]) -> bool:
-    """True when a suspect JSON string (``yes``, ``~``, ``0x1F``) came from a plain scalar.
+    """True when a suspect JSON string (``yes``, ``~``, ``0x1F``) may have come from a
+    plain scalar.
 
-    Each is fine only where it was quoted: it must occur in the JSON exactly as often as
-    it is written quoted in ``data``, as a whole scalar, and never inside a longer string
-    (whose bytes could be mistaken for a whole quoted scalar: a line of a multi-line
-    string, a block scalar).
+    Each is fine only where it was quoted: it must occur in the JSON at most as often as
+    it is written quoted in ``data`` as a whole scalar. Bytes that look like a whole
+    quoted scalar may also be part of a longer one (a line of a block scalar holding
+    JSON, of a multi-line string): each such look-alike is in the JSON as an "embedded"
+    text, so those are taken off the file's count first (never more are miscounted than
+    are embedded, so what is left cannot hide a plain scalar).
     """
-    suspects = Counter({k: n for k, n in in_json.items() if k[1] != "embedded"})
-    if not suspects:
+    in_text: Counter[str] = Counter()
+    embedded: Counter[str] = Counter()
+    for (token, role), count in in_json.items():
+        (embedded if role == "embedded" else in_text)[token] += count
+    if not in_text:
         return False
-    embedded = {token for token, role in in_json if role == "embedded"}
-    quoted: Counter[tuple[str, str]] = Counter()
+    quoted: Counter[str] = Counter()
     for found in _RESOLVED_QUOTED.finditer(data):
         if data[found.start()] != data[found.end() - 1]:
             continue  # 'x" is no quoted scalar
         role = _whole_scalar(data, found.start(), found.end())
         token = found.group(1).decode()
         if role == "key" or role == "value" and not _TYPED_FULL.match(token):
-            if token in embedded:
-                return True
-            quoted[token, role] += 1
-    return suspects != quoted
+            quoted[token] += 1
+    return any(count > quoted[token] - embedded[token] for token, count in in_text.items())
 
 
 def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
@@ -583,16 +593,11 @@ def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
             return "key"
         return "value" if ends_line and b"-" in before else None
     stripped = before.rstrip(b" ")
-    if stripped == before and not stripped.endswith((b"[", b"{", b",")):
-        return None  # no space before the quote: inside some other scalar
-    in_flow = stripped.endswith((b"[", b"{", b","))
-    if in_flow and rest.startswith(b":"):
+    if stripped != b"---" and not stripped.endswith((b":", b"[", b"{", b",")):
+        return None  # inside some other scalar
+    if rest.startswith(b":") and stripped.endswith((b"[", b"{", b",")):
         return "key"  # {'yes': 1}, {"yes":1}
-    ends_value = ends_line or in_flow and rest[:1] in (b",", b"]", b"}")
-    ends_value = ends_value or stripped.endswith(b":") and rest[:1] in (b",", b"]", b"}")
-    if not ends_value:
-        return None
-    return "value" if stripped.endswith((b":", b"[", b"{", b",")) or stripped == b"---" else None
+    return "value" if ends_line or rest[:1] in (b",", b"]", b"}") else None
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

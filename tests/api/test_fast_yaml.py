@@ -157,7 +157,9 @@ _STYLES: list[dict[str, Any]] = [
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.dictionaries(strings, styled_values, min_size=1, max_size=4), min_size=1, max_size=3)
+    st.lists(
+        st.dictionaries(strings, styled_values, min_size=1, max_size=4), min_size=1, max_size=3
+    )
 )
 def test_documents_in_every_writing_style_read_the_same(docs: list[dict[str, Any]]) -> None:
     """Quoted, escaped, block, flow and non-ASCII writing: where fastyaml answers, it agrees."""
@@ -186,16 +188,14 @@ def test_double_quoted_escapes_read_the_same(parts: list[list[str]], shape: str)
     """Every escape YAML allows (and some it does not), alone or side by side, in block and
     flow collections: where fastyaml answers, it agrees; an invalid one is the located
     reader's to name."""
-    lines = [
-        shape.format(k=f"k{i}", v='"' + "".join(part) + '"') for i, part in enumerate(parts)
-    ]
+    lines = [shape.format(k=f"k{i}", v='"' + "".join(part) + '"') for i, part in enumerate(parts)]
     agree("".join(lines).encode())
 
 
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.dictionaries(tokens, values, min_size=1, max_size=4), min_size=1, max_size=3),
-    st.lists(st.sampled_from(["# c", "# a: 'yes'", "#- 'on'", "# \"~\": x"]), min_size=1),
+    st.lists(st.sampled_from(["# c", "# a: 'yes'", "#- 'on'", '# "~": x']), min_size=1),
     st.randoms(use_true_random=False),
 )
 def test_commented_documents_read_the_same(
@@ -209,6 +209,20 @@ def test_commented_documents_read_the_same(
             out.append(rng.choice(comments))
         out.append(line + (" " + rng.choice(comments) if rng.random() < 0.3 else ""))
     agree(("\n".join(out) + "\n").encode())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(tokens, values, min_size=1, max_size=4), min_size=1, max_size=3))
+def test_documents_beside_their_json_in_a_block_read_the_same(docs: list[dict[str, Any]]) -> None:
+    """As kubectl keeps the last applied configuration: the document's JSON in a block
+    scalar beside its plain scalars, whose quoted look-alikes hide none of them."""
+    data = "".join(
+        "---\n"
+        + yaml.safe_dump({"applied": json.dumps(doc) + "\n"}, default_style="|")
+        + yaml.safe_dump(doc)
+        for doc in docs
+    )
+    agree(data.encode())
 
 
 _KUBECTL = """\
@@ -319,6 +333,7 @@ def test_hand_written_files_read_the_same(text: str, fast: bool) -> None:
         "a: \"x\n  - 'yes'\n  z\"\nb: yes\n",
         "a: 'x\n  - \"on\"\n  z'\nb: on\n",
         "a: |\n  - 'yes'\nb: yes\n",
+        'a: |\n  {"s":"True"}\nb: True\n',  # nor one in a block holding JSON
         "a: 1\na: 2\n",  # a duplicate key
         "a: 9223372036854775808\n",  # outside int64
         "%YAML 1.1\n---\na: 1\n",
