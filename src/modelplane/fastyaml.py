@@ -11,14 +11,17 @@ read the located way (``manifests.read_yaml_located``), messages and all.
 A file is read here only when all of these hold (each is a difference between rapidyaml's
 JSON and PyYAML's SafeLoader that tests/api/test_fast_yaml.py pins):
 
-* printable ASCII, newlines and spaces only: no tab (rapidyaml reads ``a:<TAB>1`` as one
-  string), no CR, no control character, no byte above 0x7f, no backslash (double-quoted
-  escapes such as ``\\N`` are not kept by rapidyaml);
-* no node property or indicator where a node starts (at a line start or after a space):
-  no tag ``!`` (rapidyaml's JSON drops tags), anchor ``&`` or alias ``*`` (written as the
-  text ``*x``), complex key ``?``, directive ``%``, reserved ``@`` or backtick, block scalar
-  header ``|`` / ``>``; no ``...`` document end. Flow collections are read (both readers
-  agree on them), and then the values' nesting is measured after parsing;
+* printable ASCII or UTF-8, newlines and spaces only: no tab (rapidyaml reads ``a:<TAB>1``
+  as one string), no CR, no control character, none of the characters PyYAML breaks lines
+  at (NEL, LS, PS), no byte order mark; no double-quoted escape of a NUL or a surrogate and
+  no escaped line break before an empty line (every other escape, ``\\"`` in a CEL
+  selector among them, rapidyaml writes as PyYAML reads it; a control character it writes
+  raw, which json.loads refuses);
+* no node property or indicator where a node starts (at a line start, after a space or a
+  flow indicator): no tag ``!`` (rapidyaml's JSON drops tags), anchor ``&`` or alias ``*``
+  (written as the text ``*x``), complex key ``?``, directive ``%``, reserved ``@`` or
+  backtick; no ``...`` document end. Block scalars and flow collections are read (both
+  readers agree on them), and then the values' nesting is measured after parsing;
 * no plain scalar that rapidyaml spells anew: ``inf`` / ``.NaN`` (it writes ``.inf`` /
   ``.nan``), a sign before a leading dot (``-.5``: a string to PyYAML, a number to
   rapidyaml);
@@ -28,8 +31,11 @@ JSON and PyYAML's SafeLoader that tests/api/test_fast_yaml.py pins):
   PyYAML's float syntax, so ``1e3``, a string to PyYAML, is not), every object has
   distinct keys, and no JSON string that PyYAML would have resolved to a non-string
   (``yes``, ``~``, ``0x1F``, ``1_000``, ``<<``, or any such key) came from a plain scalar:
-  each is written quoted as often as it occurs (a ``"8080"`` or ``"true"`` value needs no
-  search: rapidyaml writes those plain scalars as JSON numbers and booleans, TYPED);
+  each is written quoted as a whole scalar at least as often as it occurs, not counting
+  the look-alikes inside longer strings (a comment is never counted; a quoted ``"True"``
+  on a line of a block scalar is in the JSON too, and taken off). A ``"8080"`` or
+  ``"true"`` value needs no search: rapidyaml writes those plain scalars as JSON numbers
+  and booleans, TYPED;
 * rapidyaml parses the file, and its documents are the non-empty documents found between
   ``---`` markers (which gives each document's first line).
 
@@ -557,8 +563,8 @@ def _resolved_plain(data: bytes, in_json: Counter[tuple[str, str]]) -> bool:
     """
     in_text: Counter[str] = Counter()
     embedded: Counter[str] = Counter()
-    for (token, role), count in in_json.items():
-        (embedded if role == "embedded" else in_text)[token] += count
+    for (text, kind), count in in_json.items():
+        (embedded if kind == "embedded" else in_text)[text] += count
     if not in_text:
         return False
     quoted: Counter[str] = Counter()
