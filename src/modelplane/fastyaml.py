@@ -11,14 +11,17 @@ read the located way (``manifests.read_yaml_located``), messages and all.
 A file is read here only when all of these hold (each is a difference between rapidyaml's
 JSON and PyYAML's SafeLoader that tests/api/test_fast_yaml.py pins):
 
-* printable ASCII, newlines and spaces only: no tab (rapidyaml reads ``a:<TAB>1`` as one
-  string), no CR, no control character, no byte above 0x7f, no backslash (double-quoted
-  escapes such as ``\\N`` are not kept by rapidyaml);
-* no node property or indicator where a node starts (at a line start or after a space):
-  no tag ``!`` (rapidyaml's JSON drops tags), anchor ``&`` or alias ``*`` (written as the
-  text ``*x``), complex key ``?``, directive ``%``, reserved ``@`` or backtick, block scalar
-  header ``|`` / ``>``; no ``...`` document end. Flow collections are read (both readers
-  agree on them), and then the values' nesting is measured after parsing;
+* printable ASCII or UTF-8, newlines and spaces only: no tab (rapidyaml reads ``a:<TAB>1``
+  as one string), no CR, no control character, none of the characters PyYAML breaks lines
+  at (NEL, LS, PS), no byte order mark; no double-quoted escape of a NUL or a surrogate and
+  no escaped line break before an empty line (every other escape, ``\\"`` in a CEL
+  selector among them, rapidyaml writes as PyYAML reads it; a control character it writes
+  raw, which json.loads refuses);
+* no node property or indicator where a node starts (at a line start, after a space or a
+  flow indicator): no tag ``!`` (rapidyaml's JSON drops tags), anchor ``&`` or alias ``*``
+  (written as the text ``*x``), complex key ``?``, directive ``%``, reserved ``@`` or
+  backtick; no ``...`` document end. Block scalars and flow collections are read (both
+  readers agree on them), and then the values' nesting is measured after parsing;
 * no plain scalar that rapidyaml spells anew: ``inf`` / ``.NaN`` (it writes ``.inf`` /
   ``.nan``), a sign before a leading dot (``-.5``: a string to PyYAML, a number to
   rapidyaml);
@@ -28,8 +31,11 @@ JSON and PyYAML's SafeLoader that tests/api/test_fast_yaml.py pins):
   PyYAML's float syntax, so ``1e3``, a string to PyYAML, is not), every object has
   distinct keys, and no JSON string that PyYAML would have resolved to a non-string
   (``yes``, ``~``, ``0x1F``, ``1_000``, ``<<``, or any such key) came from a plain scalar:
-  each is written quoted as often as it occurs (a ``"8080"`` or ``"true"`` value needs no
-  search: rapidyaml writes those plain scalars as JSON numbers and booleans, TYPED);
+  each is written quoted as a whole scalar at least as often as it occurs, not counting
+  the look-alikes inside longer strings (a comment is never counted; a quoted ``"True"``
+  on a line of a block scalar is in the JSON too, and taken off). A ``"8080"`` or
+  ``"true"`` value needs no search: rapidyaml writes those plain scalars as JSON numbers
+  and booleans, TYPED;
 * rapidyaml parses the file, and its documents are the non-empty documents found between
   ``---`` markers (which gives each document's first line).
 
@@ -57,6 +63,16 @@ from modelplane.forked import Child, ChildFailed, Send
 from modelplane.jsonvalues import INT64, MAX_DEPTH
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
+_PRINTABLE_OR_HIGH = _PRINTABLE + bytes(range(0x80, 0x100))
+_UNPRINTABLE_TEXT = re.compile("[\x80-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+# The double-quoted escapes rapidyaml does not write as PyYAML reads them: a NUL (its
+# JSON text ends there), a surrogate (written as bytes that are no character) and an
+# escaped line break before an empty line (a space to rapidyaml, a newline to PyYAML).
+# Control characters come out raw, which json.loads refuses (read the slow way); every
+# other escape, and every invalid one (refused by both), is left to rapidyaml.
+_BAD_ESCAPE = re.compile(
+    rb"\\(?:0|x00|u0000|U00000000|u[dD][89a-fA-F]|U0000[dD][89a-fA-F]|\n[ ]*\n)"
+)
 # Characters that may start a node property or indicator; where one follows a space or a
 # line start, _unsafe_indicator looks at it.
 # bytes.find and bytes.translate run at memory speed, a regular-expression search at a
@@ -64,7 +80,6 @@ _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
 # around it (tests/api/test_fast_yaml.py checks the scan against its definition).
 _PROPERTIES = b"!&*?%@`"  # a node property or indicator the readers may read apart
 _NOT_PROPERTIES = bytes(c for c in range(256) if c not in _PROPERTIES)
-_BLOCK_HEADER = re.compile(rb"[|>][-+0-9]*[ ]*(?:#[^\n]*)?(?:\n|\Z)")
 _WORD = frozenset(b"0123456789abcdefghijklmnopqrstuvwxyz_")
 # A flow collection ([a, {b: c}]) nests without indenting: where one starts, the values
 # are measured after parsing instead.
@@ -117,6 +132,11 @@ _SUSPECT_STRING = re.compile(
     + "(?P<value>"
     + RESOLVED
     + ')")'
+)
+# A resolvable text quoted inside a JSON string: 'yes' or \\"yes\\" (and whether a colon
+# follows, as after a key).
+_EMBEDDED = re.compile(
+    "(?:'|\\\\\")" + _FIRST_CHARACTER + _FIRST + "(" + RESOLVED + ")(?:'|\\\\\")(?P<colon>[ ]*:)?"
 )
 _RESOLVED_QUOTED = re.compile(b"['\"]" + _FIRST.encode() + b"(" + RESOLVED.encode() + b")['\"]")
 _TYPED_FULL = re.compile("(?:" + TYPED + r")\Z")
@@ -182,7 +202,7 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
     if child is None:
         raise ChildFailed("no child")
     parts: list[tuple[Any, bool]] = []
-    suspects: Counter[tuple[str, bool]] = Counter()
+    suspects: Counter[tuple[str, str]] = Counter()
     null_free = False
     with child:
         first = _json_text(data[:cut])
@@ -421,9 +441,25 @@ def _first_content(data: bytes, at: int, end: int) -> int | None:
 
 def _unsafe_bytes(data: bytes) -> bool:
     """A byte the readers may read apart, found before the file is parsed (a few ms)."""
-    if not data.isascii() or data.translate(None, _PRINTABLE):
-        return True  # a tab, CR or control character
-    return b"\\" in data  # double-quoted escapes such as \\N are not kept by rapidyaml
+    if data.isascii():
+        if data.translate(None, _PRINTABLE):
+            return True  # a tab, CR or control character
+    elif _unsafe_text(data):
+        return True
+    return b"\\" in data and _BAD_ESCAPE.search(data) is not None
+
+
+def _unsafe_text(data: bytes) -> bool:
+    """A file with bytes above 0x7f that is not UTF-8 made of characters both readers
+    read alike: PyYAML also breaks lines at NEL, LS and PS, skips a byte order mark and
+    refuses the C1 controls and U+FFFE / U+FFFF."""
+    if data.translate(None, _PRINTABLE_OR_HIGH):
+        return True
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return _UNPRINTABLE_TEXT.search(text) is not None
 
 
 def _scan_nodes(data: bytes) -> tuple[bool, bool]:
@@ -441,10 +477,6 @@ def _scan_nodes(data: bytes) -> tuple[bool, bool]:
         _at_node(data, at) for char in _PROPERTIES for at in _positions(data, bytes([char]))
     ):
         return True, False
-    for char in (b"|", b">"):
-        for at in _positions(data, char):
-            if _at_node(data, at) and _BLOCK_HEADER.match(data, at):
-                return True, False  # a block scalar header (">= 0" in a CEL selector is text)
     if _special_float(data.lower()) or _signed_dot(data):
         return True, False
     flow = any(
@@ -464,8 +496,10 @@ def _positions(data: bytes, char: bytes) -> Iterator[int]:
 
 
 def _at_node(data: bytes, at: int) -> bool:
-    """A node may start at ``at``: the first byte, or one after a space or newline."""
-    return at == 0 or data[at - 1] in b" \n"
+    """A node may start at ``at``: the first byte, or one after a space, a newline or a flow
+    indicator (``[!!int 1]``, ``{"a":&x 1}``); in a plain scalar such as ``a,!b`` this
+    only sends the file the slow way."""
+    return at == 0 or data[at - 1] in b" \n[{,:"
 
 
 def _deep_line(data: bytes) -> bool:
@@ -494,34 +528,54 @@ def _signed_dot(data: bytes) -> bool:
     return False
 
 
-def _suspects(text: str) -> Counter[tuple[str, bool]]:
+def _suspects(text: str) -> Counter[tuple[str, str]]:
     """The JSON strings that PyYAML would resolve to a non-string had they been plain,
-    counted by (text, is a key). A string such as ``"8080"`` or ``"true"`` is not one:
-    rapidyaml writes those plain scalars as a number or a boolean (TYPED), so the YAML
-    quoted it."""
-    return Counter(
-        (m["key"], True) if m["key"] is not None else (m["value"], False)
+    counted by (text, role): role "key" or "value". A string such as ``"8080"`` or
+    ``"true"`` is not one: rapidyaml writes those plain scalars as a number or a boolean
+    (TYPED), so the YAML quoted it.
+
+    Role "embedded" counts such a text quoted inside a longer string (``x 'yes' y``,
+    ``say \\"on\\"``): there the same bytes that look like a whole quoted scalar in the
+    file are part of another scalar, so they prove nothing (_resolved_plain)."""
+    found: Counter[tuple[str, str]] = Counter(
+        (m["key"], "key") if m["key"] is not None else (m["value"], "value")
         for m in _SUSPECT_STRING.finditer(text)
     )
+    if "'" in text or '\\"' in text:
+        found.update(
+            (m[1], "embedded")
+            for m in _EMBEDDED.finditer(text)
+            if m["colon"] or not _TYPED_FULL.match(m[1])  # as _resolved_plain counts them
+        )
+    return found
 
 
-def _resolved_plain(data: bytes, in_json: Counter[tuple[str, bool]]) -> bool:
-    """True when a suspect JSON string (``yes``, ``~``, ``0x1F``) came from a plain scalar.
+def _resolved_plain(data: bytes, in_json: Counter[tuple[str, str]]) -> bool:
+    """True when a suspect JSON string (``yes``, ``~``, ``0x1F``) may have come from a
+    plain scalar.
 
-    Each is fine only where it was quoted: it must occur in the JSON exactly as often as
-    it is written quoted in ``data``, as a whole scalar.
+    Each is fine only where it was quoted: it must occur in the JSON at most as often as
+    it is written quoted in ``data`` as a whole scalar. Bytes that look like a whole
+    quoted scalar may also be part of a longer one (a line of a block scalar holding
+    JSON, of a multi-line string): each such look-alike is in the JSON as an "embedded"
+    text, so those are taken off the file's count first (never more are miscounted than
+    are embedded, so what is left cannot hide a plain scalar).
     """
-    if not +in_json:
+    in_text: Counter[str] = Counter()
+    embedded: Counter[str] = Counter()
+    for (text, kind), count in in_json.items():
+        (embedded if kind == "embedded" else in_text)[text] += count
+    if not in_text:
         return False
-    quoted: Counter[tuple[str, bool]] = Counter()
+    quoted: Counter[str] = Counter()
     for found in _RESOLVED_QUOTED.finditer(data):
         if data[found.start()] != data[found.end() - 1]:
             continue  # 'x" is no quoted scalar
         role = _whole_scalar(data, found.start(), found.end())
         token = found.group(1).decode()
         if role == "key" or role == "value" and not _TYPED_FULL.match(token):
-            quoted[token, role == "key"] += 1
-    return +in_json != quoted
+            quoted[token] += 1
+    return any(count > quoted[token] - embedded[token] for token, count in in_text.items())
 
 
 def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
@@ -529,10 +583,13 @@ def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
 
     Strict on purpose: a quoted-looking text that is not counted (say a scalar on the line
     after its key) only sends the file the slow way, while one counted by mistake could
-    hide a plain scalar of the same text.
+    hide a plain scalar of the same text. Nothing after a ``#`` on the line is counted (it
+    may be a comment); text inside a longer scalar is caught by its JSON (_suspects).
     """
     line_start = data.rfind(b"\n", 0, start) + 1
     before = data[line_start:start]
+    if b"#" in before:
+        return None
     newline = data.find(b"\n", end)
     rest = data[end : len(data) if newline < 0 else newline].lstrip(b" ")
     ends_line = not rest or rest.startswith(b"#")
@@ -542,9 +599,11 @@ def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
             return "key"
         return "value" if ends_line and b"-" in before else None
     stripped = before.rstrip(b" ")
-    if stripped == before:
-        return None  # no space before the quote: inside some other scalar
-    return "value" if ends_line and (stripped.endswith(b":") or stripped == b"---") else None
+    if stripped != b"---" and not stripped.endswith((b":", b"[", b"{", b",")):
+        return None  # inside some other scalar
+    if rest.startswith(b":") and stripped.endswith((b"[", b"{", b",")):
+        return "key"  # {'yes': 1}, {"yes":1}
+    return "value" if ends_line or rest[:1] in (b",", b"]", b"}") else None
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

@@ -133,6 +133,145 @@ def test_quoted_and_plain_scalars_side_by_side_read_the_same(
     agree("".join(lines).encode())
 
 
+# Characters that need quoting, escaping or care in some style: quotes, backslashes, line
+# breaks, tabs, comment and flow indicators, non-ASCII (some of which PyYAML breaks lines at).
+_AWKWARD = "ab yes:#-,[]{}\"'\\\n\t\u00e9\u03a9\u2713\u0085\u2028\U0001f600\x7f\x00"
+strings = tokens | st.text(_AWKWARD, max_size=12)
+styled_values = st.recursive(
+    strings | st.integers(-(2**63), 2**63 - 1) | st.booleans() | st.none(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(strings, inner, max_size=3),
+    max_leaves=10,
+)
+# How tools write YAML: every string double-quoted (escapes), single-quoted, in blocks,
+# flow collections, non-ASCII written out or escaped.
+_STYLES: list[dict[str, Any]] = [
+    {"default_style": '"'},
+    {"default_style": "'"},
+    {"default_style": "|"},
+    {"default_flow_style": True},
+    {"default_flow_style": True, "default_style": '"'},
+    {"allow_unicode": True},
+    {"allow_unicode": False, "width": 20},
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(strings, styled_values, min_size=1, max_size=4), min_size=1, max_size=3
+    )
+)
+def test_documents_in_every_writing_style_read_the_same(docs: list[dict[str, Any]]) -> None:
+    """Quoted, escaped, block, flow and non-ASCII writing: where fastyaml answers, it agrees."""
+    for style in _STYLES:
+        agree(yaml.safe_dump_all(docs, **style).encode())
+    # JSON is YAML too: one document a JSON text, indented or on one line.
+    for indent in (None, 2):
+        agree("".join(f"---\n{json.dumps(doc, indent=indent)}\n" for doc in docs).encode())
+
+
+_ESCAPES = [
+    "\\0", "\\a", "\\b", "\\t", "\\n", "\\v", "\\f", "\\r", "\\e", "\\ ", '\\"', "\\/",
+    "\\\\", "\\N", "\\_", "\\L", "\\P", "\\x41", "\\x7f", "\\xe9", "\\x1f", "\\x00",
+    "\\u00e9", "\\u2028", "\\ud7ff", "\\ue000", "\\ufffd", "\\ufeff", "\\u0000", "\\ud800",
+    "\\U0001F600", "\\U0010FFFF", "\\U00110000", "\\q", "\\x4", "\\\n  ", "\\\n\n  ",
+    "\n  ", "\n\n  ", "x", " ", "'", "#", "yes", "\u00e9",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(_ESCAPES), max_size=6), min_size=1, max_size=4),
+    st.sampled_from(["{k}: {v}\n", "- {v}\n", "{v}: {k}\n", "- [{v}, {k}]\n", "- {{{k}: {v}}}\n"]),
+)
+def test_double_quoted_escapes_read_the_same(parts: list[list[str]], shape: str) -> None:
+    """Every escape YAML allows (and some it does not), alone or side by side, in block and
+    flow collections: where fastyaml answers, it agrees; an invalid one is the located
+    reader's to name."""
+    lines = [shape.format(k=f"k{i}", v='"' + "".join(part) + '"') for i, part in enumerate(parts)]
+    agree("".join(lines).encode())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.dictionaries(tokens, values, min_size=1, max_size=4), min_size=1, max_size=3),
+    st.lists(st.sampled_from(["# c", "# a: 'yes'", "#- 'on'", '# "~": x']), min_size=1),
+    st.randoms(use_true_random=False),
+)
+def test_commented_documents_read_the_same(
+    docs: list[dict[str, Any]], comments: list[str], rng: Any
+) -> None:
+    """Comments on lines of their own and after values, quoted look-alikes in them."""
+    lines = yaml.safe_dump_all(docs).splitlines()
+    out = []
+    for line in lines:
+        if rng.random() < 0.3:
+            out.append(rng.choice(comments))
+        out.append(line + (" " + rng.choice(comments) if rng.random() < 0.3 else ""))
+    agree(("\n".join(out) + "\n").encode())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(tokens, values, min_size=1, max_size=4), min_size=1, max_size=3))
+def test_documents_beside_their_json_in_a_block_read_the_same(docs: list[dict[str, Any]]) -> None:
+    """As kubectl keeps the last applied configuration: the document's JSON in a block
+    scalar beside its plain scalars, whose quoted look-alikes hide none of them."""
+    data = "".join(
+        "---\n"
+        + yaml.safe_dump({"applied": json.dumps(doc) + "\n"}, default_style="|")
+        + yaml.safe_dump(doc)
+        for doc in docs
+    )
+    agree(data.encode())
+
+
+_KUBECTL = """\
+apiVersion: modelplane.ai/v1alpha1
+kind: ModelReplica
+metadata:
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: |
+      {"apiVersion":"modelplane.ai/v1alpha1","kind":"ModelReplica","spec":{"cel":"device.capacity[\\"gpu.nvidia.com\\"].memory"}}
+  creationTimestamp: "2026-01-12T09:14:03Z"
+  generation: 1
+  managedFields:
+  - apiVersion: modelplane.ai/v1alpha1
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:metadata:
+        f:annotations:
+          .: {}
+          f:kubectl.kubernetes.io/last-applied-configuration: {}
+      f:status:
+        f:conditions:
+          k:{"type":"Ready"}:
+            .: {}
+            f:status: {}
+    manager: kubectl-client-side-apply
+    operation: Update
+    time: "2026-01-12T09:14:03Z"
+  name: r
+  resourceVersion: "1000001"
+  uid: 6f1c2d3e-0001-4a5b-8c9d-000000000001
+spec:
+  selectors:
+  - cel: "device.capacity[\\"gpu.nvidia.com\\"].memory >= quantity(\\"20Gi\\")"
+status:
+  conditions:
+  - lastTransitionTime: "2026-01-12T09:15:41Z"
+    status: "True"
+    type: Ready
+"""
+
+
+def test_kubectl_get_output_is_read_fast() -> None:
+    """What `kubectl get -o yaml` prints (managedFields, a last-applied block, escaped
+    selectors, quoted timestamps and numbers) takes the fast path, twice in a stream."""
+    fast = agree((_KUBECTL + "---\n" + _KUBECTL).encode())
+    assert fast is not None and len(fast) == 2
+    assert fast[0][1]["status"]["conditions"][0]["status"] == "True"
+
+
 @pytest.mark.parametrize(
     ("text", "fast"),
     [
@@ -146,6 +285,14 @@ def test_quoted_and_plain_scalars_side_by_side_read_the_same(
         ("a: 'it''s'\nb: ''\nc: \"\"\n", True),
         ("a: 'true'\nb: true\nc: 'null'\nd: null\ne: '1'\nf: 1\n", True),
         ("'1': a\n'true': b\n", True),  # quoted keys: strings to both
+        ('a: "\\N\\_\\L\\P\\x41\\u00e9\\U0001F600\\"\\\\\\/\\ \\t"\n', True),  # escapes
+        ('a: "device.capacity[\\"gpu.nvidia.com\\"].memory"\n', True),  # a CEL selector
+        ("a: 'C:\\x\\y'\nb: C:\\x\\d+\n", True),  # backslashes outside double quotes
+        ('a: "x \\\n  y"\n', True),  # an escaped line break
+        ("a: |\n  x\n  y\nb: >-\n  x\n\n  y\nc: |+\n  z\n\nd: 1\n", True),  # block scalars
+        ("a: é\nb: 'Ω ✓'\n", True),  # UTF-8
+        ("a: {b: 'True', c: ['yes', \"~\"]}\nd: {'on': 1}\n", True),  # quoted in flow
+        ("# a: 'yes'\nb: 'yes' # 'no'\n", True),
         ("a: 0.5\nb: 1.\nc: .5\nd: 5.e3\n", False),
         ("a: 12:30:00\n", False),  # sexagesimal: an integer to PyYAML
         ("a: 1\r\n", False),
@@ -170,13 +317,27 @@ def test_hand_written_files_read_the_same(text: str, fast: bool) -> None:
         "1: a\n",  # a non-string key
         "a: !!str 1\n",  # tags are dropped by rapidyaml's JSON
         "a: &x 1\nb: *x\n",  # aliases too
-        'a: "\\N"\n',  # escapes are not all kept
+        'a: "\\0"\n',  # rapidyaml's JSON text ends at a NUL
+        'a: "\\x00"\n',
+        'a: "\\u0000"\n',
+        'a: "\\ud800"\n',  # a surrogate
+        'a: "\\e"\n',  # control characters come out raw in rapidyaml's JSON
+        'a: "\\x1f"\n',
+        'a: "\\q"\n',  # invalid: the located reader names the line
+        "a: x\u0085y\n",  # NEL, LS and PS break lines for PyYAML
+        "a: x\u2028y\n",
+        "a: \u0080\n",  # a C1 control character
+        "a: x\n# b: 'yes'\nb: yes\n",  # a quoted yes in a comment hides no plain one
+        "a: x # c: 'on'\nb: on\n",
+        "a: x\n  - 'yes'\nb: yes\n",  # nor one inside a multi-line scalar
+        "a: \"x\n  - 'yes'\n  z\"\nb: yes\n",
+        "a: 'x\n  - \"on\"\n  z'\nb: on\n",
+        "a: |\n  - 'yes'\nb: yes\n",
+        'a: |\n  {"s":"True"}\nb: True\n',  # nor one in a block holding JSON
         "a: 1\na: 2\n",  # a duplicate key
         "a: 9223372036854775808\n",  # outside int64
-        "a: |\n  x\n",  # block scalars
         "%YAML 1.1\n---\na: 1\n",
         "a: b: c\n",  # invalid: the located reader names the line
-        "a: é\n",
         "a: " + "[" * 95 + "]" * 95 + "\n",  # past MAX_DEPTH in flow style
         "x:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 60)),  # deep in block style
     ],
@@ -244,13 +405,14 @@ def test_rapidyaml_writes_the_typed_plain_scalars_as_json_values(token: str) -> 
     assert not isinstance(value, str)
 
 
-_CANDIDATES = re.compile(rb"[!&*?%@`|>\[{\\]")
-_HEADER = re.compile(rb"[|>][-+0-9]*[ ]*(?:#[^\n]*)?(?:\n|\Z)")
+_CANDIDATES = re.compile(rb"[!&*?%@`\[{]")
 
 
 def _scan_by_candidates(data: bytes) -> tuple[bool, bool]:
     """The definition of fastyaml's scan, one candidate at a time (what it replaced)."""
     if not data.isascii() or data.translate(None, fastyaml._PRINTABLE) or b"\n..." in data:
+        return True, False
+    if fastyaml._BAD_ESCAPE.search(data):
         return True, False
     if data.startswith(b"...") or re.search(rb"(?:\A|\n)[ -]{40}", data):
         return True, False
@@ -258,14 +420,10 @@ def _scan_by_candidates(data: bytes) -> tuple[bool, bool]:
     for found in _CANDIDATES.finditer(data):
         at = found.start()
         char = data[at : at + 1]
-        if char == b"\\":
-            return True, False
-        if at and data[at - 1 : at] not in b" \n":
+        if at and data[at - 1 : at] not in b" \n[{,:":
             continue  # inside a plain scalar
         if char in b"[{":
             flow = flow or data[at + 1 : at + 2] not in (b"]", b"}")
-            continue
-        if char in b"|>" and _HEADER.match(data, at) is None:
             continue
         return True, False
     lowered = data.lower()
@@ -282,7 +440,7 @@ def _scan_by_candidates(data: bytes) -> tuple[bool, bool]:
 
 
 @settings(max_examples=1500, deadline=None)
-@given(st.text(" \n-+._:#!&*?%@`|>[]{}\\aIiNnFf059xz=", max_size=24))
+@given(st.text(" \n-+._:#!&*?%@`|>[]{},\\aIiNnFf059xz=", max_size=24))
 def test_the_scan_is_its_candidate_by_candidate_definition(text: str) -> None:
     """The scan's searches run in C; they decide exactly as one look per candidate."""
     data = text.encode()
