@@ -237,7 +237,9 @@ def finish_deployment(
         if (
             obj := _endpoint(p, model, ours, endpoints_seen, held)
             if route
-            else _withdrawn(p, endpoints_seen, now) if _identity(p) in retiring else None
+            else _withdrawn(p, endpoints_seen, now)
+            if _identity(p) in retiring
+            else None
         )
         is not None
     ]
