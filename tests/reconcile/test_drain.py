@@ -128,6 +128,7 @@ def test_a_scale_down_keeps_the_backend_until_no_served_route_names_it(offset: i
     p.tick()
     (leaving,) = p.world.draining()
     assert leaving in p.world.names() and leaving not in p.world.routed()
+    assert p.world.last[0].result.reads_clock  # the drain ends with time: never memoised
     backend = backend_of(p.world, leaving)  # its Service stays while it drains
     ticks = drain_until_gone(p, leaving)
     assert ticks * TICK >= DRAIN_PERIOD

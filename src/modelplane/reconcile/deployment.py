@@ -204,7 +204,7 @@ def finish_deployment(
         if not s.retiring or _draining(endpoints_seen.get(_identity(s.placement)), now)
     ]
     # What the status says of the moves is what this reconcile emits: a retired replica
-    # whose endpoint is gone is removed now, so it is no longer said to be moving.
+    # whose endpoint has drained (or is gone) is removed now, so it is no longer moving.
     result = replace(result, superseded=tuple(leaving))
     stamps = _since(result, ours, now)
     status = deployment_status(
@@ -234,13 +234,7 @@ def finish_deployment(
     endpoints = [
         obj
         for p, model, route in zip(placements, models, routed, strict=True)
-        if (
-            obj := _endpoint(p, model, ours, endpoints_seen, held)
-            if route
-            else _withdrawn(p, endpoints_seen, now)
-            if _identity(p) in retiring
-            else None
-        )
+        if (obj := _emitted_endpoint(p, model, route, ours, endpoints_seen, held, retiring, now))
         is not None
     ]
     draining = any(draining_since(e.object.metadata.annotations) is not None for e in endpoints)
@@ -260,6 +254,24 @@ def finish_deployment(
 
 def _identity(placement: Placement) -> tuple[str, int]:
     return (placement.cluster, placement.index)
+
+
+def _emitted_endpoint(
+    placement: Placement,
+    replica: ModelReplica,
+    route: bool,
+    ours: dict[tuple[str, int], ModelReplica],
+    seen: dict[tuple[str, int], ModelEndpoint],
+    held: bool,
+    retiring: set[tuple[str, int]],
+    now: datetime | None,
+) -> Desired[ModelEndpoint] | None:
+    """The endpoint of an emitted replica: routed, draining (retiring) or none."""
+    if route:
+        return _endpoint(placement, replica, ours, seen, held)
+    if _identity(placement) in retiring:
+        return _withdrawn(placement, seen, now)
+    return None
 
 
 def _draining(observed: ModelEndpoint | None, now: datetime | None) -> bool:
@@ -294,7 +306,9 @@ def _withdrawn(
         "annotations": {DRAINING_SINCE_ANNOTATION: since},
     }
     endpoint = ModelEndpoint.model_validate(wire)
-    return Desired(endpoint_key(*_identity(placement)), endpoint, None)
+    # Its backend still exists: a draining endpoint does not make the deployment unready.
+    ready = status_is_ready(observed.status) or None
+    return Desired(endpoint_key(*_identity(placement)), endpoint, ready)
 
 
 def _since(
