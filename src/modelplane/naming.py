@@ -26,6 +26,10 @@ TEMPLATE_HASH_LABEL: Final = "modelplane.ai/template-hash"
 # When a replica started waiting to become Ready at its revision (RFC 3339, UTC):
 # written when it is created or updated and a clock is given, dropped once it is Ready.
 REVISION_SINCE_ANNOTATION: Final = "modelplane.ai/revision-since"
+# When a ModelEndpoint was withdrawn (RFC 3339, UTC; empty without a clock): routes drop it
+# while its backend Service stays, so no request is routed to a backend being deleted
+# (docs/reconcile.md, "Drain before delete").
+DRAINING_SINCE_ANNOTATION: Final = "modelplane.ai/draining-since"
 
 # Labels of composed pods and their selectors (docs/composition.md, "Objects, in order").
 REPLICA_LABEL: Final = "modelplane.ai/replica"

@@ -14,12 +14,19 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from modelplane.reconcile.deployment import reconcile_fleet
-from modelplane.runtime.local.render import RenderedDeployment, render
+from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
+from modelplane.reconcile.deployment import Fleet, reconcile_fleet
+from modelplane.runtime.local.render import (
+    RenderedDeployment,
+    render,
+    render_endpoints,
+    render_fronts,
+)
 from modelplane.runtime.wire import composed, deployment_status_wire
 from tests.reconcile.fleet import fleet
 
 HASH = "modelplane.ai/template-hash"  # spelled here: a test must notice when it changes
+DRAINING = "modelplane.ai/draining-since"
 
 Load = bool | Collection[str] | Callable[[str], bool]
 
@@ -131,8 +138,59 @@ class World:
         return sorted(r["metadata"]["name"] for r in self.replicas if _ready(r))
 
     def routed(self) -> list[str]:
-        """The names of the observed endpoints, sorted."""
-        return sorted(e["metadata"]["name"] for e in self.endpoints)
+        """The names of the observed endpoints a route may pick (not draining), sorted."""
+        return sorted(
+            e["metadata"]["name"]
+            for e in self.endpoints
+            if DRAINING not in (e["metadata"].get("annotations") or {})
+        )
+
+    def draining(self) -> list[str]:
+        """The names of the observed endpoints withdrawn and draining, sorted."""
+        return sorted(
+            e["metadata"]["name"]
+            for e in self.endpoints
+            if DRAINING in (e["metadata"].get("annotations") or {})
+        )
+
+    def backends(self) -> set[str]:
+        """The backend Services the observed endpoints compose (the endpoint function)."""
+        endpoints = [ModelEndpoint.model_validate(e) for e in self.endpoints]
+        fleet_now = Fleet(deployments=(), clusters=(), endpoints=endpoints)
+        return {
+            o["metadata"]["name"]
+            for b in render_endpoints(fleet_now, [])
+            for o in b.control_plane()
+            if o["kind"] == "Service"
+        }
+
+    def compose_routes(self, services: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
+        """Reconcile ``services`` against the observed endpoints (their backends converged):
+        each route's name to the Services its backendRefs name."""
+        endpoints = [ModelEndpoint.model_validate(e) for e in self.endpoints]
+        fleet_now = Fleet(deployments=(), clusters=(), endpoints=endpoints)
+        gateway = InferenceGateway.model_validate(
+            {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "InferenceGateway",
+                "metadata": {"name": "default"},
+                "spec": {},
+                "status": {"address": "198.51.100.20"},
+            }
+        )
+        fronts = render_fronts(
+            [gateway],
+            [ModelService.model_validate(s) for s in services],
+            render_endpoints(fleet_now, []),
+        )
+        return {
+            o["metadata"]["name"]: [
+                ref["name"] for rule in o["spec"]["rules"] for ref in rule["backendRefs"]
+            ]
+            for f in fronts
+            for o in f.control_plane()[1:]
+            if o["kind"] == "HTTPRoute"
+        }
 
     def clusters_of(self) -> dict[str, str]:
         """Replica name to cluster."""

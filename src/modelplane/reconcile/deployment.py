@@ -26,7 +26,13 @@ from modelplane.api import (
 from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.composition import model_endpoint
 from modelplane.events import Event
-from modelplane.naming import CLUSTER_LABEL, REVISION_SINCE_ANNOTATION, endpoint_key, replica_key
+from modelplane.naming import (
+    CLUSTER_LABEL,
+    DRAINING_SINCE_ANNOTATION,
+    REVISION_SINCE_ANNOTATION,
+    endpoint_key,
+    replica_key,
+)
 from modelplane.reconcile.conditions import (
     DeploymentStatus,
     deployment_status,
@@ -47,7 +53,7 @@ from modelplane.scheduling.replicas import (
     owns,
     replica_object,
 )
-from modelplane.scheduling.rollout import ready, since_of, timestamp
+from modelplane.scheduling.rollout import drained, draining_since, ready, since_of, timestamp
 from modelplane.scheduling.scheduler import schedule, schedule_all
 
 __all__ = [
@@ -186,18 +192,19 @@ def finish_deployment(
     """Everything after the schedule: replica objects, endpoints, status and readiness.
 
     A superseded replica is emitted beside the desired set, with its endpoint while
-    it covers for a replacement; once it retires, its endpoint goes first and the replica
-    itself only when the endpoint is no longer observed.
+    it covers for a replacement; once it retires, its endpoint is marked draining (routes
+    drop it, its backend stays) and the replica and the endpoint go once the drain is over
+    (docs/reconcile.md, "Drain before delete").
     """
     ours = observed_by_identity(deployment, observed_replicas)
     endpoints_seen = _endpoints_by_identity(deployment, observed_endpoints)
     leaving = [
         s
         for s in result.superseded
-        if not s.retiring or (s.placement.cluster, s.placement.index) in endpoints_seen
+        if not s.retiring or _draining(endpoints_seen.get(_identity(s.placement)), now)
     ]
     # What the status says of the moves is what this reconcile emits: a retired replica
-    # whose endpoint is gone is removed now, so it is no longer said to be moving.
+    # whose endpoint has drained (or is gone) is removed now, so it is no longer moving.
     result = replace(result, superseded=tuple(leaving))
     stamps = _since(result, ours, now)
     status = deployment_status(
@@ -208,12 +215,14 @@ def finish_deployment(
         now=now,
         waiting_since=stamps,
     )
-    # Every emitted replica in (cluster, index) order; a retiring one has no endpoint: it is
-    # withdrawn a reconcile before the replica goes.
+    # Every emitted replica in (cluster, index) order; a retiring one keeps its endpoint
+    # marked draining (routes drop it, its backend stays) until the drain is over, then the
+    # endpoint and the replica go together.
     emitted = sorted(
         [(p, True) for p in result.replicas] + [(s.placement, not s.retiring) for s in leaving],
         key=lambda item: (item[0].cluster, item[0].index),
     )
+    retiring = {_identity(s.placement) for s in leaving if s.retiring}
     placements = [p for p, _ in emitted]
     routed = [route for _, route in emitted]
     models = [_stamped(replica_object(deployment, p), stamps.get(p.name)) for p in placements]
@@ -225,8 +234,10 @@ def finish_deployment(
     endpoints = [
         obj
         for p, model, route in zip(placements, models, routed, strict=True)
-        if route and (obj := _endpoint(p, model, ours, endpoints_seen, held)) is not None
+        if (obj := _emitted_endpoint(p, model, route, ours, endpoints_seen, held, retiring, now))
+        is not None
     ]
+    draining = any(draining_since(e.object.metadata.annotations) is not None for e in endpoints)
     return DeploymentResult(
         deployment=deployment,
         cache=cache,
@@ -236,8 +247,68 @@ def finish_deployment(
         events=list(status.events),
         composite_ready=_composite_ready(result, status),
         schedule=result,
-        reads_clock=bool(stamps),
+        # A drain ends with time: the same inputs remove the backend once it is over.
+        reads_clock=bool(stamps) or (draining and now is not None),
     )
+
+
+def _identity(placement: Placement) -> tuple[str, int]:
+    return (placement.cluster, placement.index)
+
+
+def _emitted_endpoint(
+    placement: Placement,
+    replica: ModelReplica,
+    route: bool,
+    ours: dict[tuple[str, int], ModelReplica],
+    seen: dict[tuple[str, int], ModelEndpoint],
+    held: bool,
+    retiring: set[tuple[str, int]],
+    now: datetime | None,
+) -> Desired[ModelEndpoint] | None:
+    """The endpoint of an emitted replica: routed, draining (retiring) or none."""
+    if route:
+        return _endpoint(placement, replica, ours, seen, held)
+    if _identity(placement) in retiring:
+        return _withdrawn(placement, seen, now)
+    return None
+
+
+def _draining(observed: ModelEndpoint | None, now: datetime | None) -> bool:
+    """A retiring replica stays while its endpoint is observed and its drain is not over.
+
+    An endpoint observed without the mark is withdrawn in this reconcile (the drain starts);
+    without an observed endpoint nothing routes to the replica and it goes at once.
+    """
+    if observed is None:
+        return False
+    since = draining_since(observed.metadata.annotations)
+    return since is None or not drained(since, now)
+
+
+def _withdrawn(
+    placement: Placement, seen: dict[tuple[str, int], ModelEndpoint], now: datetime | None
+) -> Desired[ModelEndpoint] | None:
+    """The observed endpoint of a retiring replica, marked draining since its withdrawal."""
+    observed = seen.get(_identity(placement))
+    if observed is None:
+        return None
+    since = draining_since(observed.metadata.annotations)
+    if since is None:
+        since = timestamp(now) if now is not None else ""
+    wire = observed.to_wire()
+    wire.pop("status", None)
+    meta = observed.metadata
+    wire["metadata"] = {
+        "name": meta.name,
+        "namespace": meta.namespace,
+        "labels": dict(meta.labels or {}),
+        "annotations": {DRAINING_SINCE_ANNOTATION: since},
+    }
+    endpoint = ModelEndpoint.model_validate(wire)
+    # Its backend still exists: a draining endpoint does not make the deployment unready.
+    ready = status_is_ready(observed.status) or None
+    return Desired(endpoint_key(*_identity(placement)), endpoint, ready)
 
 
 def _since(

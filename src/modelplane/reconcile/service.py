@@ -29,6 +29,7 @@ from modelplane.naming import (
     service_route_name,
 )
 from modelplane.reconcile.result import ReconcileResult
+from modelplane.scheduling.rollout import draining_since
 
 ENDPOINTS_RESOLVED = "EndpointsResolved"
 ROUTING_READY = "RoutingReady"
@@ -84,10 +85,18 @@ def _matches(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
 
 
 def _assign(service: ModelService, endpoints: Sequence[ModelEndpoint]) -> list[list[ModelEndpoint]]:
-    """The endpoints of each entry: same namespace, by name, each to its first matching entry."""
+    """The endpoints of each entry: same namespace, by name, each to its first matching entry.
+
+    A draining endpoint (withdrawn, its backend kept until routes drop it) matches nothing.
+    """
     namespace = service.metadata.namespace or "default"
     mine = sorted(
-        (e for e in endpoints if (e.metadata.namespace or "default") == namespace),
+        (
+            e
+            for e in endpoints
+            if (e.metadata.namespace or "default") == namespace
+            and draining_since(e.metadata.annotations) is None
+        ),
         key=lambda e: e.metadata.name or "",
     )
     entries: list[list[ModelEndpoint]] = [[] for _ in service.spec.endpoints]

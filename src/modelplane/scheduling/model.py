@@ -297,8 +297,8 @@ class Superseded:
     """A Ready replica that must move: it keeps serving until a replacement is Ready.
 
     ``placement`` re-emits it exactly as observed (held). ``retiring``: enough replacements
-    are Ready, so its endpoint is withdrawn now and the replica is removed once the endpoint
-    is gone. ``replacement`` names the not-yet-Ready replica it waits for ("" when none could
+    are Ready, so its endpoint is withdrawn now (marked draining) and the replica is removed
+    with it once the drain is over. ``replacement`` names the not-yet-Ready replica it waits for ("" when none could
     be placed).
     """
 

@@ -17,7 +17,12 @@ from typing import Final
 from modelplane.api import ModelDeployment, ModelReplica
 from modelplane.api.meta import get_condition, is_ready
 from modelplane.composition.conditions import MODEL_ACCEPTED, NOT_SYNCED
-from modelplane.naming import REVISION_SINCE_ANNOTATION, TEMPLATE_HASH_LABEL, template_hash
+from modelplane.naming import (
+    DRAINING_SINCE_ANNOTATION,
+    REVISION_SINCE_ANNOTATION,
+    TEMPLATE_HASH_LABEL,
+    template_hash,
+)
 
 # The seed has no strategy field (docs/api.md "Rollouts"): the defaults of the issue, one home.
 MAX_SURGE: Final = 1
@@ -30,6 +35,14 @@ PROGRESS_DEADLINE: Final = timedelta(minutes=30)
 
 Longer than a Deployment's 600 s default: a model server pulls a multi-GiB image and loads
 its weights before it is Ready (docs/reconcile.md)."""
+DRAIN_PERIOD: Final = timedelta(minutes=2)
+"""How long a withdrawn endpoint's backend outlives its withdrawal.
+
+A ModelService reads the ModelEndpoints of its namespace as required resources, which
+Crossplane does not watch: its route drops a withdrawn endpoint only when its answer's TTL
+(one minute) expires, and the gateway then programs the new route within seconds. Two
+minutes covers both with room for requests already in flight (docs/reconcile.md,
+"Drain before delete")."""
 
 
 def revision(deployment: ModelDeployment) -> str:
@@ -78,6 +91,31 @@ def since_of(replica: ModelReplica | None) -> str | None:
     return (replica.metadata.annotations or {}).get(REVISION_SINCE_ANNOTATION)
 
 
+def _parsed(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text, _STAMP_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def draining_since(annotations: Mapping[str, str] | None) -> str | None:
+    """The ``draining-since`` mark of an observed endpoint, None when it is not draining."""
+    return (annotations or {}).get(DRAINING_SINCE_ANNOTATION)
+
+
+def drained(since: str, now: datetime | None) -> bool:
+    """A backend withdrawn at ``since`` may go at ``now``.
+
+    Without a clock the reconcile that observes the mark is the next one after the
+    withdrawal, and that suffices (``render`` recomposes every route in the same run). An
+    unreadable or empty mark under a clock counts as drained: no capacity is held forever.
+    """
+    if now is None:
+        return True
+    started = _parsed(since)
+    return started is None or now - started >= DRAIN_PERIOD
+
+
 def overdue(since: Mapping[str, str], now: datetime | None) -> tuple[str, ...]:
     """The replicas (by name, sorted) waiting longer than ``PROGRESS_DEADLINE`` at ``now``.
 
@@ -88,10 +126,7 @@ def overdue(since: Mapping[str, str], now: datetime | None) -> tuple[str, ...]:
         return ()
     late: list[str] = []
     for name, text in since.items():
-        try:
-            started = datetime.strptime(text, _STAMP_FORMAT).replace(tzinfo=UTC)
-        except ValueError:
-            continue
-        if now - started > PROGRESS_DEADLINE:
+        started = _parsed(text)
+        if started is not None and now - started > PROGRESS_DEADLINE:
             late.append(name)
     return tuple(sorted(late))

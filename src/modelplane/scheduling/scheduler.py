@@ -88,10 +88,10 @@ def schedule(
     need only be the deployment's own.
     """
     desired = deployment.spec.replicas
-    if desired == 0:
-        return _parked(clusters)
     observed = sorted(observed_replicas, key=sort_key)
     ours = owned(deployment, observed)
+    if desired == 0:
+        return _parked(deployment, clusters, ours)
     if clusters is UNRESOLVED or (not clusters and any(r.spec.cluster_name for r in ours)):
         fetched = clusters is not UNRESOLVED
         return _held(deployment, ours, {}, HoldCause.CLUSTERS_UNRESOLVED, fetched=fetched)
@@ -136,12 +136,20 @@ def first_compile_error(deployment: ModelDeployment) -> str | None:
     return None
 
 
-def _parked(clusters: Clusters) -> Schedule:
+def _parked(deployment: ModelDeployment, clusters: Clusters, ours: list[ModelReplica]) -> Schedule:
+    """Nothing placed or kept; Ready replicas retire as in a scale-down (their endpoints
+    drain before they go)."""
     names = sorted(c.metadata.name or "" for c in clusters) if clusters is not UNRESOLVED else []
+    retiring = tuple(
+        Superseded(held_placement(deployment, r, ""), MoveCause.SCALED_DOWN, retiring=True)
+        for r in ours
+        if ready(r)
+    )
     return Schedule(
         mode=Mode.PARKED,
         desired=0,
         replicas=(),
+        superseded=retiring,
         checked=0,
         explained=tuple(Unfit(n, Reason.NO_REPLICAS_DESIRED, _parked_message) for n in names),
         clusters_fetched=clusters is not UNRESOLVED,
