@@ -239,17 +239,12 @@ def _artifact(entries: list[CacheClusterStatus], unlisted: int) -> Condition:
     failed = [e.name for e in entries if e.phase == "Failed"]
     if failed:
         return condition(ARTIFACT_READY, False, "Failed", "failed on " + _names(failed))
-    waiting = (
-        _names([e.name for e in entries if e.phase != "Ready"])
-        or f"none ({unlisted} over the bound)"
-    )
+    pending = [e.name for e in entries if e.phase != "Ready"]
+    # Every listed cluster staged, yet more match: those past the bound are never staged.
+    rest = f"staging on {_names(pending)}" if pending else f"{unlisted} not staged"
     if ready:
-        return condition(
-            ARTIFACT_READY,
-            False,
-            "Partial",
-            f"{len(ready)}/{total} ready; staging on {waiting}",
-        )
+        return condition(ARTIFACT_READY, False, "Partial", f"{len(ready)}/{total} ready; {rest}")
+    waiting = _names(pending)
     return condition(ARTIFACT_READY, False, "Hydrating", f"staging on {waiting}")
 
 
