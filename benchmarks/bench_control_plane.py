@@ -26,7 +26,19 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from runtime.helpers import ready_cluster, replica, request  # noqa: E402
+import crossplane.function.proto.v1.run_function_pb2 as fnv1  # noqa: E402
+from runtime.helpers import (  # noqa: E402
+    deployment,
+    direct,
+    inference_class,
+    model_cache,
+    observed_object,
+    ready_cluster,
+    replica,
+    request,
+    satisfy,
+    to_dict,
+)
 
 from modelplane.cli.main import main  # noqa: E402
 from modelplane.runtime.crossplane.freshness import SHORT_TTL, ttl_for  # noqa: E402
@@ -134,6 +146,55 @@ def measure() -> Composed:
     )
 
 
+def answer(xr: dict[str, Any], world: list[dict[str, Any]], **kw: Any) -> fnv1.RunFunctionResponse:
+    """The real answer to the call with every requirement satisfied from ``world``."""
+    first = direct(request(xr, **kw))
+    data = run_bytes(request(xr, required=satisfy(first, world), **kw).SerializeToString())
+    return fnv1.RunFunctionResponse.FromString(data)
+
+
+def applied(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
+    """Every composed Object of an answer observed applied, its remote object with a UID."""
+    out = {}
+    for key, composed in rsp.desired.resources.items():
+        obj = observed_object(to_dict(composed.resource), ready=True)
+        obj["status"]["atProvider"]["manifest"]["metadata"]["uid"] = "0" * 36
+        out[key] = obj
+    return out
+
+
+@dataclass(frozen=True)
+class Answers:
+    """Real answer bytes over a fleet of ``clusters`` clusters."""
+
+    cache: int  # a cache matching every cluster, its staging clusters started (Jobs composed)
+    cache_per_staging_cluster: int  # what one staging cluster adds (PVC, owner, Job)
+    deployment: int  # a deployment of the most replicas (100)
+
+
+def answers(clusters: int) -> Answers:
+    world = []
+    for i in range(clusters):
+        cluster = ready_cluster(f"cluster-{i:04d}")
+        cluster["spec"]["cluster"]["existing"]["cache"] = {"storageClassName": "rwx"}
+        world.append(cluster)
+    xr = model_cache()
+    fresh = answer(xr, world)
+    staged = answer(xr, world, observed=applied(fresh))
+    first = world[0]["metadata"]["name"]
+    per_cluster = sum(
+        len(r.SerializeToString())
+        for key, r in staged.desired.resources.items()
+        if key.endswith(f"-{first}")
+    )
+    fanned = answer(deployment(replicas=REPLICAS_PER_DEPLOYMENT), [*world, inference_class()])
+    return Answers(
+        cache=max(fresh.ByteSize(), staged.ByteSize()),
+        cache_per_staging_cluster=per_cluster,
+        deployment=fanned.ByteSize(),
+    )
+
+
 @dataclass(frozen=True)
 class KindLoad:
     kind: str
@@ -168,16 +229,20 @@ def fleet(
 
 
 def figures(
-    replicas: int, clusters: int, after: bool, composed: Composed, projected: bool = False
+    replicas: int,
+    clusters: int,
+    after: bool,
+    composed: Composed,
+    real: Answers,
+    projected: bool = False,
 ) -> dict[str, float]:
     kinds = fleet(replicas, clusters, after, composed, projected)
     rate = {k.kind: k.count * (1 / k.ttl_s + k.informers / SYNC_INTERVAL_S) for k in kinds}
     managed = replicas * composed.objects_per_replica + clusters * CLUSTER_OBJECTS
-    per_deployment = REPLICAS_PER_DEPLOYMENT
-    # The largest answers: a deployment's (its replicas and endpoints, as composed) and a
-    # cache staged on every cluster (its Objects per cluster).
-    deployment_answer = per_deployment * 2 * 2500
-    cache_answer = clusters * composed.cache_objects_per_cluster * composed.cache_object_bytes / 2
+    # The largest answers, measured from the real function: a deployment of 100 replicas,
+    # and a cache matching every cluster. Before staging waves, every cluster of a cache
+    # staged at once: its answer held every cluster's PVC, owner and Job.
+    cache_answer = real.cache if after else clusters * real.cache_per_staging_cluster
     return {
         "XR reconciles/s": sum(rate.values()),
         "RunFunction calls/s": sum(rate[k.kind] * k.calls for k in kinds),
@@ -185,7 +250,7 @@ def figures(
         "managed resources": managed,
         "etcd bytes (Objects)": managed * composed.object_bytes,
         "provider reconciles/s": managed / PROVIDER_POLL_S,
-        "largest answer bytes": max(deployment_answer, cache_answer),
+        "largest answer bytes": max(real.deployment, cache_answer),
         "  of which ModelReplica reconciles/s": rate["ModelReplica"],
         "  of which InferenceCluster reconciles/s": rate["InferenceCluster"],
     }
@@ -208,17 +273,30 @@ def main_() -> None:
     print("  after: per-kind TTL (freshness.READS), 1 call where only static requirements.")
     print("  projected: after, and the replica reads nothing but its spec (its cluster's")
     print("  provider config, stack and gateway stamped by the deployment): long TTL, 1 call.")
+    print("  largest answer: the real function's, for a deployment of 100 replicas and a cache")
+    print("  matching every cluster with its staging clusters started; before: every cluster")
+    print("  of the cache staging at once (its PVC, owner and Job each).")
     for replicas, clusters in [(2000, 100), (20000, 1000)]:
-        before = figures(replicas, clusters, False, composed)
-        after = figures(replicas, clusters, True, composed)
-        projected = figures(replicas, clusters, True, composed, projected=True)
+        real = answers(clusters)
+        before = figures(replicas, clusters, False, composed, real)
+        after = figures(replicas, clusters, True, composed, real)
+        projected = figures(replicas, clusters, True, composed, real, projected=True)
         print(f"\n{replicas:,} replicas over {clusters:,} clusters")
         print(f"  {'figure':42} {'before':>16} {'after':>16} {'projected':>16}")
         for name in before:
             b, a, p = before[name], after[name], projected[name]
             print(f"  {name:42} {b:16,.1f} {a:16,.1f} {p:16,.1f}")
-        over = after["largest answer bytes"] > RECEIVE_LIMIT
-        print(f"  largest answer over Crossplane's 4 MiB receive limit: {'YES' if over else 'no'}")
+        over = {
+            name: "YES" if figs["largest answer bytes"] > RECEIVE_LIMIT else "no"
+            for name, figs in [("before", before), ("after", after)]
+        }
+        print(
+            "  largest answer over Crossplane's 4 MiB receive limit: "
+            f"before {over['before']}, after {over['after']}"
+        )
+    # The cluster count at which a cache's answer crossed the limit before waves.
+    crossing = RECEIVE_LIMIT // real.cache_per_staging_cluster + 1
+    print(f"\nBefore staging waves, a cache's answer crossed 4 MiB at {crossing:,} clusters.")
 
 
 if __name__ == "__main__":

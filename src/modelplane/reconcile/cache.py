@@ -41,6 +41,16 @@ from modelplane.scheduling.fleet import selector_mismatch
 CLUSTERS_MATCHED = "ClustersMatched"
 ARTIFACT_READY = "ArtifactReady"
 
+# At most this many clusters of one cache stage at once (their download owner and Job
+# composed); the others wait Pending with their PVC only and start, in name order, as
+# earlier ones finish. It bounds the download load one cache puts on the model hub (32
+# concurrent downloads of a model) and keeps the answer small: staging objects for 32
+# clusters are about 150 kB, against Crossplane's 4 MiB receive limit
+# (docs/composition.md, "Staging in waves").
+MAX_STAGING = 32
+# A condition message names at most this many clusters, then counts the rest.
+MAX_NAMED = 20
+
 
 @dataclass(frozen=True, slots=True)
 class CacheObject(ComposedObject):
@@ -102,6 +112,12 @@ class _Site:
     phase: CachePhase
     message: str
     stage: Stage | None  # None: nothing composed on this cluster
+    started: bool = False  # its download owner is observed: it holds a staging slot
+
+    @property
+    def staging(self) -> bool:
+        """It asks for a staging slot (its owner and Job composed)."""
+        return self.stage is not None and self.stage.download
 
 
 def _site(
@@ -134,19 +150,67 @@ def _site(
         return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False))
     # The Job is composed only once its owner's UID is known, so that it never runs
     # unowned (docs/composition.md, "What a ModelCache composes").
-    owner = _remote(observed.get(resource_key(name, owner_part(hf))), names.job(hf))
+    owner_object = observed.get(resource_key(name, owner_part(hf)))
+    owner = _remote(owner_object, names.job(hf))
     stage = Stage(True, owner.uid)
+    started = owner_object is not None
     failed = get_condition(job.conditions, "Failed")
     if failed.status == "True":
         why = failed.message or failed.reason or "failed"
-        return _Site("Failed", f"download Job {names.job(hf)} failed: {why}", stage)
+        return _Site("Failed", f"download Job {names.job(hf)} failed: {why}", stage, started)
     pvc = _remote(observed.get(resource_key(name, KEY_PVC)), names.pvc)
     if job.active or pvc.phase == "Bound":
-        return _Site("Hydrating", f"downloading {source} into PVC {names.pvc}", stage)
-    return _Site("Pending", f"waiting for PVC {names.pvc} and download Job", stage)
+        return _Site("Hydrating", f"downloading {source} into PVC {names.pvc}", stage, started)
+    return _Site("Pending", f"waiting for PVC {names.pvc} and download Job", stage, started)
 
 
-def _conditions(entries: list[CacheClusterStatus]) -> list[Condition]:
+WAITING = _Site(
+    "Pending",
+    f"waiting for a staging slot: at most {MAX_STAGING} clusters stage at once",
+    Stage(False),
+)
+
+
+def _waves(sites: dict[str, _Site]) -> dict[str, _Site]:
+    """At most ``MAX_STAGING`` clusters staging; the rest wait with their PVC only.
+
+    Clusters already started (their owner observed) keep their slot, so a running download
+    is never interrupted by a cluster that sorts before it; free slots go to the others in
+    name order. Pure and deterministic: the same sites always give the same wave. A cluster
+    that finishes (Ready) or leaves the footprint frees its slot in the same reconcile.
+    """
+    asking = [name for name in sorted(sites) if sites[name].staging]
+    order = [n for n in asking if sites[n].started] + [n for n in asking if not sites[n].started]
+    waiting = set(order[MAX_STAGING:])
+    return {name: WAITING if name in waiting else site for name, site in sites.items()}
+
+
+def _bounded_footprint(
+    cache: ModelCache, footprint: list[InferenceCluster]
+) -> list[InferenceCluster]:
+    """At most ``MAX_CACHE_CLUSTERS`` clusters, those already in the status first.
+
+    The status lists each staged cluster (it is how Ready is remembered), and the XRD bounds
+    that list; past the bound, clusters already listed keep their place and new ones are
+    not staged (the conditions and the summary count them), so the answer stays bounded.
+    """
+    if len(footprint) <= MAX_CACHE_CLUSTERS:
+        return footprint
+    known = set(_previous(cache))
+    listed = [c for c in footprint if c.metadata.name in known]
+    others = [c for c in footprint if c.metadata.name not in known]
+    chosen = (listed + others)[:MAX_CACHE_CLUSTERS]
+    return sorted(chosen, key=lambda c: c.metadata.name or "")
+
+
+def _names(names: list[str]) -> str:
+    """Names for a condition message: the first ``MAX_NAMED``, then a count of the rest."""
+    if len(names) <= MAX_NAMED:
+        return ", ".join(names)
+    return ", ".join(names[:MAX_NAMED]) + f" and {len(names) - MAX_NAMED} more"
+
+
+def _conditions(entries: list[CacheClusterStatus], unlisted: int) -> list[Condition]:
     if not entries:
         return [
             condition(
@@ -157,26 +221,30 @@ def _conditions(entries: list[CacheClusterStatus]) -> list[Condition]:
             ),
             condition(ARTIFACT_READY, False, "NoClusters", "not staged anywhere"),
         ]
-    names = ", ".join(e.name for e in entries)
-    matched = condition(CLUSTERS_MATCHED, True, "Matched", f"clusters: {names}")
-    return [matched, _artifact(entries)]
+    message = "clusters: " + _names([e.name for e in entries])
+    if unlisted:
+        message += (
+            f"; {unlisted} more match but are not staged: a cache stages on at most "
+            f"{MAX_CACHE_CLUSTERS} clusters"
+        )
+    matched = condition(CLUSTERS_MATCHED, True, "Matched", message)
+    return [matched, _artifact(entries, unlisted)]
 
 
-def _artifact(entries: list[CacheClusterStatus]) -> Condition:
+def _artifact(entries: list[CacheClusterStatus], unlisted: int) -> Condition:
     ready = [e.name for e in entries if e.phase == "Ready"]
-    if len(ready) == len(entries):
-        return condition(ARTIFACT_READY, True, "Staged", "staged on " + ", ".join(ready))
+    total = len(entries) + unlisted
+    if len(ready) == total:
+        return condition(ARTIFACT_READY, True, "Staged", "staged on " + _names(ready))
     failed = [e.name for e in entries if e.phase == "Failed"]
     if failed:
-        return condition(ARTIFACT_READY, False, "Failed", "failed on " + ", ".join(failed))
-    waiting = ", ".join(e.name for e in entries if e.phase != "Ready")
+        return condition(ARTIFACT_READY, False, "Failed", "failed on " + _names(failed))
+    pending = [e.name for e in entries if e.phase != "Ready"]
+    # Every listed cluster staged, yet more match: those past the bound are never staged.
+    rest = f"staging on {_names(pending)}" if pending else f"{unlisted} not staged"
     if ready:
-        return condition(
-            ARTIFACT_READY,
-            False,
-            "Partial",
-            f"{len(ready)}/{len(entries)} ready; staging on {waiting}",
-        )
+        return condition(ARTIFACT_READY, False, "Partial", f"{len(ready)}/{total} ready; {rest}")
+    waiting = _names(pending)
     return condition(ARTIFACT_READY, False, "Hydrating", f"staging on {waiting}")
 
 
@@ -209,7 +277,10 @@ def reconcile_cache(
     *,
     derive_provider_config: bool = False,
 ) -> CacheResult:
-    """Compose the cache on every cluster of its footprint and compute its status.
+    """Compose the cache on its footprint, in waves, and compute its status.
+
+    At most ``MAX_CACHE_CLUSTERS`` clusters are staged on, at most ``MAX_STAGING`` of them
+    at once (``_waves``), so the answer is bounded whatever the fleet.
 
     ``observed`` maps resource keys to observed provider-kubernetes Objects (their views).
     With ``derive_provider_config`` (local ``render``) a cluster without
@@ -219,14 +290,23 @@ def reconcile_cache(
     hf = cache.spec.hugging_face
     assert hf is not None  # MC-01
     source = source_of(hf)
-    objects: list[CacheObject] = []
-    entries: list[CacheClusterStatus] = []
-    for cluster in cache_footprint(cache, clusters):
+    footprint = cache_footprint(cache, clusters)
+    staged = _bounded_footprint(cache, footprint)
+    providers: dict[str, tuple[str, str] | None] = {}
+    sites: dict[str, _Site] = {}
+    for cluster in staged:
         name = cluster.metadata.name or ""
         provider = provider_config_for(cluster)
         if provider is None and derive_provider_config:
             provider = derived_provider_config(cluster)
-        site = _site(cache, cluster, seen, provider)
+        providers[name] = provider
+        sites[name] = _site(cache, cluster, seen, provider)
+    sites = _waves(sites)
+    objects: list[CacheObject] = []
+    entries: list[CacheClusterStatus] = []
+    for cluster in staged:
+        name = cluster.metadata.name or ""
+        site, provider = sites[name], providers[name]
         entries.append(
             CacheClusterStatus(
                 name=name, phase=site.phase, message=_bounded(site.message), source=source
@@ -241,18 +321,19 @@ def reconcile_cache(
                 CacheObject(key, obj, _ready_flag(manifest, seen.get(key)), cluster=name)
             )
     ready = sum(1 for e in entries if e.phase == "Ready")
+    unlisted = len(footprint) - len(staged)
     status = ModelCacheStatus(
-        summary=CacheSummary(ready=f"{ready}/{len(entries)}"),
-        # The XRD bounds the list: beyond it (a footprint over 1024 clusters) the summary
-        # still counts every cluster, the list names the first ones by name.
-        clusters=tuple(entries[:MAX_CACHE_CLUSTERS]),
+        # The summary counts every matching cluster; the list (bounded by the XRD) names
+        # those the cache is staged on.
+        summary=CacheSummary(ready=f"{ready}/{len(footprint)}"),
+        clusters=tuple(entries),
     )
     return CacheResult(
         objects=objects,
         status=status,
-        conditions=_conditions(entries),
+        conditions=_conditions(entries, unlisted),
         events=_events(cache, entries),
-        ready=bool(entries) and ready == len(entries),
+        ready=bool(entries) and ready == len(footprint),
     )
 
 

@@ -1,0 +1,153 @@
+"""No answer can exceed what Crossplane receives: the largest allowed inputs, by byte size.
+
+Crossplane v2.3.4 dials a function with ``grpc.NewClient`` and no call options
+(``internal/xfn/function_runner.go``), so grpc-go's default client receive limit applies:
+4 MiB (``defaultClientMaxReceiveMessageSize`` in grpc-go's ``dialoptions.go``). An answer over
+it is refused whole and nothing of it is applied (docs/scale.md, "The largest answer").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import crossplane.function.proto.v1.run_function_pb2 as fnv1
+
+from modelplane.api.inferencecluster import MAX_OCCUPANCY_REPLICAS
+from modelplane.api.modelcache import MAX_CACHE_CLUSTERS
+from modelplane.api.modelservice import MAX_ENTRIES
+from modelplane.reconcile.cache import MAX_STAGING
+from modelplane.runtime.crossplane.server import run_bytes
+
+from .helpers import (
+    deployment,
+    direct,
+    existing_cluster,
+    inference_class,
+    model_cache,
+    observed_object,
+    ready_cluster,
+    replica,
+    request,
+    satisfy,
+    to_dict,
+)
+
+RECEIVE_LIMIT = 4 * 1024 * 1024
+# The most replicas a ModelDeployment fans out to (its spec.replicas maximum).
+MAX_REPLICAS = 100
+# The longest name a cluster-scoped object may have.
+LONGEST = 253
+
+
+def _answer(xr: dict[str, Any], world: list[dict[str, Any]], **kw: Any) -> fnv1.RunFunctionResponse:
+    """The answer to the call that has every requirement satisfied from ``world``."""
+    first = direct(request(xr, **kw))
+    data = run_bytes(request(xr, required=satisfy(first, world), **kw).SerializeToString())
+    answer = fnv1.RunFunctionResponse.FromString(data)
+    assert not [r.message for r in answer.results if r.severity == fnv1.SEVERITY_FATAL]
+    return answer
+
+
+def _size(answer: fnv1.RunFunctionResponse) -> int:
+    return len(answer.SerializeToString())
+
+
+def _long(prefix: str, length: int = LONGEST) -> str:
+    return prefix.ljust(length, "x")
+
+
+def _cache_cluster(index: int) -> dict[str, Any]:
+    name = _long(f"c{index:05d}-")
+    out = ready_cluster(name)
+    existing = out["spec"]["cluster"]["existing"]
+    existing["secretRef"]["name"] = f"kubeconfig-{index}"
+    existing["cache"] = {"storageClassName": _long("storage-")}
+    return out
+
+
+def _observed(answer: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
+    """Every composed Object observed applied, its remote object with a UID."""
+    observed = {}
+    for key, composed in answer.desired.resources.items():
+        obj = observed_object(to_dict(composed.resource), ready=True)
+        obj["status"]["atProvider"]["manifest"]["metadata"]["uid"] = "0" * 36
+        observed[key] = obj
+    return observed
+
+
+def test_a_cache_at_its_largest_footprint_answers_under_the_limit() -> None:
+    # More matching clusters than the status lists, the longest names and source, every
+    # staging cluster observed started so that its Job is composed too.
+    world = [_cache_cluster(i) for i in range(MAX_CACHE_CLUSTERS + 100)]
+    xr = model_cache(_long("q", 63))
+    xr["spec"]["huggingFace"].update(
+        {
+            "repo": _long("org/", 256),
+            "revision": _long("v", 256),
+            "authSecret": {"name": _long("token-"), "key": _long("k")},
+        }
+    )
+    fresh = _answer(xr, world)
+    answer = _answer(xr, world, observed=_observed(fresh))
+    jobs = [k for k in answer.desired.resources if k.startswith("cache-download-")]
+    assert len(jobs) == MAX_STAGING
+    assert max(_size(fresh), _size(answer)) < RECEIVE_LIMIT
+
+
+def test_a_deployment_at_its_most_replicas_answers_under_the_limit() -> None:
+    world = [ready_cluster(_long(f"c{i:04d}-", 63)) for i in range(1000)]
+    answer = _answer(deployment(replicas=MAX_REPLICAS), [*world, inference_class()])
+    assert len(answer.desired.resources) >= MAX_REPLICAS
+    assert _size(answer) < RECEIVE_LIMIT
+
+
+def test_a_cluster_with_the_most_listed_replicas_answers_under_the_limit() -> None:
+    cluster = existing_cluster(pools=[("h100", "h100-8x", 100)])
+    name = cluster["metadata"]["name"]
+    pinned = [
+        replica(name=_long(f"r{i:05d}-"), namespace=_long(f"n{i:05d}-", 63), cluster=name)
+        for i in range(MAX_OCCUPANCY_REPLICAS)
+    ]
+    answer = _answer(cluster, [inference_class(), *pinned])
+    assert _size(answer) < RECEIVE_LIMIT
+
+
+def _endpoint(entry: int, index: int) -> dict[str, Any]:
+    name = _long(f"e{entry:02d}-{index:03d}-")
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelEndpoint",
+        "metadata": {
+            "name": name,
+            "namespace": "ml-team",
+            "labels": {"modelplane.ai/deployment": _long(f"d{entry:02d}-", 63)},
+        },
+        "spec": {"url": f"https://{_long(f'e{entry}-{index}-', 63)}.{'h' * 63}.{'o' * 63}/v1"},
+        "status": {"routing": {"backendName": _long(f"b{entry:02d}-{index:03d}-", 63)}},
+    }
+
+
+def test_a_service_with_the_most_entries_answers_under_the_limit() -> None:
+    # Every entry selects a deployment of the most replicas, each its own endpoint.
+    entries = [
+        {"selector": {"matchLabels": {"modelplane.ai/deployment": _long(f"d{j:02d}-", 63)}},
+         "weight": 1}
+        for j in range(MAX_ENTRIES)
+    ]  # fmt: skip
+    xr = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelService",
+        "metadata": {"name": _long("s", 63), "namespace": "ml-team", "uid": "u1"},
+        "spec": {"endpoints": entries},
+    }
+    gateway = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceGateway",
+        "metadata": {"name": "default"},
+        "spec": {"gatewayClassName": "traefik"},
+        "status": {"address": "198.51.100.20"},
+    }
+    endpoints = [_endpoint(j, i) for j in range(MAX_ENTRIES) for i in range(MAX_REPLICAS)]
+    answer = _answer(xr, [gateway, *endpoints])
+    assert answer.desired.resources
+    assert _size(answer) < RECEIVE_LIMIT
