@@ -13,8 +13,9 @@ JSON and PyYAML's SafeLoader that tests/api/test_fast_yaml.py pins):
 
 * printable ASCII or UTF-8, newlines and spaces only: no tab (rapidyaml reads ``a:<TAB>1``
   as one string), no CR, no control character, none of the characters PyYAML breaks lines
-  at (NEL, LS, PS), no byte order mark; no double-quoted escape of a NUL or a surrogate and
-  no escaped line break before an empty line (every other escape, ``\\"`` in a CEL
+  at (NEL, LS, PS), no byte order mark; no double-quoted escape of a NUL, a surrogate or
+  NEL, LS or PS (``\\N``, ``\\L``, ``\\P``), and no escaped line break before an empty
+  line (every other escape, ``\\"`` in a CEL
   selector among them, rapidyaml writes as PyYAML reads it; a control character it writes
   raw, which json.loads refuses);
 * no node property or indicator where a node starts (at a line start, after a space or a
@@ -66,12 +67,14 @@ _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
 _PRINTABLE_OR_HIGH = _PRINTABLE + bytes(range(0x80, 0x100))
 _UNPRINTABLE_TEXT = re.compile("[\x80-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 # The double-quoted escapes rapidyaml does not write as PyYAML reads them: a NUL (its
-# JSON text ends there), a surrogate (written as bytes that are no character) and an
-# escaped line break before an empty line (a space to rapidyaml, a newline to PyYAML).
-# Control characters come out raw, which json.loads refuses (read the slow way); every
-# other escape, and every invalid one (refused by both), is left to rapidyaml.
+# JSON text ends there), a surrogate (written as bytes that are no character), an escaped
+# line break before an empty line (a space to rapidyaml, a newline to PyYAML), and the
+# escapes of the characters YAML counts as line breaks, NEL, LS and PS (``"\\n\\L"`` loses
+# its newline to a space in rapidyaml). Control characters come out raw, which json.loads
+# refuses (read the slow way); every other escape, and every invalid one (refused by
+# both), is left to rapidyaml.
 _BAD_ESCAPE = re.compile(
-    rb"\\(?:0|x00|u0000|U00000000|u[dD][89a-fA-F]|U0000[dD][89a-fA-F]|\n[ ]*\n)"
+    rb"\\(?:0|x00|u0000|U00000000|u[dD][89a-fA-F]|U0000[dD][89a-fA-F]|\n[ ]*\n|[NLP])"
 )
 # Characters that may start a node property or indicator; where one follows a space or a
 # line start, _unsafe_indicator looks at it.

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import ryml
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from modelplane import fastyaml
@@ -180,6 +180,9 @@ _ESCAPES = [
 
 
 @settings(max_examples=400, deadline=None)
+# Found by hypothesis: rapidyaml folds the escaped newline before an escaped LS into a space.
+@example([["\\n", "\\L", "\\L"]], "{k}: {v}\n")
+@example([["\\n", "\\P"], ["\\N"]], "- {v}\n")
 @given(
     st.lists(st.lists(st.sampled_from(_ESCAPES), max_size=6), min_size=1, max_size=4),
     st.sampled_from(["{k}: {v}\n", "- {v}\n", "{v}: {k}\n", "- [{v}, {k}]\n", "- {{{k}: {v}}}\n"]),
@@ -285,7 +288,8 @@ def test_kubectl_get_output_is_read_fast() -> None:
         ("a: 'it''s'\nb: ''\nc: \"\"\n", True),
         ("a: 'true'\nb: true\nc: 'null'\nd: null\ne: '1'\nf: 1\n", True),
         ("'1': a\n'true': b\n", True),  # quoted keys: strings to both
-        ('a: "\\N\\_\\L\\P\\x41\\u00e9\\U0001F600\\"\\\\\\/\\ \\t"\n', True),  # escapes
+        ('a: "\\_\\x41\\u00e9\\U0001F600\\"\\\\\\/\\ \\t"\n', True),  # escapes
+        ('a: "\\N\\L\\P"\n', False),  # escaped line-break characters: the slow way
         ('a: "device.capacity[\\"gpu.nvidia.com\\"].memory"\n', True),  # a CEL selector
         ("a: 'C:\\x\\y'\nb: C:\\x\\d+\n", True),  # backslashes outside double quotes
         ('a: "x \\\n  y"\n', True),  # an escaped line break
