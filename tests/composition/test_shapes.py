@@ -157,10 +157,6 @@ def test_leader_worker_on_standard_is_a_leader_worker_set() -> None:
         "resource-claim-big-worker",
         "inference-pool",
         "model-route",
-        "epp-serviceaccount",
-        "epp-role",
-        "epp-rolebinding",
-        "epp-config",
         "epp",
         "epp-service",
     ]
@@ -241,7 +237,7 @@ def test_leader_worker_on_dynamo_is_a_pod_clique_set() -> None:
     assert len(pcs["metadata"]["name"]) <= 24
     # The routing objects do not depend on the stack.
     standard = manifests(compose_replica(*SHAPES["leader-worker-standard"]))
-    for key in ("inference-pool", "model-route", "epp-config", "epp", "epp-service"):
+    for key in ("inference-pool", "model-route", "epp", "epp-service"):
         assert objs[key] == standard[key]
 
 
