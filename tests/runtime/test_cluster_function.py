@@ -11,9 +11,6 @@ from modelplane.naming import child_name
 from tests.builders import gpu_device, gpu_pool
 
 from .conftest import Stubs
-
-# What every replica's picker on the cluster shares, composed once by the cluster.
-SHARED_KEYS = ("epp-serviceaccount", "epp-role", "epp-rolebinding", "epp-config")
 from .helpers import (
     composite_ready,
     composite_status,
@@ -29,6 +26,9 @@ from .helpers import (
     results,
     satisfy,
 )
+
+# What every replica's picker on the cluster shares, composed once by the cluster.
+SHARED_KEYS = ("epp-serviceaccount", "epp-role", "epp-rolebinding", "epp-config")
 
 CPC = child_name("us-east-1", "cluster-kubeconfig")
 WORLD = [inference_class("h100-8x"), inference_class("l4-1x", count=1)]
