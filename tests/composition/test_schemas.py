@@ -63,7 +63,6 @@ def test_the_crd_validators_are_strict() -> None:
 def test_the_crds_own_cel_rules_are_evaluated() -> None:
     require_shared()
     from modelplane.composition import compose_replica
-from modelplane.composition.delivery import shared_objects
 
     from .builders import cluster, manifests, replica
     from .schemas import validate_manifest
