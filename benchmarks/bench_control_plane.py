@@ -50,6 +50,7 @@ PROVIDER_POLL_S = 600.0  # provider-kubernetes --poll default, v1.2.1 cmd/provid
 RECEIVE_LIMIT = 4 * 1024 * 1024  # gRPC default receive limit on Crossplane's side
 REPLICAS_PER_DEPLOYMENT = 100
 CLUSTER_OBJECTS = 3  # a cluster's ClusterProviderConfig, Gateway and GatewayClass Objects
+SYSTEM_NAMESPACE = "modelplane-system"  # where render prints a cluster's shared Objects
 
 
 def fields_v1(value: Any) -> Any:
@@ -101,6 +102,7 @@ class Composed:
     """What render composes, from examples/."""
 
     objects_per_replica: float
+    shared_objects_per_cluster: int  # the pickers' ServiceAccount, RBAC and default config
     object_bytes: float  # mean etcd bytes of one observed Object
     cache_objects_per_cluster: int
     cache_object_bytes: float
@@ -121,7 +123,10 @@ def measure() -> Composed:
     names = tuple(f"{r['metadata']['name']}-" for r in replicas)
     # A replica's Objects are named after it; the rest are the cache's, per cluster.
     ours = [o for o in objects if o["metadata"]["name"].startswith(names)]
-    cache = [o for o in objects if not o["metadata"]["name"].startswith(names)]
+    # A cluster composes once, in the system namespace, what every replica on it shares.
+    shared = [o for o in objects if o["metadata"]["namespace"] == SYSTEM_NAMESPACE]
+    shared_clusters = {o["spec"]["providerConfigRef"]["name"] for o in shared}
+    cache = [o for o in objects if not o["metadata"]["name"].startswith(names) and o not in shared]
     cache_clusters = max(
         1,
         sum(
@@ -139,6 +144,7 @@ def measure() -> Composed:
     )
     return Composed(
         objects_per_replica=len(ours) / max(1, len(replicas)),
+        shared_objects_per_cluster=round(len(shared) / max(1, len(shared_clusters))),
         object_bytes=sum(sizes) / max(1, len(sizes)),
         cache_objects_per_cluster=round(len(cache) / cache_clusters),
         cache_object_bytes=sum(cache_sizes) / len(cache_sizes),
@@ -223,7 +229,8 @@ def fleet(
                  ttl("ModelEndpoint" if projected else "ModelReplica"), 1 if projected else 2,
                  composed.objects_per_replica, 2),
         KindLoad("ModelEndpoint", replicas, ttl("ModelEndpoint"), 1, 2, 3),
-        KindLoad("InferenceCluster", clusters, ttl("InferenceCluster"), 2, CLUSTER_OBJECTS, 2),
+        KindLoad("InferenceCluster", clusters, ttl("InferenceCluster"), 2,
+                 CLUSTER_OBJECTS + composed.shared_objects_per_cluster, 2),
         KindLoad("ModelService", deployments, ttl("ModelService"), 2, 1, 2),
     ]  # fmt: skip
 
@@ -238,7 +245,8 @@ def figures(
 ) -> dict[str, float]:
     kinds = fleet(replicas, clusters, after, composed, projected)
     rate = {k.kind: k.count * (1 / k.ttl_s + k.informers / SYNC_INTERVAL_S) for k in kinds}
-    managed = replicas * composed.objects_per_replica + clusters * CLUSTER_OBJECTS
+    per_cluster = CLUSTER_OBJECTS + composed.shared_objects_per_cluster
+    managed = replicas * composed.objects_per_replica + clusters * per_cluster
     # The largest answers, measured from the real function: a deployment of 100 replicas,
     # and a cache matching every cluster. Before staging waves, every cluster of a cache
     # staged at once: its answer held every cluster's PVC, owner and Job.
@@ -261,11 +269,13 @@ def main_() -> None:
     print("Assumptions (the model, not a live cluster):")
     print(f"  {composed.objects_per_replica:.1f} Objects per replica, "
           f"{composed.object_bytes:,.0f} etcd bytes each as observed (render examples/)")  # fmt: skip
+    print(f"  {composed.shared_objects_per_cluster} Objects per cluster shared by its replicas "
+          "(the pickers' ServiceAccount, RBAC and default config)")  # fmt: skip
     print(f"  a cache stages {composed.cache_objects_per_cluster} Objects per cluster, "
           f"{composed.cache_object_bytes:,.0f} bytes each observed (~half that in an answer)")  # fmt: skip
     print(f"  a replica's real answer: {composed.replica_answer_bytes:,} bytes")
     print(f"  {REPLICAS_PER_DEPLOYMENT} replicas per deployment, one ModelService per deployment,")
-    print("  one ModelEndpoint per replica, 3 Objects per cluster; realtime compositions on,")
+    print("  one ModelEndpoint per replica, 3 more Objects per cluster; realtime compositions on,")
     print("  steady state: nothing changes, so a watch fires only on the 1 h informer resync")
     print("  (XR informer + each composed kind's); Crossplane applies every composed resource")
     print("  on every reconcile; provider-kubernetes polls every Object every 10 min.")

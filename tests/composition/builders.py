@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.composition.picker import shared_picker_objects
 from tests.builders import (
     GV,
     PROVIDER_CONFIG,
@@ -135,6 +136,13 @@ def user_picker(config: dict[str, Any] | None = None, **container: Any) -> dict[
 def manifests(composition: Any) -> dict[str, dict[str, Any]]:
     """The remote objects of a composition by resource key."""
     return {o.key: o.object["spec"]["forProvider"]["manifest"] for o in composition.objects}
+
+
+def on_cluster(composition: Any) -> dict[str, dict[str, Any]]:
+    """What the replica's pods see on its cluster: the cluster's shared picker objects, then
+    the replica's own remote objects by resource key (a user's config replaces the default).
+    """
+    return {**dict(shared_picker_objects()), **manifests(composition)}
 
 
 def pod_templates(manifest: dict[str, Any]) -> list[dict[str, Any]]:

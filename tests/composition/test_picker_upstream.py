@@ -15,7 +15,7 @@ import pytest
 
 from modelplane.composition import compose_replica
 
-from .builders import cluster, manifests, replica, standalone_engine, user_picker
+from .builders import cluster, manifests, on_cluster, replica, standalone_engine, user_picker
 from .shapes import SHAPES
 
 # The Role the picker needs, no more: config/charts/routerlib/templates/_rbac.yaml (pods)
@@ -105,7 +105,7 @@ METRICS_PORT = 9090
 
 
 def _default() -> dict[str, Any]:
-    return manifests(compose_replica(replica(), cluster()))
+    return on_cluster(compose_replica(replica(), cluster()))
 
 
 def _rule_set(role: dict[str, Any]) -> set[tuple[str, str, str]]:
@@ -120,7 +120,12 @@ def _rule_set(role: dict[str, Any]) -> set[tuple[str, str, str]]:
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_picker_role_grants_exactly_what_the_picker_lists_and_watches(shape: str) -> None:
-    role = manifests(compose_replica(*SHAPES[shape]))["epp-role"]
+    objs = on_cluster(compose_replica(*SHAPES[shape]))
+    role = objs["epp-role"]
+    # Every picker runs as the cluster's ServiceAccount, which that Role is bound to.
+    pod = objs["epp"]["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == objs["epp-rolebinding"]["subjects"][0]["name"]
+    assert objs["epp-rolebinding"]["roleRef"]["name"] == role["metadata"]["name"]
     assert role["kind"] == "Role"  # namespace-scoped: the picker caches one namespace
     assert _rule_set(role) == UPSTREAM_PICKER_RBAC
     for rule in role["rules"]:
@@ -215,7 +220,8 @@ def test_default_config_no_longer_reads_the_engine_block_size() -> None:
     # v0.10.0's prefix producer auto-tunes the block size from the engine's metrics.
     engine = standalone_engine()
     engine["members"][0]["template"]["spec"]["containers"][0]["args"].append("--block-size=32")
-    objs = manifests(compose_replica(replica([engine]), cluster()))
+    objs = on_cluster(compose_replica(replica([engine]), cluster()))
+    assert "epp-config" not in manifests(compose_replica(replica([engine]), cluster()))
     assert objs["epp-config"] == _default()["epp-config"]
 
 

@@ -6,6 +6,7 @@ import jsonschema
 import pytest
 
 from modelplane.composition import compose_replica
+from modelplane.composition.delivery import shared_objects
 
 from .schemas import crd_validator, kubernetes_versions, require_shared, strict, validate_delivered
 from .shapes import SHAPES
@@ -17,6 +18,12 @@ def test_every_object_of_every_shape_is_schema_valid(shape: str) -> None:
     composition = compose_replica(*SHAPES[shape])
     for composed in composition.objects:
         validate_delivered(composed.object)
+
+
+def test_the_objects_a_cluster_shares_are_schema_valid() -> None:
+    require_shared()
+    for _, delivered in shared_objects("us-east-1", ("ClusterProviderConfig", "us-east-1-pc")):
+        validate_delivered(delivered)
 
 
 def test_core_kinds_are_checked_from_kubernetes_1_34() -> None:

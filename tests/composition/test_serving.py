@@ -15,10 +15,8 @@ from .shapes import SHAPES
 POOL = "ml-team-qwen3-8b-e7f0a-pool-30aac"
 EPP = "ml-team-qwen3-8b-e7f0a-epp-8f300"
 B = "ml-team-qwen3-8b-e7f0a-84943"
+# The replica's own picker objects; its ServiceAccount and RBAC are the cluster's.
 PICKER_KEYS = [
-    "epp-serviceaccount",
-    "epp-role",
-    "epp-rolebinding",
     "epp-config",
     "epp",
     "epp-service",
@@ -53,7 +51,7 @@ def test_unified_user_picker_runs_exactly_what_the_user_wrote() -> None:
         }
     }
     assert template["spec"] == {
-        "serviceAccountName": EPP,
+        "serviceAccountName": "modelplane-epp",
         "terminationGracePeriodSeconds": 130,
         "containers": [
             {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import yaml
 
 from modelplane.composition import compose_replica
@@ -157,10 +158,6 @@ def test_leader_worker_on_standard_is_a_leader_worker_set() -> None:
         "resource-claim-big-worker",
         "inference-pool",
         "model-route",
-        "epp-serviceaccount",
-        "epp-role",
-        "epp-rolebinding",
-        "epp-config",
         "epp",
         "epp-service",
     ]
@@ -241,7 +238,7 @@ def test_leader_worker_on_dynamo_is_a_pod_clique_set() -> None:
     assert len(pcs["metadata"]["name"]) <= 24
     # The routing objects do not depend on the stack.
     standard = manifests(compose_replica(*SHAPES["leader-worker-standard"]))
-    for key in ("inference-pool", "model-route", "epp-config", "epp", "epp-service"):
+    for key in ("inference-pool", "model-route", "epp", "epp-service"):
         assert objs[key] == standard[key]
 
 
@@ -407,3 +404,21 @@ def test_composition_is_deterministic() -> None:
         first = yaml.safe_dump([o.object for o in compose_replica(rep, clu).objects])
         again = yaml.safe_dump([o.object for o in compose_replica(rep, clu).objects])
         assert first == again, shape
+
+
+@pytest.mark.parametrize(
+    ("shape", "workload_kind", "count"),
+    [
+        ("standalone", "Deployment", 6),
+        ("leader-worker-standard", "LeaderWorkerSet", 7),
+        ("leader-worker-dynamo", "PodCliqueSet", 7),
+    ],
+)
+def test_a_one_engine_replica_composes_at_most_seven_objects(
+    shape: str, workload_kind: str, count: int
+) -> None:
+    # The picker's ServiceAccount, RBAC and default config are the cluster's, once.
+    objs = manifests(compose_replica(*SHAPES[shape]))
+    assert len(objs) == count <= 7
+    assert [m["kind"] for m in objs.values()][0] == workload_kind
+    assert not {"epp-serviceaccount", "epp-role", "epp-rolebinding", "epp-config"} & set(objs)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from modelplane.composition import ReplicaComposition, compose_replica
+from modelplane.composition.picker import shared_picker_objects
 from modelplane.runtime.wire import condition_wire
 
 from .builders import PC, SEL, cluster, manifests, replica
@@ -22,6 +23,9 @@ W = "ml-team-qwen3-8b-e7f0a-qwen3-8b-ee4f4"
 RCT = "ml-team-qwen3-8b-e7f0a-qwen3-8b-standalone-devices-13449"
 POOL = "ml-team-qwen3-8b-e7f0a-pool-30aac"
 EPP = "ml-team-qwen3-8b-e7f0a-epp-8f300"
+# The picker objects every replica on the cluster shares, composed by the cluster.
+SHARED = "modelplane-epp"
+SHARED_KEYS = ("epp-serviceaccount", "epp-role", "epp-rolebinding", "epp-config")
 CHECKSUM = "cbcd96b3e550382081c56d8a043a66939ae4af381db2e4c09bc65340ac5c6ee2"
 CONFIG_TEXT = (
     '{"apiVersion":"llm-d.ai/v1alpha1","kind":"EndpointPickerConfig","plugins":[{"type":'
@@ -42,7 +46,8 @@ AVAILABLE = (
     "object.status.availableReplicas == object.spec.replicas"
 )
 
-# key, Object name, remote kind, remote name, readiness policy (the example's table).
+# key, Object name, remote kind, remote name, readiness policy (the example's table): the
+# replica's own Objects; the picker's ServiceAccount, RBAC and config are the cluster's.
 TABLE = [
     (
         "model-serving-qwen3-8b",
@@ -66,22 +71,6 @@ TABLE = [
         "SuccessfulCreate",
     ),
     ("model-route", "qwen3-8b-e7f0a-model-route-df1c8", "HTTPRoute", B, "SuccessfulCreate"),
-    (
-        "epp-serviceaccount",
-        "qwen3-8b-e7f0a-epp-serviceaccount-7e540",
-        "ServiceAccount",
-        EPP,
-        "SuccessfulCreate",
-    ),
-    ("epp-role", "qwen3-8b-e7f0a-epp-role-80746", "Role", EPP, "SuccessfulCreate"),
-    (
-        "epp-rolebinding",
-        "qwen3-8b-e7f0a-epp-rolebinding-99ac2",
-        "RoleBinding",
-        EPP,
-        "SuccessfulCreate",
-    ),
-    ("epp-config", "qwen3-8b-e7f0a-epp-config-df866", "ConfigMap", EPP, "SuccessfulCreate"),
     ("epp", "qwen3-8b-e7f0a-epp-98f23", "Deployment", EPP, "AVAILABLE"),
     ("epp-service", "qwen3-8b-e7f0a-epp-service-7fd25", "Service", EPP, "SuccessfulCreate"),
 ]
@@ -173,12 +162,12 @@ spec:
     "epp-serviceaccount": {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
-        "metadata": {"name": EPP, "namespace": "default"},
+        "metadata": {"name": SHARED, "namespace": "default"},
     },
     "epp-role": _y(f"""
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
-metadata: {{name: {EPP}, namespace: default}}
+metadata: {{name: {SHARED}, namespace: default}}
 rules:
 - {{apiGroups: [""], resources: [pods], verbs: [get, list, watch]}}
 - {{apiGroups: [inference.networking.k8s.io], resources: [inferencepools], verbs: [get, list, watch]}}
@@ -188,14 +177,14 @@ rules:
     "epp-rolebinding": _y(f"""
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
-metadata: {{name: {EPP}, namespace: default}}
-subjects: [{{kind: ServiceAccount, name: {EPP}, namespace: default}}]
-roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {EPP}}}
+metadata: {{name: {SHARED}, namespace: default}}
+subjects: [{{kind: ServiceAccount, name: {SHARED}, namespace: default}}]
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {SHARED}}}
 """),
     "epp-config": {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": EPP, "namespace": "default"},
+        "metadata": {"name": SHARED, "namespace": "default"},
         "data": {"epp-config.yaml": CONFIG_TEXT},
     },
     "epp": _y(f"""
@@ -211,7 +200,7 @@ spec:
       labels: {{app: {EPP}, modelplane.ai/deployment: qwen3-8b, modelplane.ai/deployment-namespace: ml-team, modelplane.ai/replica: qwen3-8b-e7f0a}}
       annotations: {{modelplane.ai/epp-config-checksum: {CHECKSUM}}}
     spec:
-      serviceAccountName: {EPP}
+      serviceAccountName: {SHARED}
       terminationGracePeriodSeconds: 130
       containers:
       - name: epp
@@ -235,7 +224,7 @@ spec:
         readinessProbe: {{grpc: {{port: 9003, service: inference-extension}}, periodSeconds: 2}}
         resources: {{requests: {{cpu: "8", memory: 8Gi}}, limits: {{memory: 16Gi}}}}
         volumeMounts: [{{name: config, mountPath: /config}}]
-      volumes: [{{name: config, configMap: {{name: {EPP}}}}}]
+      volumes: [{{name: config, configMap: {{name: {SHARED}}}}}]
 """),
     "epp-service": _y(f"""
 apiVersion: v1
@@ -263,6 +252,13 @@ def test_the_seed_replica_validates_as_the_spec_writes_it() -> None:
 
 def test_objects_come_in_the_order_of_section_10(composed: ReplicaComposition) -> None:
     assert [o.key for o in composed.objects] == [row[0] for row in TABLE]
+
+
+def _remote_of(key: str, composed: ReplicaComposition) -> Any:
+    """The remote object under ``key``: the replica's own, or the cluster's shared one."""
+    if key in SHARED_KEYS:
+        return dict(shared_picker_objects())[key]
+    return manifests(composed)[key]
 
 
 @pytest.mark.parametrize(("key", "object_name", "kind", "remote_name", "policy"), TABLE)
@@ -305,13 +301,13 @@ def test_each_object_is_wrapped_as_the_table_says(
 def test_each_remote_object_is_exactly_the_worked_example(
     composed: ReplicaComposition, key: str
 ) -> None:
-    assert manifests(composed)[key] == EXPECTED[key]
+    assert _remote_of(key, composed) == EXPECTED[key]
 
 
 def test_config_text_is_506_bytes_with_the_published_checksum(composed: ReplicaComposition) -> None:
     import hashlib
 
-    text = manifests(composed)["epp-config"]["data"]["epp-config.yaml"]
+    text = _remote_of("epp-config", composed)["data"]["epp-config.yaml"]
     assert text == CONFIG_TEXT
     assert len(text.encode("utf-8")) == 506
     assert hashlib.sha256(text.encode("utf-8")).hexdigest() == CHECKSUM

@@ -27,6 +27,9 @@ from .helpers import (
     satisfy,
 )
 
+# What every replica's picker on the cluster shares, composed once by the cluster.
+SHARED_KEYS = ("epp-serviceaccount", "epp-role", "epp-rolebinding", "epp-config")
+
 CPC = child_name("us-east-1", "cluster-kubeconfig")
 WORLD = [inference_class("h100-8x"), inference_class("l4-1x", count=1)]
 
@@ -83,7 +86,7 @@ def test_pools_derived_from_node_pools_and_classes(stubs: Stubs) -> None:
 def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: Stubs) -> None:
     _, rsp = _two_calls(stubs, existing_cluster(identity=True))
     objects = desired(rsp)
-    assert set(objects) == {"cluster-provider-config", "inference-gateway"}
+    assert set(objects) == {"cluster-provider-config", "inference-gateway", *SHARED_KEYS}
     assert objects["cluster-provider-config"] == {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "ClusterProviderConfig",
@@ -129,6 +132,7 @@ def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: S
     assert readiness(rsp) == {
         "cluster-provider-config": "READY_UNSPECIFIED",
         "inference-gateway": "READY_UNSPECIFIED",
+        **dict.fromkeys(SHARED_KEYS, "READY_UNSPECIFIED"),
     }
     assert composite_ready(rsp) == "READY_UNSPECIFIED"
     assert composite_status(rsp)["providerConfigRef"] == {
@@ -172,6 +176,7 @@ def test_gateway_address_published_once_observed(stubs: Stubs) -> None:
     assert readiness(rsp) == {
         "cluster-provider-config": "READY_TRUE",
         "inference-gateway": "READY_TRUE",
+        **dict.fromkeys(SHARED_KEYS, "READY_UNSPECIFIED"),
     }
 
 
@@ -190,7 +195,7 @@ def test_missing_class_waits_without_pools_but_keeps_the_plumbing(stubs: Stubs) 
     assert conditions(rsp) == [("ClusterReady", "False", "WaitingForClasses", text)]
     assert results(rsp) == [("NORMAL", text)]
     assert "gpuPools" not in composite_status(rsp)
-    assert set(desired(rsp)) == {"cluster-provider-config", "inference-gateway"}
+    assert set(desired(rsp)) == {"cluster-provider-config", "inference-gateway", *SHARED_KEYS}
 
 
 @pytest.mark.parametrize("source", ["GKE", "EKS", "AKS", "Nebius", "Vultr"])
@@ -420,3 +425,28 @@ def test_a_malformed_pinned_replica_holds_the_published_status(stubs: Stubs) -> 
     [(severity, message)] = results(rsp)
     assert severity == "WARNING"
     assert message.startswith("invalid required resource replicas: ModelReplica ml-team/")
+
+
+def test_cluster_composes_what_every_replica_picker_shares(stubs: Stubs) -> None:
+    observed = {"epp-serviceaccount": {"status": {"conditions": []}}}
+    _, rsp = _two_calls(stubs, existing_cluster(), observed)
+    objects = desired(rsp)
+    remote = {k: objects[k]["spec"]["forProvider"]["manifest"] for k in SHARED_KEYS}
+    assert {k: (m["kind"], m["metadata"]) for k, m in remote.items()} == {
+        "epp-serviceaccount": (
+            "ServiceAccount",
+            {"name": "modelplane-epp", "namespace": "default"},
+        ),
+        "epp-role": ("Role", {"name": "modelplane-epp", "namespace": "default"}),
+        "epp-rolebinding": ("RoleBinding", {"name": "modelplane-epp", "namespace": "default"}),
+        "epp-config": ("ConfigMap", {"name": "modelplane-epp", "namespace": "default"}),
+    }
+    for key in SHARED_KEYS:
+        obj = objects[key]
+        assert obj["metadata"]["name"] == child_name("us-east-1", key)
+        assert obj["metadata"]["namespace"] == "modelplane-system"
+        assert obj["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": CPC}
+        assert obj["spec"]["readiness"] == {"policy": "SuccessfulCreate"}
+    # Created once observed; the rest not yet.
+    assert readiness(rsp)["epp-serviceaccount"] == "READY_TRUE"
+    assert readiness(rsp)["epp-role"] == "READY_UNSPECIFIED"

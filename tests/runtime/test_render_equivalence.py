@@ -30,10 +30,13 @@ from .helpers import (
     composite_status,
     conditions,
     desired,
+    existing_cluster,
     published_by_function,
     request,
     satisfy,
 )
+
+RESOURCE_KEY = "crossplane.io/composition-resource-name"
 
 READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
 
@@ -184,7 +187,10 @@ def test_fresh_fleet_matches_render(stubs: Stubs) -> None:
     rendered = _render([EXAMPLES])
     assert _by_kind(rendered, "ModelReplica"), "the examples place nothing"
     staged = sum(len(objects) for _, objects in _cache_sections(rendered))
-    assert _compare(stubs, docs, rendered, []) == len(_by_kind(rendered, "Object")) - staged
+    shared = len(_shared(rendered))
+    assert (
+        _compare(stubs, docs, rendered, []) == len(_by_kind(rendered, "Object")) - staged - shared
+    )
 
 
 @pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not present")
@@ -199,8 +205,9 @@ def test_ready_replicas_match_render(stubs: Stubs, tmp_path: Path) -> None:
     (tmp_path / "observed.yaml").write_text(yaml.safe_dump_all(observed))
     rendered = _render([EXAMPLES, tmp_path])
     assert _by_kind(rendered, "ModelEndpoint"), "ready replicas should get endpoints"
-    staged = sum(len(objects) for _, objects in _cache_sections(rendered))
-    # Every Object render printed, bar the cache's staging, came back over gRPC.
+    staged = sum(len(objects) for _, objects in _cache_sections(rendered)) + len(_shared(rendered))
+    # Every Object render printed, bar the cache's staging and the clusters' shared objects,
+    # came back over gRPC.
     assert _compare(stubs, docs, rendered, observed) == len(_by_kind(rendered, "Object")) - staged
     # Each composed endpoint's backend over gRPC is the Service and EndpointSlice render printed.
     services = {o["metadata"]["name"]: o for o in _by_kind(rendered, "Service")}
@@ -225,6 +232,32 @@ AFTER_CACHES = {
     "ModelService",
     "HTTPRoute",
 }
+
+
+def _shared(rendered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Objects render printed for the clusters (in the system namespace)."""
+    return [
+        o for o in _by_kind(rendered, "Object") if o["metadata"]["namespace"] == "modelplane-system"
+    ]
+
+
+@pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not present")
+def test_shared_objects_match_the_cluster_function(stubs: Stubs) -> None:
+    shared = _shared(_render([EXAMPLES]))
+    names = sorted({o["metadata"]["name"].rsplit("-epp-", 1)[0] for o in shared})
+    assert names, "render printed no shared objects"
+    for name in names:
+        cluster = existing_cluster(name)
+        first = stubs.v1.RunFunction(request(cluster))
+        got = desired(stubs.v1.RunFunction(request(cluster, required=satisfy(first, []))))
+        printed = [o for o in shared if o["metadata"]["name"].startswith(f"{name}-epp-")]
+        assert len(printed) == 4
+        for o in printed:
+            # render sends them through the provider config the cluster's replicas use (the
+            # example's published one); live, the cluster publishes its own.
+            expected = copy.deepcopy(got[o["metadata"]["annotations"][RESOURCE_KEY]])
+            expected["spec"]["providerConfigRef"] = o["spec"]["providerConfigRef"]
+            assert expected == o, o["metadata"]["name"]
 
 
 def _cache_sections(rendered: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[Any]]]:

@@ -31,10 +31,6 @@ KEYS = [
     "resource-claim-qwen3-8b-standalone",
     "inference-pool",
     "model-route",
-    "epp-serviceaccount",
-    "epp-role",
-    "epp-rolebinding",
-    "epp-config",
     "epp",
     "epp-service",
 ]

@@ -18,11 +18,13 @@ from modelplane.cli.validate import print_warnings
 from modelplane.printable import printable
 from modelplane.runtime.local.render import (
     RenderedCache,
+    RenderedCluster,
     RenderedDeployment,
     RenderedEndpoint,
     RenderedFront,
     render,
     render_caches,
+    render_clusters,
     render_endpoints,
     render_fronts,
 )
@@ -35,7 +37,9 @@ example:
 
 Prints, per ModelDeployment in (namespace, name) order: the deployment with its computed
 status, its ModelReplicas, the Objects composed for each replica's cluster, and its
-ModelEndpoints; then, per ModelCache in (namespace, name) order, the cache with its
+ModelEndpoints; then, per InferenceCluster those replicas run on in name order, the Objects
+it composes once for all of them (the pickers' ServiceAccount, RBAC and default config);
+then, per ModelCache in (namespace, name) order, the cache with its
 computed status and the Objects staging it on each cluster; then, per ModelEndpoint (composed
 or given) in (namespace, name) order, the Service and EndpointSlice a Gateway routes it by
 (and, for an https URL, the BackendTLSPolicy that makes it speak TLS).
@@ -71,13 +75,15 @@ def run(args: argparse.Namespace) -> int:
     print_warnings(loaded)
     fleet = at(fleet_of(loaded), args.now)
     rendered = render(fleet)
+    shared = render_clusters(fleet, rendered)
     caches = render_caches(fleet)
     backends = render_endpoints(fleet, rendered)
     fronts = render_fronts(loaded.of_kind(InferenceGateway), loaded.of_kind(ModelService), backends)
     if args.out:
-        write_files(rendered, args.out, args.output, caches, [*backends, *fronts])
+        write_files(rendered, args.out, args.output, caches, [*backends, *fronts], shared)
     else:
         objects = [o for r in rendered for o in r.in_order()]
+        objects.extend(o for c in shared for o in c.in_order())
         objects.extend(o for c in caches for o in c.in_order())
         objects.extend(o for b in backends for o in b.in_order())
         objects.extend(o for f in fronts for o in f.in_order())
@@ -104,12 +110,16 @@ def write_files(
     output: str,
     caches: Sequence[RenderedCache] = (),
     backends: Sequence[RenderedEndpoint | RenderedFront] = (),
+    shared: Sequence[RenderedCluster] = (),
 ) -> None:
     """control-plane.<ext> and one cluster-<name>.<ext> per cluster with Objects (docs/cli.md)."""
     os.makedirs(directory, exist_ok=True)
     per_cluster: dict[str, list[dict[str, Any]]] = {}
-    parts: list[RenderedDeployment | RenderedCache | RenderedEndpoint | RenderedFront] = [
+    parts: list[
+        RenderedDeployment | RenderedCluster | RenderedCache | RenderedEndpoint | RenderedFront
+    ] = [
         *rendered,
+        *shared,
         *caches,
         *backends,
     ]

@@ -15,7 +15,7 @@ from modelplane.composition.names import (
     claim_key,
     workload_key,
 )
-from modelplane.composition.picker import picker_objects
+from modelplane.composition.picker import picker_objects, shared_picker_objects
 from modelplane.composition.routing import (
     http_route,
     inference_pool,
@@ -25,6 +25,7 @@ from modelplane.composition.routing import (
 )
 from modelplane.composition.types import Json, Stack
 from modelplane.composition.workloads import engine_workload
+from modelplane.naming import SYSTEM_NAMESPACE, child_name
 
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 OBJECT_KIND = "Object"
@@ -134,6 +135,18 @@ def deliver(
         },
         "spec": spec,
     }
+
+
+def shared_objects(cluster: str, provider_config: tuple[str, str]) -> list[tuple[str, Json]]:
+    """The Objects a cluster composes once for every replica on it, with their resource keys.
+
+    Named from the cluster and the key in the system namespace, as the cluster's other
+    Objects; the remote objects are in docs/composition.md, "Objects shared on a cluster".
+    """
+    return [
+        (key, deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, manifest, provider_config))
+        for key, manifest in shared_picker_objects()
+    ]
 
 
 def remote_objects(

@@ -57,6 +57,9 @@ CONFIG_DIR = "/config"
 CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_KEY}"
 CONFIG_VOLUME = "config"
 RBAC_GROUP = "rbac.authorization.k8s.io"
+# The name of the picker objects every replica on a cluster shares (its ServiceAccount,
+# Role, RoleBinding and the default config's ConfigMap), composed once by the cluster.
+SHARED_PICKER_NAME = "modelplane-epp"
 READ = ("get", "list", "watch")
 
 # What the picker lists and watches, namespace-scoped (pkg/epp/server/controller_manager.go,
@@ -194,7 +197,11 @@ def user_picker_container(
 
 
 def _meta(names: ReplicaNames) -> Json:
-    return {"name": names.epp, "namespace": REMOTE_NAMESPACE}
+    return _named(names.epp)
+
+
+def _named(name: str) -> Json:
+    return {"name": name, "namespace": REMOTE_NAMESPACE}
 
 
 def picker_deployment(
@@ -202,8 +209,14 @@ def picker_deployment(
     container: Json,
     checksum: str | None,
     image_pull_secrets: list[Json] | None,
+    config_map_name: str,
 ) -> Json:
-    """The picker Deployment frame shared by both pickers."""
+    """The picker Deployment frame shared by both pickers.
+
+    It runs as the cluster's shared ServiceAccount: until the cluster has composed it the
+    ReplicaSet cannot create pods, so the Deployment never rolls out and the replica is not
+    Ready (docs/composition.md, "Objects shared on a cluster").
+    """
     template_meta: Json = {
         "labels": {
             "app": names.epp,
@@ -216,12 +229,12 @@ def picker_deployment(
         # A config change changes the pod template, which rolls the picker.
         template_meta["annotations"] = {EPP_CONFIG_CHECKSUM_ANNOTATION: checksum}
     pod: Json = {
-        "serviceAccountName": names.epp,
+        "serviceAccountName": SHARED_PICKER_NAME,
         "terminationGracePeriodSeconds": PICKER_TERMINATION_GRACE_SECONDS,
         "containers": [container],
     }
     if checksum is not None:
-        pod["volumes"] = [{"name": CONFIG_VOLUME, "configMap": {"name": names.epp}}]
+        pod["volumes"] = [{"name": CONFIG_VOLUME, "configMap": {"name": config_map_name}}]
     if image_pull_secrets:
         pod["imagePullSecrets"] = image_pull_secrets
     return {
@@ -239,40 +252,57 @@ def picker_deployment(
     }
 
 
-def service_account(names: ReplicaNames) -> Json:
-    """The picker's ServiceAccount."""
-    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(names)}
+def service_account() -> Json:
+    """The pickers' ServiceAccount, shared on a cluster."""
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _named(SHARED_PICKER_NAME)}
 
 
-def role(names: ReplicaNames) -> Json:
-    """The picker's Role: read-only rules, no wildcard."""
+def role() -> Json:
+    """The pickers' Role: read-only rules, no wildcard."""
     return {
         "apiVersion": f"{RBAC_GROUP}/v1",
         "kind": "Role",
-        "metadata": _meta(names),
+        "metadata": _named(SHARED_PICKER_NAME),
         "rules": [{k: list(v) for k, v in r.items()} for r in PICKER_ROLE_RULES],
     }
 
 
-def role_binding(names: ReplicaNames) -> Json:
-    """Binds the picker's Role to its ServiceAccount."""
+def role_binding() -> Json:
+    """Binds the pickers' Role to their ServiceAccount."""
     return {
         "apiVersion": f"{RBAC_GROUP}/v1",
         "kind": "RoleBinding",
-        "metadata": _meta(names),
-        "subjects": [{"kind": "ServiceAccount", "name": names.epp, "namespace": REMOTE_NAMESPACE}],
-        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": names.epp},
+        "metadata": _named(SHARED_PICKER_NAME),
+        "subjects": [
+            {"kind": "ServiceAccount", "name": SHARED_PICKER_NAME, "namespace": REMOTE_NAMESPACE}
+        ],
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": SHARED_PICKER_NAME},
     }
 
 
-def config_map(names: ReplicaNames, text: str) -> Json:
-    """The ConfigMap holding the picker's config text."""
+def config_map(name: str, text: str) -> Json:
+    """The ConfigMap ``name`` holding a picker's config text."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": _meta(names),
+        "metadata": _named(name),
         "data": {CONFIG_KEY: text},
     }
+
+
+def shared_picker_objects() -> list[tuple[str, Json]]:
+    """The picker objects every replica on a cluster shares, with their resource keys.
+
+    The same for every replica: the Role's rules read the whole remote namespace (which is
+    ``default`` for every replica), so one ServiceAccount per cluster grants exactly what
+    one per replica did; the default picker's config does not depend on the replica.
+    """
+    return [
+        (KEY_EPP_SERVICE_ACCOUNT, service_account()),
+        (KEY_EPP_ROLE, role()),
+        (KEY_EPP_ROLE_BINDING, role_binding()),
+        (KEY_EPP_CONFIG, config_map(SHARED_PICKER_NAME, config_text(default_picker_config()))),
+    ]
 
 
 def picker_service(names: ReplicaNames, metrics: bool) -> Json:
@@ -319,16 +349,19 @@ def _picker_parts(
 
 
 def picker_objects(replica: ModelReplica, names: ReplicaNames) -> list[tuple[str, Json]]:
-    """The picker objects with their resource keys, in object order."""
+    """The replica's own picker objects with their resource keys, in object order.
+
+    The ServiceAccount, Role, RoleBinding and the default config's ConfigMap are the
+    cluster's (``shared_picker_objects``); a user's config keeps its own ConfigMap.
+    """
     container, text, secrets = _picker_parts(replica, names)
     checksum = config_checksum(text) if text is not None else None
-    objects: list[tuple[str, Json]] = [
-        (KEY_EPP_SERVICE_ACCOUNT, service_account(names)),
-        (KEY_EPP_ROLE, role(names)),
-        (KEY_EPP_ROLE_BINDING, role_binding(names)),
-    ]
-    if text is not None:
-        objects.append((KEY_EPP_CONFIG, config_map(names, text)))
-    objects.append((KEY_EPP, picker_deployment(names, container, checksum, secrets)))
+    objects: list[tuple[str, Json]] = []
+    own_config = text is not None and not uses_default_picker(replica)
+    if own_config and text is not None:
+        objects.append((KEY_EPP_CONFIG, config_map(names.epp, text)))
+    config_name = names.epp if own_config else SHARED_PICKER_NAME
+    deployment = picker_deployment(names, container, checksum, secrets, config_name)
+    objects.append((KEY_EPP, deployment))
     objects.append((KEY_EPP_SERVICE, picker_service(names, uses_default_picker(replica))))
     return objects

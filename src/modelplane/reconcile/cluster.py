@@ -29,6 +29,8 @@ from modelplane.api.inferencecluster import (
     derived_gpu_pools,
 )
 from modelplane.api.meta import Condition, condition, holds
+from modelplane.composition.conditions import ready_flag
+from modelplane.composition.delivery import SUCCESSFUL_CREATE, shared_objects
 from modelplane.composition.observed import NOTHING_OBSERVED, Observed, ObservedObject
 from modelplane.composition.routing import implementation_for_controller
 from modelplane.composition.types import ComposedObject, Json
@@ -201,6 +203,15 @@ def _gateway_class_parts(
     return [resource], gateway_class_implementation(seen_class)
 
 
+def _shared_parts(cluster: InferenceCluster, observed: Observed) -> list[ComposedObject]:
+    """What every replica's picker on the cluster shares: its ServiceAccount, RBAC, config."""
+    provider = (PROVIDER_CONFIG_KIND, provider_config_name(cluster.metadata.name or ""))
+    return [
+        ComposedObject(key, obj, ready_flag(SUCCESSFUL_CREATE, observed.get(key)))
+        for key, obj in shared_objects(cluster.metadata.name or "", provider)
+    ]
+
+
 def _existing_parts(
     cluster: InferenceCluster, observed: Observed
 ) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None]:
@@ -226,6 +237,7 @@ def _existing_parts(
         address = gateway.address if gateway is not None and gateway.address else None
     class_objects, implementation = _gateway_class_parts(cluster, observed)
     objects.extend(class_objects)
+    objects.extend(_shared_parts(cluster, observed))
     published = (
         None
         if address is None and implementation is None

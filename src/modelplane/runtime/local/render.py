@@ -19,7 +19,9 @@ from modelplane.api import (
 )
 from modelplane.api.meta import condition
 from modelplane.composition import compose_replica
+from modelplane.composition.delivery import shared_objects
 from modelplane.composition.observed import ObservedObject, RouteParent
+from modelplane.composition.replica import derived_provider_config, provider_config_for
 from modelplane.composition.types import Json
 from modelplane.naming import front_gateway_name
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
@@ -69,6 +71,44 @@ class RenderedCache:
     def in_order(self) -> list[Json]:
         """Everything, in the order ``render`` prints it: the cache, then its Objects."""
         return [self.cache, *(o for _, o in self.remote)]
+
+
+@dataclass
+class RenderedCluster:
+    """The Objects one InferenceCluster composes once for every replica on it."""
+
+    name: str
+    objects: list[Json]
+
+    @property
+    def remote(self) -> list[tuple[str, Json]]:
+        """``(cluster, Object)`` per shared Object, in print order."""
+        return [(self.name, o) for o in self.objects]
+
+    def control_plane(self) -> list[Json]:
+        """Nothing: the cluster itself is input, printed as given."""
+        return []
+
+    def in_order(self) -> list[Json]:
+        """What ``render`` prints for the cluster: its shared Objects."""
+        return list(self.objects)
+
+
+def render_clusters(fleet: Fleet, rendered: list[RenderedDeployment]) -> list[RenderedCluster]:
+    """The shared Objects of every cluster a rendered replica runs on, in name order.
+
+    On a live control plane the cluster composes them whether or not a replica runs there;
+    ``render`` prints them for the clusters its replicas use (docs/cli.md).
+    """
+    used = {c for r in rendered for c, _ in r.remote}
+    out: list[RenderedCluster] = []
+    for cluster in sorted(fleet.clusters, key=lambda c: c.metadata.name or ""):
+        name = cluster.metadata.name or ""
+        if name not in used:
+            continue
+        provider = provider_config_for(cluster) or derived_provider_config(cluster)
+        out.append(RenderedCluster(name, [o for _, o in shared_objects(name, provider)]))
+    return out
 
 
 def render_caches(fleet: Fleet) -> list[RenderedCache]:
