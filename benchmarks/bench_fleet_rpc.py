@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 import re
 import statistics
@@ -170,6 +171,77 @@ def server_cluster(i: int) -> dict[str, Any]:
     return doc
 
 
+# ---------------------------------------------------------------- what Crossplane sends
+
+# Set by --plain: objects without the fields only the API server and kubectl write.
+REALISTIC = True
+
+
+def fields_v1(value: Any) -> Any:
+    """The field set of ``value`` as server-side apply records it (``f:`` keys, list items)."""
+    if isinstance(value, Mapping):
+        return {f"f:{k}": fields_v1(v) for k, v in value.items()}
+    if isinstance(value, list):
+        out: dict[str, Any] = {}
+        for n, item in enumerate(value):
+            name = item.get("name") or item.get("type") if isinstance(item, Mapping) else None
+            key = f'k:{{"name":"{name}"}}' if name else f"i:{n}"
+            out[key] = {".": {}, **fields_v1(item)} if isinstance(item, Mapping) else {}
+        return out
+    return {}
+
+
+def as_sent(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` as Crossplane sends it: the last-applied configuration, ``managedFields`` of
+    the writer of its spec, of Crossplane and of the writer of its status, and status
+    conditions as Crossplane writes them. Nothing of this is read by the function.
+    """
+    if not REALISTIC:
+        return obj
+    doc = copy.deepcopy(obj)
+    md = doc["metadata"]
+    applied = {k: v for k, v in doc.items() if k != "status"}
+    applied["metadata"] = {k: md[k] for k in ("name", "namespace", "labels") if k in md}
+    md.setdefault("annotations", {})[LAST_APPLIED] = json.dumps(applied, sort_keys=True)
+    status = doc.setdefault("status", {})
+    conditions = status.setdefault("conditions", [])
+    for condition in conditions:
+        condition.setdefault("lastTransitionTime", "2026-01-15T09:00:00Z")
+        condition.setdefault("observedGeneration", 1)
+    if not any(c.get("type") == "Synced" for c in conditions):
+        conditions.append(
+            {
+                "type": "Synced",
+                "status": "True",
+                "reason": "ReconcileSuccess",
+                "lastTransitionTime": "2026-01-15T09:00:00Z",
+                "observedGeneration": 1,
+            }
+        )
+    md["managedFields"] = [
+        managed("kubectl-client-side-apply", "Update", {"metadata": md, "spec": doc["spec"]}),
+        managed("crossplane", "Apply", {"spec": {"crossplane": doc["spec"].get("crossplane", {})}}),
+        managed("crossplane", "Update", {"status": status}, subresource="status"),
+    ]
+    return doc
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def managed(manager: str, operation: str, fields: Any, **extra: str) -> dict[str, Any]:
+    """One ``managedFields`` entry."""
+    return {
+        "manager": manager,
+        "operation": operation,
+        "apiVersion": GV,
+        "time": "2026-01-15T09:00:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields_v1(fields),
+        **extra,
+    }
+
+
 # ---------------------------------------------------------------- occupancy
 
 
@@ -287,7 +359,7 @@ def observed_ready(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
         md = obj["metadata"]
         md.update(meta(md["name"], md.get("namespace"), labels=md.get("labels", {})))
         obj["status"] = ready_status()
-        out[key] = obj
+        out[key] = as_sent(obj)
     return out
 
 
@@ -406,7 +478,7 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
     """
     clusters = [server_cluster(i) for i in range(CLUSTERS)]
     others = [other_replica(i) for i in range(DEPLOYMENTS * PER_DEPLOYMENT - PER_DEPLOYMENT)]
-    composite = measured_deployment()
+    composite = as_sent(measured_deployment())
     server = Server()
     try:
         unanswered = frozenset({ALL_REPLICAS}) if mode == "occupancy" else frozenset()
@@ -418,6 +490,7 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
             world = [*clusters, *replicas]
             if mode == "occupancy":
                 world = [*with_occupancy(clusters, replicas), *replicas]
+            world = [as_sent(obj) for obj in world]
             steady, rsp = settle(server.call, composite, observed, world, unanswered)
             if mode == "today" and ALL_REPLICAS not in rsp.requirements.resources:
                 # Without every replica and without occupancy nothing is placed: no steady state.
@@ -466,11 +539,12 @@ def changed(
     n: int,
     own: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> bytes:
-    """The steady request after change ``n``: one object of the fleet has a new version.
+    """The steady request after change ``n``: objects of the fleet have a new version.
 
     ``today``: one other deployment's replica turned not Ready (its status and
     resourceVersion changed). ``occupancy``: that replica's cluster republished its
-    occupancy with one more device free on the first node it charged.
+    occupancy with one more device free on the first node it charged, and another
+    cluster's status was written (its Ready condition's transition time).
 
     With ``own`` (the observed objects), every one of them also has a new
     resourceVersion: what a server answering every deployment of the fleet sees after a
@@ -498,10 +572,18 @@ def changed(
                 POOL_DEVICES[pools[0]["name"]] + 1
             )
     items[slot].resource.CopyFrom(as_struct(obj))
+    other = (slot + len(indexes) // 2) % len(indexes)
+    if mode == "occupancy" and other != slot:
+        # Another InferenceCluster's status was written too (its Ready condition again).
+        status = copy.deepcopy(world[indexes[other]])
+        status["metadata"]["resourceVersion"] = str(3000 + n)
+        status["status"]["conditions"][0]["lastTransitionTime"] = f"2026-01-16T09:{n % 60:02d}:00Z"
+        items[other].resource.CopyFrom(as_struct(status))
     try:
         return steady.message.SerializeToString()
     finally:
         items[slot].resource.CopyFrom(as_struct(world[indexes[slot]]))
+        items[other].resource.CopyFrom(as_struct(world[indexes[other]]))
         for key, obj in (own or {}).items():
             steady.message.observed.resources[key].resource.CopyFrom(as_struct(obj))
 
@@ -548,7 +630,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=("today", "occupancy", "both"), default="both")
     parser.add_argument("--quick", action="store_true", help="fewer calls")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="objects without managedFields, the last-applied configuration and the "
+        "conditions Crossplane adds (the figures before requests were made realistic)",
+    )
     args = parser.parse_args(argv)
+    global REALISTIC  # noqa: PLW0603 - one switch for the whole run
+    REALISTIC = not args.plain
     modes = ("today", "occupancy") if args.mode == "both" else (args.mode,)
     calls = {"today": (5, 3), "occupancy": (100, 30)}
     if args.quick:
