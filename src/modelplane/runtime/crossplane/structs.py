@@ -144,19 +144,42 @@ def restore_integers(value: Any, schema: Schema | None) -> Any:
     return value
 
 
+# The ObjectMeta fields the API server writes for its own bookkeeping and the function
+# never reads: ``managedFields`` alone is often half of an object Crossplane sends.
+SERVER_BOOKKEEPING = frozenset({"managedFields"})
+
+
+def _drop_metadata(struct: struct_pb2.Struct, fields: frozenset[str]) -> None:
+    # Removed from the Struct itself, before it is digested or read: the request is
+    # this process's own copy, and the digest then covers only what is read.
+    if "metadata" not in struct.fields:
+        return
+    metadata = struct.fields["metadata"]
+    if metadata.WhichOneof("kind") != "struct_value":
+        return
+    present = metadata.struct_value.fields
+    for name in fields:
+        if name in present:
+            del present[name]
+
+
 class StructDocument(Mapping[str, Any]):
     """A Struct read as a dict on first use, identified by a digest of its content.
 
     Crossplane sends the same fleet on every call; ``cache_key`` lets a validated
-    object be reused without converting or validating the Struct again.
+    object be reused without converting or validating the Struct again. ``unread``
+    names ObjectMeta fields removed first (``SERVER_BOOKKEEPING`` for objects only read
+    as validated models): neither the digest nor the dict carries them.
     """
 
     __slots__ = ("_struct", "_data", "_key")
 
-    def __init__(self, struct: struct_pb2.Struct) -> None:
+    def __init__(self, struct: struct_pb2.Struct, *, unread: frozenset[str] = frozenset()) -> None:
         self._struct = struct
         self._data: dict[str, Any] | None = None
         self._key: bytes | None = None
+        if unread:
+            _drop_metadata(struct, unread)
 
     @property
     def cache_key(self) -> bytes:
