@@ -83,11 +83,14 @@ def fresh(req: fnv1.RunFunctionRequest) -> bytes:
 
 
 def with_bookkeeping(req: fnv1.RunFunctionRequest, writer: str) -> fnv1.RunFunctionRequest:
-    """``req`` with every required and observed object carrying what the server adds."""
+    """``req`` with the composite and every required and observed object carrying what the
+    server adds."""
     out = copy.deepcopy(req)
     for resources in out.required_resources.values():
         for item in resources.items:
             item.resource.CopyFrom(as_struct(as_sent(json_format.MessageToDict(item.resource))))
+    composite = out.observed.composite.resource
+    composite.CopyFrom(as_struct(as_sent(json_format.MessageToDict(composite))))
     for resource in out.observed.resources.values():
         resource.resource.CopyFrom(as_struct(as_sent(json_format.MessageToDict(resource.resource))))
     return out

@@ -45,14 +45,16 @@ def request_from_proto(request: fnv1.RunFunctionRequest) -> FunctionRequest:
     """The plain-data view of a request. Numbers are still floats here.
 
     Objects stay Structs until first read (``StructDocument``), so validated objects
-    can be reused by the digest of their bytes. Required resources are only ever read as
-    validated models, whose ``managedFields`` nothing reads: they are dropped first.
+    can be reused by the digest of their bytes. Nothing reads an object's
+    ``managedFields`` (models and observed views read name, namespace, uid,
+    resourceVersion, labels and annotations; re-emitted objects keep name, namespace,
+    labels and annotations): they are dropped first, from this process's copy.
     """
     composite: Mapping[str, Any] | None = None
     if request.observed.HasField("composite") and request.observed.composite.resource.fields:
-        composite = StructDocument(request.observed.composite.resource)
+        composite = StructDocument(request.observed.composite.resource, unread=SERVER_BOOKKEEPING)
     observed = {
-        key: StructDocument(resource.resource)
+        key: StructDocument(resource.resource, unread=SERVER_BOOKKEEPING)
         for key, resource in request.observed.resources.items()
     }
     required = {

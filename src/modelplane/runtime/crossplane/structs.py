@@ -168,8 +168,8 @@ class StructDocument(Mapping[str, Any]):
 
     Crossplane sends the same fleet on every call; ``cache_key`` lets a validated
     object be reused without converting or validating the Struct again. ``unread``
-    names ObjectMeta fields removed first (``SERVER_BOOKKEEPING`` for objects only read
-    as validated models): neither the digest nor the dict carries them.
+    names ObjectMeta fields removed first (``SERVER_BOOKKEEPING``): neither the digest
+    nor the dict carries them.
     """
 
     __slots__ = ("_struct", "_data", "_key")
