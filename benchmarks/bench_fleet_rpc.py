@@ -178,15 +178,17 @@ REALISTIC = True
 
 
 def fields_v1(value: Any) -> Any:
-    """The field set of ``value`` as server-side apply records it (``f:`` keys, list items)."""
+    """The field set of ``value`` as server-side apply records it: ``f:`` keys, the items of
+    a list keyed by ``name`` or ``type`` one by one, any other list as one atomic field."""
     if isinstance(value, Mapping):
         return {f"f:{k}": fields_v1(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list) and all(
+        isinstance(item, Mapping) and ("name" in item or "type" in item) for item in value
+    ):
         out: dict[str, Any] = {}
-        for n, item in enumerate(value):
-            name = item.get("name") or item.get("type") if isinstance(item, Mapping) else None
-            key = f'k:{{"name":"{name}"}}' if name else f"i:{n}"
-            out[key] = {".": {}, **fields_v1(item)} if isinstance(item, Mapping) else {}
+        for item in value:
+            key = "name" if "name" in item else "type"
+            out[f'k:{{"{key}":"{item[key]}"}}'] = {".": {}, **fields_v1(item)}
         return out
     return {}
 
