@@ -8,10 +8,15 @@ called again until its requirements settle; its replicas are then observed Ready
 server's metadata (uid, resourceVersion). The server is ``modelplane function serve`` in its
 own process, so its peak RSS (``VmHWM``) is the server's alone.
 
+Every object is sent as Crossplane sends it (``--plain``: without what follows): with the
+``managedFields`` of its writers, the last-applied configuration kubectl writes, and the
+conditions Crossplane adds, none of which the function reads.
+
 Printed per mode: p50 and p99 of one call in steady state (the same request again, what
 Crossplane sends between changes) and after another deployment's replica changed (a fresh
-change before every call), the request's bytes, the server's peak RSS, and the runtime memos'
-entries and hit counts.
+change before every call), the request's bytes, the server's peak RSS and its mean CPU time
+per call (wall-clock percentiles on a busy machine measure the machine), and the runtime
+memos' entries and hit counts.
 
 Modes (``--mode``, default both):
 
@@ -414,6 +419,12 @@ class Server:
         found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
         return int(found.group(1)) / 1024 if found else float("nan")
 
+    def cpu_seconds(self) -> float:
+        """The server's CPU time so far (user + system): unlike wall time, not inflated
+        by other work on a busy machine."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def memos(self) -> dict[str, tuple[int, int, int]]:
         """(entries, hits, misses) of the runtime's memos, from /metrics."""
         text = urllib.request.urlopen(self.metrics, timeout=10).read().decode()  # noqa: S310
@@ -470,6 +481,8 @@ class Figures:
     calls: tuple[int, int]
     memos: dict[str, tuple[int, int, int]]
     projected: bool
+    # The server's mean CPU milliseconds per call: steady, after a change, own cold.
+    cpu_ms: tuple[float, float, float | None]
 
 
 def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
@@ -508,17 +521,23 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
         data = steady.message.SerializeToString()
         for _ in range(3):
             server.call(data)  # warm the memos and the connection
+        cpu = server.cpu_seconds()
         samples = [timed(server.call, data) for _ in range(steady_calls)]
+        steady_cpu = (server.cpu_seconds() - cpu) * 1000 / steady_calls
         own = observed
         changes = [changed(steady, world, mode, n) for n in range(change_calls)]
+        cpu = server.cpu_seconds()
         after = [timed(server.call, payload) for payload in changes]
+        change_cpu = (server.cpu_seconds() - cpu) * 1000 / change_calls
         run_bytes(server.call, changes[-1])  # the last change still answers without Fatal
-        cold_own = None
+        cold_own, cold_cpu = None, None
         if mode == "occupancy":
             colds = [
                 changed(steady, world, mode, change_calls + n, own) for n in range(change_calls)
             ]
+            cpu = server.cpu_seconds()
             cold_own = percentiles([timed(server.call, payload) for payload in colds])
+            cold_cpu = (server.cpu_seconds() - cpu) * 1000 / change_calls
         return Figures(
             mode,
             percentiles(samples),
@@ -529,6 +548,7 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
             (steady_calls, change_calls),
             server.memos(),
             projected,
+            (steady_cpu, change_cpu, cold_cpu),
         )
     finally:
         server.close()
@@ -604,6 +624,12 @@ def report(figures: list[Figures]) -> None:
             f"{mode:>10} {f.calls[0]:>3}/{f.calls[1]:<3} {f.steady[0]:>10.1f} {f.steady[1]:>8.1f} "
             f"{f.change[0]:>10.1f} {f.change[1]:>8.1f} {cold[0]:>13} {cold[1]:>8} "
             f"{f.request_bytes / 2**20:>11.2f} {f.rss_mib:>14.0f}"
+        )
+    for f in figures:
+        cold = "-" if f.cpu_ms[2] is None else f"{f.cpu_ms[2]:.1f}"
+        print(
+            f"  {f.mode} server CPU ms per call (mean): steady {f.cpu_ms[0]:.1f}, "
+            f"after a change {f.cpu_ms[1]:.1f}, own cold {cold}"
         )
     for f in figures:
         memos = ", ".join(f"{k}={v[0]} ({v[1]} hits, {v[2]} misses)" for k, v in f.memos.items())
