@@ -14,8 +14,8 @@ conditions Crossplane adds, none of which the function reads.
 
 Printed per mode: p50 and p99 of one call in steady state (the same request again, what
 Crossplane sends between changes) and after another deployment's replica changed (a fresh
-change before every call), the request's bytes, the server's peak RSS and its mean CPU time
-per call (wall-clock percentiles on a busy machine measure the machine), and the runtime
+change before every call), the request's bytes, the server's peak RSS (its processes' summed) and their mean CPU
+time per call (wall-clock percentiles on a busy machine measure the machine), and the runtime
 memos' entries and hit counts.
 
 Modes (``--mode``, default both):
@@ -413,17 +413,33 @@ class Server:
         grpc.channel_ready_future(self.channel).result(timeout=30)
         self.call = self.channel.unary_unary(METHOD)  # bytes in, bytes out
 
+    def processes(self) -> list[int]:
+        """The serving process and its workers (``--workers``), by pid."""
+        out, todo = [], [self.process.pid]
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            children = Path(f"/proc/{pid}/task/{pid}/children")
+            todo += [int(c) for c in children.read_text().split()] if children.exists() else []
+        return out
+
     def peak_rss_mib(self) -> float:
-        """The server's peak resident set (VmHWM), MiB."""
-        status = Path(f"/proc/{self.process.pid}/status").read_text()
-        found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
-        return int(found.group(1)) / 1024 if found else float("nan")
+        """The peak resident sets (VmHWM) of the server's processes, summed, MiB."""
+        total = 0
+        for pid in self.processes():
+            status = Path(f"/proc/{pid}/status").read_text()
+            found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
+            total += int(found.group(1)) if found else 0
+        return total / 1024
 
     def cpu_seconds(self) -> float:
-        """The server's CPU time so far (user + system): unlike wall time, not inflated
-        by other work on a busy machine."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """The CPU time of the server's processes so far (user + system): unlike wall time,
+        not inflated by other work on a busy machine."""
+        total = 0
+        for pid in self.processes():
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
 
     def memos(self) -> dict[str, tuple[int, int, int]]:
         """(entries, hits, misses) of the runtime's memos, from /metrics."""
