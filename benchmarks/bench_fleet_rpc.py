@@ -6,7 +6,7 @@ reconciled the way Crossplane reconciles it: the function is called, its require
 answered from the fleet as Crossplane answers them (kind, namespace, name, labels), and it is
 called again until its requirements settle; its replicas are then observed Ready with the
 server's metadata (uid, resourceVersion). The server is ``modelplane function serve`` in its
-own process, so its peak RSS (``VmHWM``) is the server's alone.
+own process (with its workers), so its peak RSS (``VmHWM``) is the server's alone.
 
 Every object is sent as Crossplane sends it (``--plain``: without what follows): with the
 ``managedFields`` of its writers, the last-applied configuration kubectl writes, and the
@@ -14,9 +14,9 @@ conditions Crossplane adds, none of which the function reads.
 
 Printed per mode: p50 and p99 of one call in steady state (the same request again, what
 Crossplane sends between changes) and after another deployment's replica changed (a fresh
-change before every call), the request's bytes, the server's peak RSS (its processes' summed) and their mean CPU
-time per call (wall-clock percentiles on a busy machine measure the machine), and the runtime
-memos' entries and hit counts.
+change before every call), the request's bytes, the server processes' summed peak RSS and
+their mean CPU time per call (wall-clock percentiles on a busy machine measure the
+machine), and the runtime memos' entries and hit counts.
 
 Modes (``--mode``, default both):
 
