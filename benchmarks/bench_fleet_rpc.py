@@ -6,12 +6,17 @@ reconciled the way Crossplane reconciles it: the function is called, its require
 answered from the fleet as Crossplane answers them (kind, namespace, name, labels), and it is
 called again until its requirements settle; its replicas are then observed Ready with the
 server's metadata (uid, resourceVersion). The server is ``modelplane function serve`` in its
-own process, so its peak RSS (``VmHWM``) is the server's alone.
+own process (with its workers), so its peak RSS (``VmHWM``) is the server's alone.
+
+Every object is sent as Crossplane sends it (``--plain``: without what follows): with the
+``managedFields`` of its writers, the last-applied configuration kubectl writes, and the
+conditions Crossplane adds, none of which the function reads.
 
 Printed per mode: p50 and p99 of one call in steady state (the same request again, what
 Crossplane sends between changes) and after another deployment's replica changed (a fresh
-change before every call), the request's bytes, the server's peak RSS, and the runtime memos'
-entries and hit counts.
+change before every call), the request's bytes, the server processes' summed peak RSS and
+their mean CPU time per call (wall-clock percentiles on a busy machine measure the
+machine), and the runtime memos' entries and hit counts.
 
 Modes (``--mode``, default both):
 
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 import re
 import statistics
@@ -170,6 +176,79 @@ def server_cluster(i: int) -> dict[str, Any]:
     return doc
 
 
+# ---------------------------------------------------------------- what Crossplane sends
+
+# Set by --plain: objects without the fields only the API server and kubectl write.
+REALISTIC = True
+
+
+def fields_v1(value: Any) -> Any:
+    """The field set of ``value`` as server-side apply records it: ``f:`` keys, the items of
+    a list keyed by ``name`` or ``type`` one by one, any other list as one atomic field."""
+    if isinstance(value, Mapping):
+        return {f"f:{k}": fields_v1(v) for k, v in value.items()}
+    if isinstance(value, list) and all(
+        isinstance(item, Mapping) and ("name" in item or "type" in item) for item in value
+    ):
+        out: dict[str, Any] = {}
+        for item in value:
+            key = "name" if "name" in item else "type"
+            out[f'k:{{"{key}":"{item[key]}"}}'] = {".": {}, **fields_v1(item)}
+        return out
+    return {}
+
+
+def as_sent(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` as Crossplane sends it: the last-applied configuration, ``managedFields`` of
+    the writer of its spec, of Crossplane and of the writer of its status, and status
+    conditions as Crossplane writes them. Nothing of this is read by the function.
+    """
+    if not REALISTIC:
+        return obj
+    doc = copy.deepcopy(obj)
+    md = doc["metadata"]
+    applied = {k: v for k, v in doc.items() if k != "status"}
+    applied["metadata"] = {k: md[k] for k in ("name", "namespace", "labels") if k in md}
+    md.setdefault("annotations", {})[LAST_APPLIED] = json.dumps(applied, sort_keys=True)
+    status = doc.setdefault("status", {})
+    conditions = status.setdefault("conditions", [])
+    for condition in conditions:
+        condition.setdefault("lastTransitionTime", "2026-01-15T09:00:00Z")
+        condition.setdefault("observedGeneration", 1)
+    if not any(c.get("type") == "Synced" for c in conditions):
+        conditions.append(
+            {
+                "type": "Synced",
+                "status": "True",
+                "reason": "ReconcileSuccess",
+                "lastTransitionTime": "2026-01-15T09:00:00Z",
+                "observedGeneration": 1,
+            }
+        )
+    md["managedFields"] = [
+        managed("kubectl-client-side-apply", "Update", {"metadata": md, "spec": doc["spec"]}),
+        managed("crossplane", "Apply", {"spec": {"crossplane": doc["spec"].get("crossplane", {})}}),
+        managed("crossplane", "Update", {"status": status}, subresource="status"),
+    ]
+    return doc
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def managed(manager: str, operation: str, fields: Any, **extra: str) -> dict[str, Any]:
+    """One ``managedFields`` entry."""
+    return {
+        "manager": manager,
+        "operation": operation,
+        "apiVersion": GV,
+        "time": "2026-01-15T09:00:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields_v1(fields),
+        **extra,
+    }
+
+
 # ---------------------------------------------------------------- occupancy
 
 
@@ -287,7 +366,7 @@ def observed_ready(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
         md = obj["metadata"]
         md.update(meta(md["name"], md.get("namespace"), labels=md.get("labels", {})))
         obj["status"] = ready_status()
-        out[key] = obj
+        out[key] = as_sent(obj)
     return out
 
 
@@ -334,11 +413,33 @@ class Server:
         grpc.channel_ready_future(self.channel).result(timeout=30)
         self.call = self.channel.unary_unary(METHOD)  # bytes in, bytes out
 
+    def processes(self) -> list[int]:
+        """The serving process and its workers (``--workers``), by pid."""
+        out, todo = [], [self.process.pid]
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            children = Path(f"/proc/{pid}/task/{pid}/children")
+            todo += [int(c) for c in children.read_text().split()] if children.exists() else []
+        return out
+
     def peak_rss_mib(self) -> float:
-        """The server's peak resident set (VmHWM), MiB."""
-        status = Path(f"/proc/{self.process.pid}/status").read_text()
-        found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
-        return int(found.group(1)) / 1024 if found else float("nan")
+        """The peak resident sets (VmHWM) of the server's processes, summed, MiB."""
+        total = 0
+        for pid in self.processes():
+            status = Path(f"/proc/{pid}/status").read_text()
+            found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
+            total += int(found.group(1)) if found else 0
+        return total / 1024
+
+    def cpu_seconds(self) -> float:
+        """The CPU time of the server's processes so far (user + system): unlike wall time,
+        not inflated by other work on a busy machine."""
+        total = 0
+        for pid in self.processes():
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
 
     def memos(self) -> dict[str, tuple[int, int, int]]:
         """(entries, hits, misses) of the runtime's memos, from /metrics."""
@@ -396,6 +497,8 @@ class Figures:
     calls: tuple[int, int]
     memos: dict[str, tuple[int, int, int]]
     projected: bool
+    # The server's mean CPU milliseconds per call: steady, after a change, own cold.
+    cpu_ms: tuple[float, float, float | None]
 
 
 def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
@@ -406,7 +509,7 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
     """
     clusters = [server_cluster(i) for i in range(CLUSTERS)]
     others = [other_replica(i) for i in range(DEPLOYMENTS * PER_DEPLOYMENT - PER_DEPLOYMENT)]
-    composite = measured_deployment()
+    composite = as_sent(measured_deployment())
     server = Server()
     try:
         unanswered = frozenset({ALL_REPLICAS}) if mode == "occupancy" else frozenset()
@@ -418,6 +521,7 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
             world = [*clusters, *replicas]
             if mode == "occupancy":
                 world = [*with_occupancy(clusters, replicas), *replicas]
+            world = [as_sent(obj) for obj in world]
             steady, rsp = settle(server.call, composite, observed, world, unanswered)
             if mode == "today" and ALL_REPLICAS not in rsp.requirements.resources:
                 # Without every replica and without occupancy nothing is placed: no steady state.
@@ -433,17 +537,23 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
         data = steady.message.SerializeToString()
         for _ in range(3):
             server.call(data)  # warm the memos and the connection
+        cpu = server.cpu_seconds()
         samples = [timed(server.call, data) for _ in range(steady_calls)]
+        steady_cpu = (server.cpu_seconds() - cpu) * 1000 / steady_calls
         own = observed
         changes = [changed(steady, world, mode, n) for n in range(change_calls)]
+        cpu = server.cpu_seconds()
         after = [timed(server.call, payload) for payload in changes]
+        change_cpu = (server.cpu_seconds() - cpu) * 1000 / change_calls
         run_bytes(server.call, changes[-1])  # the last change still answers without Fatal
-        cold_own = None
+        cold_own, cold_cpu = None, None
         if mode == "occupancy":
             colds = [
                 changed(steady, world, mode, change_calls + n, own) for n in range(change_calls)
             ]
+            cpu = server.cpu_seconds()
             cold_own = percentiles([timed(server.call, payload) for payload in colds])
+            cold_cpu = (server.cpu_seconds() - cpu) * 1000 / change_calls
         return Figures(
             mode,
             percentiles(samples),
@@ -454,6 +564,7 @@ def measure(mode: str, steady_calls: int, change_calls: int) -> Figures | None:
             (steady_calls, change_calls),
             server.memos(),
             projected,
+            (steady_cpu, change_cpu, cold_cpu),
         )
     finally:
         server.close()
@@ -466,11 +577,12 @@ def changed(
     n: int,
     own: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> bytes:
-    """The steady request after change ``n``: one object of the fleet has a new version.
+    """The steady request after change ``n``: objects of the fleet have a new version.
 
     ``today``: one other deployment's replica turned not Ready (its status and
     resourceVersion changed). ``occupancy``: that replica's cluster republished its
-    occupancy with one more device free on the first node it charged.
+    occupancy with one more device free on the first node it charged, and another
+    cluster's status was written (its Ready condition's transition time).
 
     With ``own`` (the observed objects), every one of them also has a new
     resourceVersion: what a server answering every deployment of the fleet sees after a
@@ -498,10 +610,18 @@ def changed(
                 POOL_DEVICES[pools[0]["name"]] + 1
             )
     items[slot].resource.CopyFrom(as_struct(obj))
+    other = (slot + len(indexes) // 2) % len(indexes)
+    if mode == "occupancy" and other != slot:
+        # Another InferenceCluster's status was written too (its Ready condition again).
+        status = copy.deepcopy(world[indexes[other]])
+        status["metadata"]["resourceVersion"] = str(3000 + n)
+        status["status"]["conditions"][0]["lastTransitionTime"] = f"2026-01-16T09:{n % 60:02d}:00Z"
+        items[other].resource.CopyFrom(as_struct(status))
     try:
         return steady.message.SerializeToString()
     finally:
         items[slot].resource.CopyFrom(as_struct(world[indexes[slot]]))
+        items[other].resource.CopyFrom(as_struct(world[indexes[other]]))
         for key, obj in (own or {}).items():
             steady.message.observed.resources[key].resource.CopyFrom(as_struct(obj))
 
@@ -520,6 +640,12 @@ def report(figures: list[Figures]) -> None:
             f"{mode:>10} {f.calls[0]:>3}/{f.calls[1]:<3} {f.steady[0]:>10.1f} {f.steady[1]:>8.1f} "
             f"{f.change[0]:>10.1f} {f.change[1]:>8.1f} {cold[0]:>13} {cold[1]:>8} "
             f"{f.request_bytes / 2**20:>11.2f} {f.rss_mib:>14.0f}"
+        )
+    for f in figures:
+        cold = "-" if f.cpu_ms[2] is None else f"{f.cpu_ms[2]:.1f}"
+        print(
+            f"  {f.mode} server CPU ms per call (mean): steady {f.cpu_ms[0]:.1f}, "
+            f"after a change {f.cpu_ms[1]:.1f}, own cold {cold}"
         )
     for f in figures:
         memos = ", ".join(f"{k}={v[0]} ({v[1]} hits, {v[2]} misses)" for k, v in f.memos.items())
@@ -548,7 +674,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=("today", "occupancy", "both"), default="both")
     parser.add_argument("--quick", action="store_true", help="fewer calls")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="objects without managedFields, the last-applied configuration and the "
+        "conditions Crossplane adds (the figures before requests were made realistic)",
+    )
     args = parser.parse_args(argv)
+    global REALISTIC  # noqa: PLW0603 - one switch for the whole run
+    REALISTIC = not args.plain
     modes = ("today", "occupancy") if args.mode == "both" else (args.mode,)
     calls = {"today": (5, 3), "occupancy": (100, 30)}
     if args.quick:

@@ -16,7 +16,12 @@ from google.protobuf import duration_pb2
 from modelplane.runtime.crossplane.freshness import ttl_for
 from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResponse
 from modelplane.runtime.crossplane.requirements import PREFETCHED_FIELD
-from modelplane.runtime.crossplane.structs import StructDocument, encode_struct, struct_to_dict
+from modelplane.runtime.crossplane.structs import (
+    SERVER_BOOKKEEPING,
+    StructDocument,
+    encode_struct,
+    struct_to_dict,
+)
 
 _SEVERITY = {
     "Fatal": fnv1.SEVERITY_FATAL,
@@ -40,17 +45,20 @@ def request_from_proto(request: fnv1.RunFunctionRequest) -> FunctionRequest:
     """The plain-data view of a request. Numbers are still floats here.
 
     Objects stay Structs until first read (``StructDocument``), so validated objects
-    can be reused by the digest of their bytes.
+    can be reused by the digest of their bytes. Nothing reads an object's
+    ``managedFields`` (models and observed views read name, namespace, uid,
+    resourceVersion, labels and annotations; re-emitted objects keep name, namespace,
+    labels and annotations): they are dropped first, from this process's copy.
     """
     composite: Mapping[str, Any] | None = None
     if request.observed.HasField("composite") and request.observed.composite.resource.fields:
-        composite = StructDocument(request.observed.composite.resource)
+        composite = StructDocument(request.observed.composite.resource, unread=SERVER_BOOKKEEPING)
     observed = {
-        key: StructDocument(resource.resource)
+        key: StructDocument(resource.resource, unread=SERVER_BOOKKEEPING)
         for key, resource in request.observed.resources.items()
     }
     required = {
-        key: [StructDocument(item.resource) for item in resources.items]
+        key: [StructDocument(item.resource, unread=SERVER_BOOKKEEPING) for item in resources.items]
         for key, resources in request.required_resources.items()
     }
     return FunctionRequest(

@@ -32,12 +32,12 @@ Schema = Mapping[str, Any]
 def value_to_python(value: struct_pb2.Value) -> Any:
     """One ``google.protobuf.Value`` as a plain Python value (unset reads as None)."""
     kind = value.WhichOneof("kind")
+    if kind == "string_value":  # most values of an object: tested first
+        return value.string_value
     if kind == "struct_value":
         return struct_to_dict(value.struct_value)
     if kind == "list_value":
         return [value_to_python(item) for item in value.list_value.values]
-    if kind == "string_value":
-        return value.string_value
     if kind == "number_value":
         return value.number_value
     if kind == "bool_value":
@@ -105,10 +105,15 @@ def integral_floats_to_int(value: Any) -> Any:
     if isinstance(value, float):
         return int(value) if _integral(value) else value
     if isinstance(value, dict):
-        return {k: integral_floats_to_int(v) for k, v in value.items()}
+        return {k: v if type(v) in _LEAVES else integral_floats_to_int(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [integral_floats_to_int(v) for v in value]
+        return [v if type(v) in _LEAVES else integral_floats_to_int(v) for v in value]
     return value
+
+
+# Values every walk below returns unchanged, skipped without a call: most of an object's
+# values are strings, and a call per string was most of a walk's time.
+_LEAVES = frozenset({str, bool, type(None)})
 
 
 def _property_schema(schema: Schema, key: str) -> Schema | None:
@@ -136,27 +141,53 @@ def restore_integers(value: Any, schema: Schema | None) -> Any:
     if isinstance(value, float):
         return int(value) if _says_integer(schema) and _integral(value) else value
     if isinstance(value, dict):
-        return {k: restore_integers(v, _property_schema(schema, k)) for k, v in value.items()}
+        return {
+            k: v if type(v) in _LEAVES else restore_integers(v, _property_schema(schema, k))
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         items = schema.get("items")
         item_schema = items if isinstance(items, Mapping) else None
-        return [restore_integers(v, item_schema) for v in value]
+        return [v if type(v) in _LEAVES else restore_integers(v, item_schema) for v in value]
     return value
+
+
+# The ObjectMeta fields the API server writes for its own bookkeeping and the function
+# never reads: ``managedFields`` alone is often half of an object Crossplane sends.
+SERVER_BOOKKEEPING = frozenset({"managedFields"})
+
+
+def _drop_metadata(struct: struct_pb2.Struct, fields: frozenset[str]) -> None:
+    # Removed from the Struct itself, before it is digested or read: the request is
+    # this process's own copy, and the digest then covers only what is read.
+    if "metadata" not in struct.fields:
+        return
+    metadata = struct.fields["metadata"]
+    if metadata.WhichOneof("kind") != "struct_value":
+        return
+    present = metadata.struct_value.fields
+    for name in fields:
+        if name in present:
+            del present[name]
 
 
 class StructDocument(Mapping[str, Any]):
     """A Struct read as a dict on first use, identified by a digest of its content.
 
     Crossplane sends the same fleet on every call; ``cache_key`` lets a validated
-    object be reused without converting or validating the Struct again.
+    object be reused without converting or validating the Struct again. ``unread``
+    names ObjectMeta fields removed first (``SERVER_BOOKKEEPING``): neither the digest
+    nor the dict carries them.
     """
 
     __slots__ = ("_struct", "_data", "_key")
 
-    def __init__(self, struct: struct_pb2.Struct) -> None:
+    def __init__(self, struct: struct_pb2.Struct, *, unread: frozenset[str] = frozenset()) -> None:
         self._struct = struct
         self._data: dict[str, Any] | None = None
         self._key: bytes | None = None
+        if unread:
+            _drop_metadata(struct, unread)
 
     @property
     def cache_key(self) -> bytes:
