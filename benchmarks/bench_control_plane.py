@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modelplane.runtime.crossplane.server import CROSSPLANE_RECEIVE_LIMIT
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -47,7 +49,7 @@ from modelplane.runtime.crossplane.server import run_bytes  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 SYNC_INTERVAL_S = 3600.0  # crossplane --sync-interval default, v2.3.4 cmd/crossplane/core/core.go
 PROVIDER_POLL_S = 600.0  # provider-kubernetes --poll default, v1.2.1 cmd/provider/main.go
-RECEIVE_LIMIT = 4 * 1024 * 1024  # gRPC default receive limit on Crossplane's side
+RECEIVE_LIMIT = CROSSPLANE_RECEIVE_LIMIT  # what Crossplane receives from a function
 REPLICAS_PER_DEPLOYMENT = 100
 CLUSTER_OBJECTS = 3  # a cluster's ClusterProviderConfig, Gateway and GatewayClass Objects
 SYSTEM_NAMESPACE = "modelplane-system"  # where render prints a cluster's shared Objects

@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 import crossplane.function.proto.v1.run_function_pb2 as fnv1
+import pytest
 
 from modelplane.api.inferencecluster import MAX_OCCUPANCY_REPLICAS
 from modelplane.api.modelcache import MAX_CACHE_CLUSTERS
 from modelplane.api.modelservice import MAX_ENTRIES
 from modelplane.reconcile.cache import MAX_STAGING
-from modelplane.runtime.crossplane.server import run_bytes
+from modelplane.runtime.crossplane.server import CROSSPLANE_RECEIVE_LIMIT, run_bytes
 
 from .helpers import (
     deployment,
@@ -32,7 +33,7 @@ from .helpers import (
     to_dict,
 )
 
-RECEIVE_LIMIT = 4 * 1024 * 1024
+RECEIVE_LIMIT = CROSSPLANE_RECEIVE_LIMIT
 # The most replicas a ModelDeployment fans out to (its spec.replicas maximum).
 MAX_REPLICAS = 100
 # The longest name a cluster-scoped object may have.
@@ -151,3 +152,23 @@ def test_a_service_with_the_most_entries_answers_under_the_limit() -> None:
     answer = _answer(xr, [gateway, *endpoints])
     assert answer.desired.resources
     assert _size(answer) < RECEIVE_LIMIT
+
+
+def test_an_answer_over_the_limit_is_fatal_and_changes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Whatever the input, an answer Crossplane could not receive is never sent: the call
+    # answers Fatal with the size (shown on the composite), and composes nothing, so
+    # Crossplane applies and deletes nothing.
+    xr, world = replica(), [ready_cluster("us-east-1")]
+    small = _answer(xr, world)
+    limit = _size(small) - 1
+    monkeypatch.setattr("modelplane.runtime.crossplane.server.CROSSPLANE_RECEIVE_LIMIT", limit)
+    first = direct(request(xr))
+    data = run_bytes(request(xr, required=satisfy(first, world)).SerializeToString())
+    answer = fnv1.RunFunctionResponse.FromString(data)
+    (result,) = answer.results
+    assert result.severity == fnv1.SEVERITY_FATAL
+    assert f"over the {limit} bytes Crossplane receives from a function" in result.message
+    assert not answer.desired.resources
+    assert _size(answer) <= limit

@@ -52,6 +52,11 @@ SHUTDOWN_GRACE_SECONDS = 5.0
 # A fleet of a thousand clusters plus every replica of every namespace arrives in one
 # request; gRPC's 4 MiB default would refuse it.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# What Crossplane accepts back: it dials functions with grpc-go's default client receive
+# size, 4 MiB (crossplane v2.3.4 internal/xfn/function_runner.go sets none; grpc-go
+# dialoptions.go defaultClientMaxReceiveMessageSize). A larger answer would fail the call
+# as a transport error with no word on the composite, so it is answered Fatal instead.
+CROSSPLANE_RECEIVE_LIMIT = 4 * 1024 * 1024
 # With worker processes the server's threads only relay bytes and wait; enough of them
 # that calls waiting for one busy worker do not hold up calls for an idle one.
 RELAY_THREADS_PER_WORKER = 16
@@ -137,8 +142,19 @@ def _compute(request: fnv1.RunFunctionRequest, view: FunctionRequest | str) -> A
         LOG.exception("response could not be built", extra={"fields": _describe(request)})
         response = fatal(f"internal error: {type(error).__name__}: {error}")
         wire = response_to_proto(request, response)
+    data = bytes(wire.SerializeToString())
+    if len(data) > CROSSPLANE_RECEIVE_LIMIT:
+        # Nothing is applied or deleted on a Fatal result: what runs stays as it is.
+        LOG.error("answer over the receive limit", extra={"fields": _describe(request)})
+        response = fatal(
+            f"the answer is {len(data)} bytes, over the {CROSSPLANE_RECEIVE_LIMIT} bytes "
+            "Crossplane receives from a function; nothing was changed "
+            f"({len(response.resources)} composed resources)",
+            response.requirements,
+        )
+        data = bytes(response_to_proto(request, response).SerializeToString())
     return Answer(
-        bytes(wire.SerializeToString()),
+        data,
         next((r.message for r in response.results if r.severity == "Fatal"), None),
         len(response.resources),
         len(response.requirements),
