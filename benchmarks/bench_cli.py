@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -100,9 +100,9 @@ def write_fleet(root: Path, clusters: int, existing: int, desired: int) -> int:
     )
 
 
-def whole_process(verb: str, directory: str, runs: int) -> float:
-    """Median seconds of `modelplane VERB DIR -o json` as a process, output discarded."""
-    command = [sys.executable, "-m", "modelplane", verb, directory, "-o", "json"]
+def whole_process(args: Sequence[str], runs: int) -> float:
+    """Median seconds of `modelplane ARGS...` as a process, output discarded."""
+    command = [sys.executable, "-m", "modelplane", *args]
     times = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -182,7 +182,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             size = write_fleet(Path(tmp), clusters, existing, desired) / 1e6
             for verb in ("schedule", "render"):
-                wall = whole_process(verb, tmp, runs)
+                wall = whole_process([verb, tmp, "-o", "json"], runs)
                 split = in_process_split(tmp, verb)
                 cells = " ".join(
                     f"{split[p] * 1000:12.0f}" if p in split else f"{'-':>12}" for p in PHASES

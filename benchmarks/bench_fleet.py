@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench_cli import write_fleet
+from bench_cli import whole_process, write_fleet
 
 from modelplane import manifests, memo
 from modelplane.cli.fleet import fleet_json, fleet_table
@@ -49,23 +48,13 @@ def own_work(directory: str) -> tuple[float, float, float]:
     return tuple(statistics.median(p[i] for p in phases) for i in range(3))  # type: ignore[return-value]
 
 
-def whole_process(directory: str) -> float:
-    """Median seconds of `modelplane fleet DIR` as a process, output discarded."""
-    command = [sys.executable, "-m", "modelplane", "fleet", directory]
-    times = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def row(label: str, directory: str) -> None:
     reconcile, view, write = own_work(directory)
     total = reconcile + view + write
+    wall = whole_process(["fleet", directory], RUNS)
     print(
         f"{label:>22} {reconcile * 1000:13.0f} {view * 1000:12.0f} {write * 1000:12.0f} "
-        f"{total * 1000:10.0f} {whole_process(directory) * 1000:11.0f}"
+        f"{total * 1000:10.0f} {wall * 1000:11.0f}"
     )
     sys.stdout.flush()
 

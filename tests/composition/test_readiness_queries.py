@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from modelplane.cel.readiness import compile_readiness
 from modelplane.composition import compose_replica
 from modelplane.composition.delivery import readiness
+from tests.composition.readiness import compile_readiness
 
 from .builders import cluster, gang_engine, manifests, replica, standalone_engine
 from .schemas import validate_manifest

@@ -24,6 +24,7 @@ from modelplane.fleetview.changes import KINDS, ChangeError, Changes, Removal
 from modelplane.fleetview.fit import Fit, fit
 from modelplane.fleetview.plan import Plan, plan
 from modelplane.printable import printable
+from modelplane.runtime.wire import explain_wire
 
 EXAMPLE = """\
 example:
@@ -140,9 +141,8 @@ def fit_json(f: Fit) -> dict[str, Any]:
         "more": f.more,
         "atLimit": f.at_limit,
         "where": [{"cluster": c, "pools": list(p), "replicas": n} for c, p, n in f.where],
-        "explain": [{"cluster": e.cluster, "reason": e.reason, "message": e.message}
-                    for e in f.explain],
-    }  # fmt: skip
+        "explain": explain_wire(f.explain),
+    }
 
 
 def plan_json(p: Plan, fitted: Fit | None = None) -> dict[str, Any]:
@@ -175,8 +175,7 @@ def plan_json(p: Plan, fitted: Fit | None = None) -> dict[str, Any]:
         ],
         "unplaced": [
             {"deployment": u.deployment, "placed": u.placed, "desired": u.desired,
-             "explain": [{"cluster": e.cluster, "reason": e.reason, "message": e.message}
-                         for e in u.explain]}
+             "explain": explain_wire(u.explain)}
             for u in p.unplaced
         ],
         "before": {"devices": devices_json(p.before_capacity.devices)},

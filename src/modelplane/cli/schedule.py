@@ -12,7 +12,7 @@ from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.printable import printable
 from modelplane.reconcile.deployment import DeploymentResult, reconcile_fleet
-from modelplane.runtime.wire import condition_wire
+from modelplane.runtime.wire import condition_wire, explain_wire
 from modelplane.scheduling import Placement
 from modelplane.scheduling.explain import move_message
 from modelplane.scheduling.model import Superseded, namespace_of
@@ -127,10 +127,7 @@ def to_json(results: Sequence[DeploymentResult], *, explain: bool) -> dict[str, 
             "conditions": [condition_wire(c) for c in status.conditions],
         }
         if explain:
-            item["explain"] = [
-                {"cluster": e.cluster, "reason": e.reason, "message": e.message}
-                for e in result.schedule.explain
-            ]
+            item["explain"] = explain_wire(result.schedule.explain)
             item["superseded"] = [_move_json(m) for m in result.schedule.superseded]
         deployments.append(item)
     return {"deployments": deployments}

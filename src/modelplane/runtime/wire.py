@@ -7,7 +7,7 @@ and a function response carries. Nothing else in the package turns one into the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from modelplane.api.meta import Condition, ConditionStatus
@@ -15,6 +15,7 @@ from modelplane.composition.observed import ObservedObject, RouteParent
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.reconcile.conditions import DeploymentStatus
 from modelplane.reconcile.deployment import Desired
+from modelplane.scheduling.model import ExplainEntry
 
 _STATUSES: tuple[ConditionStatus, ...] = ("True", "False", "Unknown")
 
@@ -33,6 +34,12 @@ def condition_wire(c: Condition) -> dict[str, str]:
         "reason": c.reason or "",
         "message": c.message or "",
     }
+
+
+def explain_wire(entries: Iterable[ExplainEntry]) -> list[dict[str, str]]:
+    """Why each cluster took no new replica, as ``schedule -o json`` and ``plan -o json``
+    print it (docs/cli.md)."""
+    return [{"cluster": e.cluster, "reason": e.reason, "message": e.message} for e in entries]
 
 
 def replicas_wire(status: DeploymentStatus) -> dict[str, int]:

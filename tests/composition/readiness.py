@@ -1,5 +1,6 @@
-"""Readiness queries of provider-kubernetes Objects (docs/composition.md, "Ready means
-rolled out").
+"""Readiness queries of provider-kubernetes Objects, evaluated as the provider would
+(docs/composition.md, "Ready means rolled out"). The tests' evaluator: the product only
+writes the queries, the provider runs them in the cluster.
 
 provider-kubernetes v1.2.1 (``checkDeriveFromCelQuery``) compiles ``spec.readiness.celQuery``
 in a standard-library environment with the observed object bound as ``object``; the query
@@ -13,10 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .engine import CompileFailure, Program, compile_expression
-from .errors import CelError
-
-__all__ = ["ReadinessQuery", "compile_readiness"]
+from modelplane.cel.engine import CompileFailure, Program, compile_expression
+from modelplane.cel.errors import CelError
 
 
 class ReadinessQuery:
@@ -38,10 +37,7 @@ class ReadinessQuery:
 
 
 def compile_readiness(query: str) -> ReadinessQuery:
-    """Compile a readiness query; raises CelError on failure.
-
-    Not memoised: only tests and tools evaluate queries, the provider runs them in the cluster.
-    """
+    """Compile a readiness query; raises CelError on failure."""
     try:
         return ReadinessQuery(query, compile_expression(query, "readiness"))
     except CompileFailure as failure:
