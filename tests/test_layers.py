@@ -18,6 +18,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "memo", "printable", "fieldpath", "naming", "events"}),
     frozenset({"cel"}),
     frozenset({"api"}),
+    frozenset({"stack"}),
     frozenset({"composition"}),
     frozenset({"scheduling"}),
     frozenset({"reconcile"}),

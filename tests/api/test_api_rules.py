@@ -15,8 +15,8 @@ from modelplane.cel import CompiledRule, compile_rule
 
 
 def test_rule_count() -> None:
-    # MD-01..42, MR-01..06, ICL-01..09, IC-01..11, MC-01
-    assert len(RULES) == 42 + 6 + 9 + 11 + 1
+    # MD-01..42, MR-01..06, ICL-01..09, IC-01..12, MC-01
+    assert len(RULES) == 42 + 6 + 9 + 12 + 1
 
 
 @pytest.mark.parametrize("rule_id", sorted(RULES))
@@ -45,14 +45,25 @@ def _spec_rules() -> dict[str, tuple[str, str]]:
     return _rule_blocks(shared_path("spec", "api.md").read_text(encoding="utf-8"))
 
 
+def _docs_section(heading: str) -> str:
+    """The text of one ``###`` section of docs/api.md."""
+    text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    return text.split(f"### {heading}\n", 1)[1].split("\n#", 1)[0]
+
+
 def _superseding_rules() -> dict[str, tuple[str, str]]:
     """The rule texts docs/api.md records as replacing the spec's."""
-    return _rule_blocks((REPO / "docs" / "api.md").read_text(encoding="utf-8"))
+    return _rule_blocks(_docs_section("Rules that supersede the spec"))
+
+
+def _added_rules() -> dict[str, tuple[str, str]]:
+    """The rules docs/api.md records as this project's own, absent from the spec."""
+    return _rule_blocks(_docs_section("Rules this project adds"))
 
 
 def test_rules_match_api_md_character_for_character() -> None:
-    spec = _spec_rules() | _superseding_rules()
-    assert len(spec) >= 50
+    spec = _spec_rules() | _superseding_rules() | _added_rules()
+    assert len(spec) >= 50 and "IC-12" in spec
     for rule_id, (rule, message) in spec.items():
         assert RULES[rule_id].rule == rule, rule_id
         assert RULES[rule_id].message == message, rule_id
@@ -66,6 +77,13 @@ def test_superseding_rules_really_differ_from_the_spec() -> None:
         assert rule_id in spec, rule_id
         assert spec[rule_id][0] != rule, f"{rule_id} is listed in docs/api.md unchanged"
         assert spec[rule_id][1] == message, rule_id
+
+
+def test_added_rules_are_new() -> None:
+    """docs/api.md lists as added only rules the spec does not have."""
+    added = _added_rules()
+    assert added
+    assert set(added) & set(_spec_rules()) == set()
 
 
 def test_ranged_rules_follow_their_pattern() -> None:

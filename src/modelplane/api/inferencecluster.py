@@ -28,6 +28,9 @@ from modelplane.api.meta import CONDITIONS_LIST, Condition, ObjectMeta
 
 Source = Literal["GKE", "EKS", "AKS", "Nebius", "Vultr", "Existing"]
 Stack = Literal["Standard", "Dynamo"]
+# Who brings the serving stack of an Existing cluster: this project installs it (Managed), or
+# the platform did and this project verifies it (Provided) (docs/stack.md).
+Components = Literal["Managed", "Provided"]
 # The Gateway API implementations whose routing rules composition knows (docs/composition.md,
 # "Routes per gateway").
 GatewayImplementation = Literal["GKE", "Istio", "EnvoyGateway", "Kgateway"]
@@ -57,6 +60,12 @@ IC_08 = rule(
     "IC-08",
     "self == oldSelf",
     "spec.stack is immutable; recreate the cluster to change its serving stack.",
+)
+IC_12 = rule(
+    "IC-12",
+    "!has(oldSelf.components) || (has(self.components) && self.components == oldSelf.components)",
+    "spec.cluster.existing.components is immutable once set; recreate the cluster to change "
+    "who brings its serving stack.",
 )
 IC_09 = rule(
     "IC-09",
@@ -108,9 +117,24 @@ class ExistingCache(KubeModel):
 class ExistingCluster(KubeModel):
     """A cluster brought as-is."""
 
+    model_config = ConfigDict(json_schema_extra=validations(IC_12))
+
     secret_ref: SecretRef
     identity_secret_ref: IdentitySecretRef | None = None
     cache: ExistingCache | None = None
+    components: Components | None = Field(
+        default=None,
+        description=(
+            "Who brings the serving stack: Managed (absent) installs every component the "
+            "cluster's replicas need; Provided installs nothing and verifies them instead, "
+            "reporting RequirementsMet. Immutable once set."
+        ),
+    )
+
+    @property
+    def mode(self) -> Components:
+        """``components`` with its default applied: Managed when absent."""
+        return self.components or "Managed"
 
 
 class Credentials(KubeModel):
@@ -352,6 +376,35 @@ class ClusterOccupancy(KubeModel):
     ) = Field(default=None, description="Pools where something is charged; absent: all free.")
 
 
+ComponentPhase = Literal["Waiting", "Installing", "Ready", "Failed", "Provided", "Missing"]
+StackPhase = Literal["Ready", "Installing", "Failed", "RequirementsMet", "RequirementsNotMet"]
+
+
+class StackComponent(KubeModel):
+    """One component of the cluster's serving stack and where it stands (docs/stack.md)."""
+
+    name: str = Field(min_length=1, max_length=63)
+    version: str = Field(min_length=1, max_length=64)
+    phase: ComponentPhase
+    message: str | None = Field(default=None, max_length=1024)
+
+
+class StackStatus(KubeModel):
+    """The serving stack of the cluster: installed (Managed) or verified (Provided)."""
+
+    components: Components
+    phase: StackPhase = Field(description="The printer column's value.")
+    # One entry per stack component the cluster needs; a handful, bounded by the table.
+    items: Annotated[
+        tuple[StackComponent, ...], Field(max_length=32, json_schema_extra=list_map("name"))
+    ] = ()
+
+    @property
+    def ready(self) -> bool:
+        """New replicas may be placed: the stack is installed, or its requirements are met."""
+        return self.phase in ("Ready", "RequirementsMet")
+
+
 class InferenceClusterStatus(OpenModel):
     """What the cluster publishes."""
 
@@ -367,6 +420,7 @@ class InferenceClusterStatus(OpenModel):
     cache: ClusterCacheStatus | None = None
     namespace: str | None = None
     occupancy: ClusterOccupancy | None = None
+    stack: StackStatus | None = None
 
 
 class InferenceCluster(KubeModel):

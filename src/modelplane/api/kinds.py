@@ -93,6 +93,7 @@ KINDS: tuple[KindInfo, ...] = (
         "One Kubernetes cluster of the fleet: labels, taints, serving stack and GPU pools.",
         (
             PrinterColumn("SOURCE", ".spec.cluster.source"),
+            PrinterColumn("STACK", ".status.stack.phase"),
             PrinterColumn("GATEWAY", ".status.gateway.address"),
         ),
     ),

@@ -1,0 +1,135 @@
+"""The shapes of the stack table: a component, its chart, its values and its requirements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+# A JSON scalar or list of scalars: every value the table sets is one of these.
+Scalar = str | int | bool
+ValueLeaf = Scalar | tuple[Scalar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A released Helm chart: where provider-helm pulls it from."""
+
+    repository: str  # an HTTP chart repository, or an ``oci://`` prefix without the chart name
+    name: str
+    version: str  # exactly as published (some charts keep the leading ``v``)
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """One Helm value we set, by dotted path, and why we rely on it."""
+
+    path: str
+    value: ValueLeaf
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class ServedApi:
+    """An API group-version the cluster must serve, checked through its APIService.
+
+    Every served group-version, built in or from a CRD, has an APIService named
+    ``<version>.<group>``: a small object, where a CRD carries its whole schema.
+    """
+
+    group: str
+    version: str
+    kinds: tuple[str, ...]  # the kinds we compose of it, for the message and the docs
+
+    @property
+    def api_service(self) -> str:
+        """The APIService's name."""
+        return f"{self.version}.{self.group}"
+
+    @property
+    def label(self) -> str:
+        """How a message names it."""
+        return f"{self.group}/{self.version} ({', '.join(self.kinds)})"
+
+
+@dataclass(frozen=True, slots=True)
+class PresentObject:
+    """An object the cluster must carry (a DeviceClass, a GatewayClass)."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How a message names it."""
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+
+Requirement = ServedApi | PresentObject
+
+# When a cluster needs a component: always, for a serving stack, for a DRA driver one of its
+# pools claims, or for the gateway implementation its routes are composed for.
+NeedKind = Literal["always", "stack", "driver", "gateway"]
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """The condition under which a cluster needs a component."""
+
+    kind: NeedKind
+    value: str = ""
+
+    @property
+    def text(self) -> str:
+        """How the docs say it."""
+        if self.kind == "always":
+            return "every cluster"
+        if self.kind == "stack":
+            return f"stack {self.value}"
+        if self.kind == "driver":
+            return f"a pool claiming {self.value} devices"
+        return f"gateway {self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """One component of the serving stack.
+
+    ``chart`` None: objects this project composes itself (``reconcile/stack.py``), built
+    for the release ``release`` of the component they configure. ``needs``: components
+    that must be Ready before this one is created and that outlive it on teardown.
+    ``requires``: what a Provided cluster must serve in this component's place.
+    ``unchecked``: what a Provided cluster must also bring that no observation can prove.
+    """
+
+    name: str
+    title: str
+    release: str
+    need: Need
+    namespace: str
+    source: str
+    chart: Chart | None = None
+    values: tuple[Value, ...] = ()
+    needs: tuple[str, ...] = ()
+    requires: tuple[Requirement, ...] = ()
+    unchecked: tuple[str, ...] = ()
+
+    @property
+    def installs(self) -> bool:
+        """A Helm chart (Managed only), not objects of our own."""
+        return self.chart is not None
+
+    def values_tree(self) -> dict[str, object]:
+        """The values as the nested mapping Helm reads (a fresh dict on every call)."""
+        tree: dict[str, object] = {}
+        for value in self.values:
+            node = tree
+            *parents, leaf = value.path.split(".")
+            for part in parents:
+                child = node.setdefault(part, {})
+                assert isinstance(child, dict), value.path  # the table's own paths never clash
+                node = child
+            node[leaf] = list(value.value) if isinstance(value.value, tuple) else value.value
+        return tree
