@@ -70,8 +70,12 @@ def existing_cluster(
     status: Mapping[str, Any] | None = None,
     labels: Mapping[str, str] | None = None,
     identity: bool = False,
+    components: str | None = None,
 ) -> dict[str, Any]:
-    """A bring-your-own InferenceCluster, its nodePools as (name, className, nodeCount)."""
+    """A bring-your-own InferenceCluster, its nodePools as (name, className, nodeCount).
+
+    ``components``: who brings its serving stack (absent reads Managed).
+    """
     obj = inference_cluster(
         name,
         secret=f"{name}-kubeconfig",
@@ -83,9 +87,19 @@ def existing_cluster(
             "name": f"{name}-identity",
             "type": "AzureWorkloadIdentityCredentials",
         }
+    if components is not None:
+        obj["spec"]["cluster"]["existing"]["components"] = components
     if status is not None:
         obj["status"] = copy.deepcopy(dict(status))
     return obj
+
+
+STACK_KEY_PREFIXES = ("stack-", "require-", "uses-", "helm-provider-config")
+
+
+def plumbing(keyed: dict[str, Any]) -> dict[str, Any]:
+    """The entries of a cluster answer that are not its serving stack (docs/stack.md)."""
+    return {k: v for k, v in keyed.items() if not k.startswith(STACK_KEY_PREFIXES)}
 
 
 def ready_status(name: str, *, gateway: str = "203.0.113.10", nodes: int = 1) -> dict[str, Any]:

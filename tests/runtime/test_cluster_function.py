@@ -19,6 +19,7 @@ from .helpers import (
     direct,
     existing_cluster,
     inference_class,
+    plumbing,
     readiness,
     replica,
     request,
@@ -79,13 +80,13 @@ def test_pools_derived_from_node_pools_and_classes(stubs: Stubs) -> None:
             "capacity": {"memory": {"value": "81559Mi"}},
         }
     ]
-    assert conditions(rsp) == [("ClusterReady", "True", "ClusterRunning", "")]
+    assert conditions(rsp)[0] == ("ClusterReady", "True", "ClusterRunning", "")
     assert results(rsp) == []
 
 
 def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: Stubs) -> None:
-    _, rsp = _two_calls(stubs, existing_cluster(identity=True))
-    objects = desired(rsp)
+    _, rsp = _two_calls(stubs, existing_cluster(identity=True, components="Provided"))
+    objects = plumbing(desired(rsp))
     assert set(objects) == {"cluster-provider-config", "inference-gateway", *SHARED_KEYS}
     assert objects["cluster-provider-config"] == {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
@@ -129,7 +130,7 @@ def test_existing_cluster_composes_provider_config_and_observed_gateway(stubs: S
         "celQuery": "has(object.status.addresses) && size(object.status.addresses) > 0",
     }
     # Nothing observed yet: nothing marked, readiness left to Crossplane.
-    assert readiness(rsp) == {
+    assert plumbing(readiness(rsp)) == {
         "cluster-provider-config": "READY_UNSPECIFIED",
         "inference-gateway": "READY_UNSPECIFIED",
         **dict.fromkeys(SHARED_KEYS, "READY_UNSPECIFIED"),
@@ -171,9 +172,9 @@ def test_gateway_address_published_once_observed(stubs: Stubs) -> None:
             [{"value": ""}, {"type": "IPAddress", "value": "203.0.113.10"}], True
         ),
     }
-    _, rsp = _two_calls(stubs, existing_cluster(), observed)
+    _, rsp = _two_calls(stubs, existing_cluster(components="Provided"), observed)
     assert composite_status(rsp)["gateway"] == {"address": "203.0.113.10"}
-    assert readiness(rsp) == {
+    assert plumbing(readiness(rsp)) == {
         "cluster-provider-config": "READY_TRUE",
         "inference-gateway": "READY_TRUE",
         **dict.fromkeys(SHARED_KEYS, "READY_UNSPECIFIED"),
@@ -181,7 +182,9 @@ def test_gateway_address_published_once_observed(stubs: Stubs) -> None:
 
 
 def test_gateway_blip_keeps_the_published_address(stubs: Stubs) -> None:
-    cluster = existing_cluster(status={"gateway": {"address": "198.51.100.7"}})
+    cluster = existing_cluster(
+        status={"gateway": {"address": "198.51.100.7"}}, components="Provided"
+    )
     observed = {"inference-gateway": _observed_gateway([], False)}
     _, rsp = _two_calls(stubs, cluster, observed)
     assert composite_status(rsp)["gateway"] == {"address": "198.51.100.7"}
@@ -189,13 +192,19 @@ def test_gateway_blip_keeps_the_published_address(stubs: Stubs) -> None:
 
 
 def test_missing_class_waits_without_pools_but_keeps_the_plumbing(stubs: Stubs) -> None:
-    cluster = existing_cluster(pools=[("a", "nope-2", 1), ("b", "h100-8x", 1), ("c", "nope-1", 1)])
+    cluster = existing_cluster(
+        pools=[("a", "nope-2", 1), ("b", "h100-8x", 1), ("c", "nope-1", 1)], components="Provided"
+    )
     _, rsp = _two_calls(stubs, cluster)
     text = "Waiting for InferenceClasses: nope-1, nope-2"
-    assert conditions(rsp) == [("ClusterReady", "False", "WaitingForClasses", text)]
+    assert conditions(rsp)[0] == ("ClusterReady", "False", "WaitingForClasses", text)
     assert results(rsp) == [("NORMAL", text)]
     assert "gpuPools" not in composite_status(rsp)
-    assert set(desired(rsp)) == {"cluster-provider-config", "inference-gateway", *SHARED_KEYS}
+    assert set(plumbing(desired(rsp))) == {
+        "cluster-provider-config",
+        "inference-gateway",
+        *SHARED_KEYS,
+    }
 
 
 @pytest.mark.parametrize("source", ["GKE", "EKS", "AKS", "Nebius", "Vultr"])
@@ -276,7 +285,7 @@ def _observed_class(name: str, controller: str) -> dict[str, Any]:
 
 def test_gateway_class_is_observed_once_the_gateway_names_it(stubs: Stubs) -> None:
     observed = {"inference-gateway": _observed_with_class("istio")}
-    _, rsp = _two_calls(stubs, existing_cluster(), observed)
+    _, rsp = _two_calls(stubs, existing_cluster(components="Provided"), observed)
     gateway_class = desired(rsp)["inference-gateway-class"]
     assert gateway_class["metadata"] == {
         "name": child_name("us-east-1", "inference-gateway-class"),
@@ -309,7 +318,7 @@ def test_gateway_implementation_is_published_from_the_class_controller(
         "inference-gateway": _observed_with_class("gw"),
         "inference-gateway-class": _observed_class("gw", controller),
     }
-    _, rsp = _two_calls(stubs, existing_cluster(), observed)
+    _, rsp = _two_calls(stubs, existing_cluster(components="Provided"), observed)
     expected: dict[str, Any] = {"address": "203.0.113.10"}
     if implementation is not None:
         expected["implementation"] = implementation

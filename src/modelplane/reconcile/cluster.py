@@ -26,6 +26,7 @@ from modelplane.api.inferencecluster import (
     GpuPool,
     InferenceClusterStatus,
     ProviderConfigRef,
+    StackStatus,
     derived_gpu_pools,
 )
 from modelplane.api.meta import Condition, condition, holds
@@ -45,7 +46,14 @@ from modelplane.naming import (
     child_name,
     provider_config_name,
 )
+from modelplane.reconcile.stack import compose_stack, object_key
 from modelplane.scheduling.occupancy import published_occupancy
+from modelplane.stack.components import component
+from modelplane.stack.selection import INSTALLED_GATEWAY, plan_stack
+
+# Where a Managed stack's own Gateway and GatewayClass are observed (reconcile/stack.py).
+MANAGED_GATEWAY_KEY = object_key(component("inference-gateway"), "gateway")
+MANAGED_GATEWAY_CLASS_KEY = object_key(component("inference-gateway"), "class")
 
 PROVIDER_API = "kubernetes.m.crossplane.io/v1alpha1"
 GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"
@@ -212,38 +220,80 @@ def _shared_parts(cluster: InferenceCluster, observed: Observed) -> list[Compose
     ]
 
 
+def _stack_gateway(cluster: InferenceCluster) -> GatewayImplementation | None:
+    """The gateway implementation a Managed stack installs for, or None: the platform's.
+
+    The platform's word first, then what the cluster published (a Gateway an operator
+    installed keeps its implementation across an upgrade), else the one we install.
+    """
+    declared = cluster.spec.gateway.implementation if cluster.spec.gateway is not None else None
+    published = cluster.status.gateway if cluster.status is not None else None
+    observed = published.implementation if published is not None else None
+    return declared or observed or INSTALLED_GATEWAY
+
+
+def _plan_pools(
+    cluster: InferenceCluster, gpu_pools: tuple[GpuPool, ...] | None, pending: bool
+) -> tuple[GpuPool, ...] | None:
+    """The pools whose devices choose the drivers: None while some class is not fetched."""
+    if pending:
+        return None
+    published = cluster.status.gpu_pools if cluster.status is not None else None
+    return gpu_pools or published or ()
+
+
 def _existing_parts(
-    cluster: InferenceCluster, observed: Observed
-) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None]:
+    cluster: InferenceCluster,
+    observed: Observed,
+    gpu_pools: tuple[GpuPool, ...] | None,
+    pending: bool,
+) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None, StackStatus, Condition]:
     """The composed objects of an Existing cluster and the status fields they publish."""
-    seen_gateway = observed.get(GATEWAY_KEY)
+    existing = cluster.spec.cluster.existing
+    assert existing is not None  # IC-02: validated for source Existing
+    mode = existing.mode
+    gateway_impl = _stack_gateway(cluster) if mode == "Managed" else None
+    plan = plan_stack(cluster.spec.stack, _plan_pools(cluster, gpu_pools, pending), gateway_impl)
+    config = provider_config(cluster)
+    stack = compose_stack(cluster.metadata.name or "", mode, plan, observed, config)
     objects = [
         ComposedObject(
-            PROVIDER_CONFIG_KEY,
-            provider_config(cluster),
-            ready=True if PROVIDER_CONFIG_KEY in observed else None,
-        ),
-        ComposedObject(
-            GATEWAY_KEY,
-            gateway_object(cluster),
-            ready=True if _ready(seen_gateway) else None,
-        ),
+            PROVIDER_CONFIG_KEY, config, ready=True if PROVIDER_CONFIG_KEY in observed else None
+        )
     ]
+    managed_gateway = "inference-gateway" in plan.names()
+    if managed_gateway:
+        seen_gateway = observed.get(MANAGED_GATEWAY_KEY)
+        implementation: GatewayImplementation | None = (
+            INSTALLED_GATEWAY if _ready(observed.get(MANAGED_GATEWAY_CLASS_KEY)) else None
+        )
+    else:
+        seen_gateway = observed.get(GATEWAY_KEY)
+        objects.append(
+            ComposedObject(
+                GATEWAY_KEY,
+                gateway_object(cluster),
+                ready=True if _ready(seen_gateway) else None,
+            )
+        )
+        class_objects, implementation = _gateway_class_parts(cluster, observed)
+        objects.extend(class_objects)
     reference = ProviderConfigRef(name=provider_config_name(cluster.metadata.name or ""))
     address = gateway_address(seen_gateway)
-    if address is None:
+    previous = cluster.status.gateway if cluster.status else None
+    if address is None and previous is not None and previous.address:
         # A blip in the gateway's status must not withdraw every endpoint on the cluster.
-        gateway = cluster.status.gateway if cluster.status else None
-        address = gateway.address if gateway is not None and gateway.address else None
-    class_objects, implementation = _gateway_class_parts(cluster, observed)
-    objects.extend(class_objects)
+        address = previous.address
+    if implementation is None and previous is not None:
+        implementation = previous.implementation
     objects.extend(_shared_parts(cluster, observed))
+    objects.extend(stack.objects)
     published = (
         None
         if address is None and implementation is None
         else Gateway(address=address, implementation=implementation)
     )
-    return objects, reference, published
+    return objects, reference, published, stack.status, stack.condition
 
 
 def _cluster_condition(cluster: InferenceCluster, missing: tuple[str, ...]) -> Condition:
@@ -310,8 +360,13 @@ def compose_cluster(
     ready: bool | None = None
     provider_config_ref: ProviderConfigRef | None = None
     gateway: Gateway | None = None
+    stack: StackStatus | None = None
+    conditions = [_cluster_condition(cluster, classes.missing)]
     if cluster.spec.cluster.source == "Existing":
-        objects, provider_config_ref, gateway = _existing_parts(cluster, observed)
+        objects, provider_config_ref, gateway, stack, stack_condition = _existing_parts(
+            cluster, observed, gpu_pools, bool(classes.pending)
+        )
+        conditions.append(stack_condition)
     else:
         ready = False
     status = InferenceClusterStatus(
@@ -319,8 +374,7 @@ def compose_cluster(
         provider_config_ref=provider_config_ref,
         gpu_pools=gpu_pools,
         occupancy=occupancy,
+        stack=stack,
     )
     events = [Event("Normal", waiting_for_classes(classes.missing))] if classes.missing else []
-    return ClusterComposition(
-        objects, status, [_cluster_condition(cluster, classes.missing)], events, ready
-    )
+    return ClusterComposition(objects, status, conditions, events, ready)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-# A JSON scalar or list of scalars: every value the table sets is one of these.
+# A JSON scalar, a list of scalars or a list of flat objects (tolerations): every value the
+# table sets is one of these, held immutable (tuples, read-only mappings).
 Scalar = str | int | bool
-ValueLeaf = Scalar | tuple[Scalar, ...]
+ValueLeaf = Scalar | tuple[Scalar, ...] | tuple[Mapping[str, Scalar], ...]
+# An object we compose ourselves, as the JSON data it is sent as (a fresh value per call).
+Manifest = dict[str, object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +30,10 @@ class Value:
     path: str
     value: ValueLeaf
     why: str
+
+    def values_json(self) -> object:
+        """The value as fresh JSON data."""
+        return _plain(self.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +110,9 @@ class Component:
     that must be Ready before this one is created and that outlive it on teardown.
     ``requires``: what a Provided cluster must serve in this component's place.
     ``unchecked``: what a Provided cluster must also bring that no observation can prove.
+    ``configures``: objects of ours on top of what others installed (the KAI queues), composed
+    on Provided clusters too; everything else is installed on Managed clusters only.
+    ``wait``: the Release turns Ready only once its workloads roll out (Helm's ``--wait``).
     """
 
     name: str
@@ -115,11 +126,13 @@ class Component:
     needs: tuple[str, ...] = ()
     requires: tuple[Requirement, ...] = ()
     unchecked: tuple[str, ...] = ()
+    configures: bool = False
+    wait: bool = True
 
     @property
     def installs(self) -> bool:
-        """A Helm chart (Managed only), not objects of our own."""
-        return self.chart is not None
+        """Installed on Managed clusters only (a chart, or objects that install something)."""
+        return not self.configures
 
     def values_tree(self) -> dict[str, object]:
         """The values as the nested mapping Helm reads (a fresh dict on every call)."""
@@ -131,5 +144,12 @@ class Component:
                 child = node.setdefault(part, {})
                 assert isinstance(child, dict), value.path  # the table's own paths never clash
                 node = child
-            node[leaf] = list(value.value) if isinstance(value.value, tuple) else value.value
+            node[leaf] = _plain(value.value)
         return tree
+
+
+def _plain(value: ValueLeaf) -> object:
+    """A value as fresh JSON data."""
+    if isinstance(value, tuple):
+        return [dict(v) if isinstance(v, Mapping) else v for v in value]
+    return value

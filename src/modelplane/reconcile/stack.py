@@ -1,0 +1,457 @@
+"""The serving stack of one cluster: installed (Managed) or verified (Provided) (docs/stack.md).
+
+Pure: the cluster's plan (``stack.selection``), its observed composed resources and its mode
+in; the composed objects (Releases, Objects, checks, Usages), ``status.stack`` and the
+stack's condition out. Install order and teardown order come from the table's ``needs``:
+a component is first created once every component it needs is Ready, and a Usage keeps
+each needed component (and the cluster's provider configs) until its dependents are gone.
+A component once composed is always composed again: a dependency that blips never
+uninstalls what runs on it, and neither does a pool edit (docs/stack.md, "Never uninstalled
+under a running replica").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from modelplane.api.inferencecluster import (
+    ComponentPhase,
+    Components,
+    StackComponent,
+    StackPhase,
+    StackStatus,
+)
+from modelplane.api.meta import Condition, condition, get_condition, holds
+from modelplane.composition.delivery import deliver
+from modelplane.composition.observed import Observed, ObservedObject
+from modelplane.composition.types import ComposedObject, Json
+from modelplane.naming import (
+    PROVIDER_CONFIG_KIND,
+    SYSTEM_NAMESPACE,
+    child_name,
+    provider_config_name,
+)
+from modelplane.stack.components import COMPONENTS_BY_NAME, configured_objects
+from modelplane.stack.model import Component, Requirement, ServedApi
+from modelplane.stack.selection import StackPlan
+
+HELM_API = "helm.m.crossplane.io/v1beta1"
+KUBERNETES_API = "kubernetes.m.crossplane.io/v1alpha1"
+USAGE_API = "protection.crossplane.io/v1beta1"
+# provider-helm names the Helm release after this annotation, else the Release's own name
+# (crossplane-contrib/provider-helm v1.4.0, the Release's external name): ours is short, fixed
+# per component, and cannot collide with a release a platform team runs under its own name.
+EXTERNAL_NAME_ANNOTATION = "crossplane.io/external-name"
+RELEASE_PREFIX = "modelplane-"
+# Helm's --wait bound for one install or upgrade: a driver's DaemonSet on a large pool, or a
+# controller pulling its image, is slow, but a stuck install must surface as Failed.
+WAIT_TIMEOUT = "10m"
+STACK_READY = "StackReady"
+REQUIREMENTS_MET = "RequirementsMet"
+MAX_MESSAGE = 1024
+
+# Resource-key prefixes of the cluster function's stack resources.
+STACK_KEY_PREFIX = "stack-"
+REQUIRE_KEY_PREFIX = "require-"
+USAGE_KEY_PREFIX = "uses-"
+HELM_PROVIDER_CONFIG_KEY = "helm-provider-config"
+
+
+@dataclass(frozen=True, slots=True)
+class StackResult:
+    """What the stack part of one InferenceCluster reconcile composes and publishes."""
+
+    objects: tuple[ComposedObject, ...]
+    status: StackStatus
+    condition: Condition
+
+
+def release_key(component: Component) -> str:
+    """The resource key of a component's Release."""
+    return STACK_KEY_PREFIX + component.name
+
+
+def object_key(component: Component, suffix: str) -> str:
+    """The resource key of one of the objects we compose ourselves for a component."""
+    return f"{STACK_KEY_PREFIX}{component.name}-{suffix}"
+
+
+def component_keys(component: Component) -> tuple[str, ...]:
+    """The resource keys of everything a component composes, in order."""
+    if component.chart is not None:
+        return (release_key(component),)
+    return tuple(object_key(component, suffix) for suffix, _ in configured_objects(component.name))
+
+
+def requirement_key(requirement: Requirement) -> str:
+    """The resource key of the observe-only Object checking ``requirement``."""
+    if isinstance(requirement, ServedApi):
+        return f"{REQUIRE_KEY_PREFIX}api-{requirement.api_service}"
+    return f"{REQUIRE_KEY_PREFIX}{requirement.kind.lower()}-{requirement.name}"
+
+
+def helm_provider_config(cluster: str, kubernetes_config: Json) -> Json:
+    """The provider-helm ClusterProviderConfig: the same kubeconfig Secret and identity."""
+    return {
+        "apiVersion": HELM_API,
+        "kind": PROVIDER_CONFIG_KIND,
+        "metadata": {"name": provider_config_name(cluster)},
+        "spec": kubernetes_config["spec"],
+    }
+
+
+def release(cluster: str, component: Component) -> Json:
+    """The provider-helm Release installing ``component`` on the cluster."""
+    chart = component.chart
+    assert chart is not None  # only charted components are released
+    return {
+        "apiVersion": HELM_API,
+        "kind": "Release",
+        "metadata": {
+            "name": child_name(cluster, release_key(component)),
+            "namespace": SYSTEM_NAMESPACE,
+            "annotations": {EXTERNAL_NAME_ANNOTATION: RELEASE_PREFIX + component.name},
+        },
+        "spec": {
+            "providerConfigRef": {
+                "kind": PROVIDER_CONFIG_KIND,
+                "name": provider_config_name(cluster),
+            },
+            "forProvider": {
+                "chart": {
+                    "repository": chart.repository,
+                    "name": chart.name,
+                    "version": chart.version,
+                },
+                "namespace": component.namespace,
+                "values": component.values_tree(),
+                # Ready means rolled out, not accepted: dependents wait on health.
+                "wait": component.wait,
+                **({"waitTimeout": WAIT_TIMEOUT} if component.wait else {}),
+            },
+        },
+    }
+
+
+def _observe(cluster: str, key: str, manifest: Json) -> Json:
+    """An observe-only Object reading ``manifest`` from the workload cluster."""
+    return {
+        "apiVersion": KUBERNETES_API,
+        "kind": "Object",
+        "metadata": {"name": child_name(cluster, key), "namespace": SYSTEM_NAMESPACE},
+        "spec": {
+            "managementPolicies": ["Observe"],
+            "providerConfigRef": {
+                "kind": PROVIDER_CONFIG_KIND,
+                "name": provider_config_name(cluster),
+            },
+            "forProvider": {"manifest": manifest},
+        },
+    }
+
+
+def requirement_object(cluster: str, requirement: Requirement) -> Json:
+    """The observe-only Object proving ``requirement`` on a Provided cluster."""
+    if isinstance(requirement, ServedApi):
+        manifest: Json = {
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": {"name": requirement.api_service},
+        }
+    else:
+        manifest = {
+            "apiVersion": requirement.api_version,
+            "kind": requirement.kind,
+            "metadata": {"name": requirement.name},
+        }
+        if requirement.namespace is not None:
+            manifest["metadata"]["namespace"] = requirement.namespace
+    return _observe(cluster, requirement_key(requirement), manifest)
+
+
+def _ref(obj: Json) -> Json:
+    """A Usage's reference to a composed object."""
+    ref: Json = {"name": obj["metadata"]["name"]}
+    if "namespace" not in obj["metadata"]:
+        # A namespaced Usage protects a cluster-scoped object only when its reference says
+        # so with an empty namespace (crossplane v2.3.4 internal/protection/usage/finder.go).
+        ref["namespace"] = ""
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "resourceRef": ref}
+
+
+def usage(cluster: str, of_key: str, of: Json, by_key: str, by: Json) -> tuple[str, Json]:
+    """The Usage keeping ``of`` until ``by`` is gone, with its resource key."""
+    key = f"{USAGE_KEY_PREFIX}{of_key}-by-{by_key}"
+    return key, {
+        "apiVersion": USAGE_API,
+        "kind": "Usage",
+        "metadata": {"name": child_name(cluster, key), "namespace": SYSTEM_NAMESPACE},
+        "spec": {
+            "of": _ref(of),
+            "by": _ref(by),
+            # The blocked delete of ``of`` is replayed as soon as ``by`` is gone, so teardown
+            # proceeds in order without waiting for the next garbage-collection pass.
+            "replayDeletion": True,
+        },
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Phases
+
+
+def _release_phase(seen: ObservedObject | None) -> tuple[ComponentPhase, str | None]:
+    if seen is None:
+        return "Installing", None
+    if holds(seen.conditions, "Ready"):
+        return "Ready", None
+    synced = get_condition(seen.conditions, "Synced")
+    if synced.status == "False":
+        return "Failed", (synced.message or synced.reason or "not synced")[:MAX_MESSAGE]
+    return "Installing", None
+
+
+def _objects_phase(keys: tuple[str, ...], observed: Observed) -> tuple[ComponentPhase, str | None]:
+    phases = [_release_phase(observed.get(key)) for key in keys]
+    failed = next((p for p in phases if p[0] == "Failed"), None)
+    if failed is not None:
+        return failed
+    if all(p[0] == "Ready" for p in phases):
+        return "Ready", None
+    return "Installing", None
+
+
+def _requirement_met(seen: ObservedObject | None) -> bool | None:
+    """True: the object exists; False: the provider looked and found none; None: not yet."""
+    if seen is None:
+        return None
+    if seen.reported:
+        return True
+    synced = get_condition(seen.conditions, "Synced")
+    return False if synced.status == "False" else None
+
+
+def _needed_by_text(component: Component) -> str:
+    return f"{component.title} {component.release} or later"
+
+
+def _provided_phase(component: Component, observed: Observed) -> tuple[ComponentPhase, str | None]:
+    missing: list[str] = []
+    pending = False
+    for requirement in component.requires:
+        met = _requirement_met(observed.get(requirement_key(requirement)))
+        if met is False:
+            missing.append(requirement.label)
+        elif met is None:
+            pending = True
+    if missing:
+        return "Missing", (f"missing {', '.join(missing)}: install {_needed_by_text(component)}")[
+            :MAX_MESSAGE
+        ]
+    if pending:
+        return "Waiting", "not verified yet"
+    return "Provided", None
+
+
+# ---------------------------------------------------------------------------------------------
+# Composition
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One composed component: its objects by key (its first is what Usages name)."""
+
+    component: Component
+    objects: tuple[tuple[str, Json], ...]
+
+
+def _own_objects(cluster: str, component: Component) -> tuple[tuple[str, Json], ...]:
+    """The Objects delivering what we compose ourselves for ``component``."""
+    provider = (PROVIDER_CONFIG_KIND, provider_config_name(cluster))
+    out: list[tuple[str, Json]] = []
+    for suffix, manifest in configured_objects(component.name):
+        key = object_key(component, suffix)
+        out.append(
+            (
+                key,
+                deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, dict(manifest), provider),
+            )
+        )
+    return tuple(out)
+
+
+def _part(cluster: str, component: Component) -> _Part:
+    if component.chart is not None:
+        return _Part(component, ((release_key(component), release(cluster, component)),))
+    return _Part(component, _own_objects(cluster, component))
+
+
+def _composed_before(component: Component, observed: Observed) -> bool:
+    return any(key in observed for key in component_keys(component))
+
+
+def compose_stack(
+    cluster: str,
+    mode: Components,
+    plan: StackPlan,
+    observed: Observed,
+    kubernetes_config: Json,
+) -> StackResult:
+    """The stack's composed objects, ``status.stack`` and its condition for one cluster.
+
+    ``kubernetes_config``: the cluster's provider-kubernetes ClusterProviderConfig, which
+    the Usages keep and the helm one copies.
+    """
+    components = _with_kept(plan, observed)
+    phases: dict[str, tuple[ComponentPhase, str | None]] = {}
+    parts: list[_Part] = []
+    for component in components:
+        if mode == "Provided" and component.installs:
+            phases[component.name] = _provided_phase(component, observed)
+            continue
+        ready_needs = _unready_needs(component, phases, mode)
+        if ready_needs and not _composed_before(component, observed):
+            phases[component.name] = ("Waiting", "waits for " + ", ".join(ready_needs))
+            continue
+        part = _part(cluster, component)
+        parts.append(part)
+        phases[component.name] = _objects_phase(tuple(k for k, _ in part.objects), observed)
+    objects = _objects(cluster, mode, components, parts, observed, kubernetes_config)
+    items = tuple(
+        StackComponent(
+            name=c.name, version=c.release, phase=phases[c.name][0], message=phases[c.name][1]
+        )
+        for c in components
+    )
+    phase = _stack_phase(mode, items, plan)
+    status = StackStatus(components=mode, phase=phase, items=items)
+    return StackResult(objects, status, _condition(mode, phase, items, plan))
+
+
+def _with_kept(plan: StackPlan, observed: Observed) -> tuple[Component, ...]:
+    """The planned components, plus any composed before that the plan no longer names."""
+    planned = plan.names()
+    kept = {
+        c.name
+        for c in COMPONENTS_BY_NAME.values()
+        if c.name not in planned and _composed_before(c, observed)
+    }
+    if not kept:
+        return plan.components
+    # Table order is install order: keep it for the union.
+    wanted = planned | kept
+    return tuple(c for c in COMPONENTS_BY_NAME.values() if c.name in wanted)
+
+
+def _unready_needs(
+    component: Component, phases: Mapping[str, tuple[ComponentPhase, str | None]], mode: Components
+) -> list[str]:
+    """The components ``component`` needs that are not Ready (or Provided) yet."""
+    out: list[str] = []
+    for name in component.needs:
+        phase = phases.get(name)
+        if phase is None:
+            continue  # not on this cluster: another implementation stands in for it
+        if phase[0] not in ("Ready", "Provided"):
+            out.append(f"{name} ({phase[0]})")
+    return out
+
+
+def _objects(
+    cluster: str,
+    mode: Components,
+    components: tuple[Component, ...],
+    parts: list[_Part],
+    observed: Observed,
+    kubernetes_config: Json,
+) -> tuple[ComposedObject, ...]:
+    out: list[ComposedObject] = []
+    releases = [p for p in parts if p.component.installs]
+    helm_config = helm_provider_config(cluster, kubernetes_config) if releases else None
+    if helm_config is not None:
+        seen = HELM_PROVIDER_CONFIG_KEY in observed
+        out.append(ComposedObject(HELM_PROVIDER_CONFIG_KEY, helm_config, True if seen else None))
+    if mode == "Provided":
+        for component in components:
+            if component.installs:
+                for requirement in component.requires:
+                    key = requirement_key(requirement)
+                    met = _requirement_met(observed.get(key))
+                    out.append(
+                        ComposedObject(key, requirement_object(cluster, requirement), met or None)
+                    )
+    for part in parts:
+        for key, obj in part.objects:
+            phase = _release_phase(observed.get(key))[0]
+            out.append(ComposedObject(key, obj, True if phase == "Ready" else None))
+    out.extend(_usages(cluster, parts, kubernetes_config, helm_config, observed))
+    return tuple(out)
+
+
+def _usages(
+    cluster: str,
+    parts: list[_Part],
+    kubernetes_config: Json,
+    helm_config: Json | None,
+    observed: Observed,
+) -> list[ComposedObject]:
+    """Usages: each needed component outlives its dependents, each provider config its users."""
+    first = {p.component.name: p.objects[0] for p in parts}
+    out: list[tuple[str, Json]] = []
+    for part in parts:
+        by_key, by = part.objects[0]
+        for name in part.component.needs:
+            if name in first:
+                of_key, of = first[name]
+                out.append(usage(cluster, of_key, of, by_key, by))
+        for key, obj in part.objects:
+            config = helm_config if obj["apiVersion"] == HELM_API else kubernetes_config
+            config_key = HELM_PROVIDER_CONFIG_KEY if config is helm_config else "provider-config"
+            assert config is not None
+            out.append(usage(cluster, config_key, config, key, obj))
+    # A Usage is ready once created: it guards, it does not serve.
+    return [ComposedObject(k, o, True if k in observed else None) for k, o in out]
+
+
+def _stack_phase(
+    mode: Components, items: tuple[StackComponent, ...], plan: StackPlan
+) -> StackPhase:
+    if mode == "Provided":
+        if plan.drivers_known and all(i.phase in ("Provided", "Ready") for i in items):
+            return "RequirementsMet"
+        return "RequirementsNotMet"
+    if any(i.phase == "Failed" for i in items):
+        return "Failed"
+    if plan.drivers_known and all(i.phase in ("Ready", "Provided") for i in items):
+        return "Ready"
+    return "Installing"
+
+
+def _condition(
+    mode: Components, phase: StackPhase, items: tuple[StackComponent, ...], plan: StackPlan
+) -> Condition:
+    pending = [i for i in items if i.phase not in ("Ready", "Provided")]
+    parts = [_item_text(i) for i in pending]
+    if not plan.drivers_known:
+        parts.append("the device drivers wait for the cluster's InferenceClasses")
+    if plan.unsupported_drivers:
+        parts.append(
+            "no component installs DRA driver "
+            + ", ".join(plan.unsupported_drivers)
+            + ": the platform provides it"
+        )
+    message = "; ".join(parts)[:MAX_MESSAGE]
+    if mode == "Provided":
+        if phase == "RequirementsMet":
+            return condition(REQUIREMENTS_MET, True, "RequirementsMet", message)
+        reason = "RequirementsNotMet" if any(i.phase == "Missing" for i in items) else "Verifying"
+        return condition(REQUIREMENTS_MET, False, reason, message)
+    if phase == "Ready":
+        return condition(STACK_READY, True, "Installed", message)
+    return condition(STACK_READY, False, phase, message)
+
+
+def _item_text(item: StackComponent) -> str:
+    text = f"{item.name} {item.version} {item.phase}"
+    return f"{text} ({item.message})" if item.message else text

@@ -1,0 +1,479 @@
+"""The one table of the serving stack (docs/stack.md, generated from it).
+
+Every component a workload cluster may need: the released chart and version we install,
+the values we rely on, what it serves (what a Provided cluster must show instead), what it
+needs first, and where each fact was read. Composition facts that depend on a component's
+release (Grove's env order, LWS's env names) read the version from here, and their tests
+fail when a fact's recorded release differs from the installed one.
+
+Order is install order: a component comes after every component it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+from modelplane.naming import GATEWAY_NAME, SYSTEM_NAMESPACE
+from modelplane.stack.model import (
+    Chart,
+    Component,
+    Manifest,
+    Need,
+    PresentObject,
+    ServedApi,
+    Value,
+)
+
+# The gateway class a Managed stack creates for its Envoy Gateway; the Gateway in
+# modelplane-system names it. Envoy Gateway programs every class whose controllerName is its
+# own (envoyproxy/gateway v1.8.3 api/v1alpha1/envoygateway_types.go, the default controller name).
+GATEWAY_CLASS_NAME: Final = "modelplane"
+ENVOY_GATEWAY_CONTROLLER: Final = "gateway.envoyproxy.io/gatewayclass-controller"
+GATEWAY_LISTENER_PORT: Final = 80
+# The KAI queues a Dynamo cluster's pods are scheduled through: a root and the leaf our pods
+# name (composition/pods.py KAI_QUEUE); only leaf queues take work (KAI-Scheduler v0.17.0
+# docs/queues/README.md), and the two-level shape is the chart's own default hierarchy.
+KAI_ROOT_QUEUE: Final = "modelplane-root"
+KAI_QUEUE: Final = "modelplane"
+
+_RESOURCE_V1 = "resource.k8s.io/v1"
+ENVOY_GATEWAY_NAMESPACE: Final = "envoy-gateway-system"
+AI_GATEWAY_NAMESPACE: Final = "envoy-ai-gateway-system"
+AI_GATEWAY_CONTROLLER: Final = "ai-gateway-controller"
+AI_GATEWAY_RELEASE: Final = "v1.1.0"
+# The Inference Extension release whose CRDs we apply: v1 InferencePool, and the
+# InferenceObjective and InferenceModelRewrite kinds the picker watches.
+INFERENCE_EXTENSION_RELEASE: Final = "v1.5.0"
+INFERENCE_EXTENSION_MANIFESTS: Final = (
+    "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/"
+    f"{INFERENCE_EXTENSION_RELEASE}/manifests.yaml"
+)
+# kubectl applies them: the image Kubernetes publishes for its own releases.
+KUBECTL_IMAGE: Final = "registry.k8s.io/kubectl:v1.34.2"
+INSTALLER_NAMESPACE: Final = "kube-system"
+INSTALLER_NAME: Final = "modelplane-crd-installer"
+
+COMPONENTS: Final[tuple[Component, ...]] = (
+    Component(
+        name="inference-extension-crds",
+        title="Gateway API Inference Extension CRDs",
+        release=INFERENCE_EXTENSION_RELEASE,
+        need=Need("always"),
+        namespace=INSTALLER_NAMESPACE,
+        # No chart carries these CRDs: the release publishes them as manifests.yaml only
+        # (kubernetes-sigs/gateway-api-inference-extension v1.5.0 Makefile, target artifacts).
+        source=(
+            "kubernetes-sigs/gateway-api-inference-extension v1.5.0 release asset "
+            "manifests.yaml (Makefile artifacts; config/crd/bases), applied by our Job"
+        ),
+        requires=(
+            ServedApi("inference.networking.k8s.io", "v1", ("InferencePool",)),
+            ServedApi("gateway.networking.k8s.io", "v1", ("Gateway", "HTTPRoute")),
+        ),
+        unchecked=(
+            "BackendTLSPolicy served at v1 (Gateway API v1.4 or later) where routes need it: "
+            "the API check sees a group-version, not each kind",
+            "egress from the cluster to github.com, from where the Job applies the CRDs "
+            "(Managed clusters)",
+        ),
+    ),
+    Component(
+        name="envoy-gateway",
+        title="Envoy Gateway",
+        release="v1.8.3",
+        need=Need("gateway", "EnvoyGateway"),
+        namespace=ENVOY_GATEWAY_NAMESPACE,
+        source=(
+            "envoyproxy/gateway v1.8.3 charts/gateway-helm/Chart.yaml and values.tmpl.yaml "
+            "(published as v1.8.3 by .github/workflows/release.yaml; ships Gateway API v1.5.1, "
+            "experimental channel, in its crds/); the values are Envoy AI Gateway v1.1.0's "
+            "manifests/envoy-gateway-values.yaml and "
+            "examples/inference-pool/envoy-gateway-values-addon.yaml"
+        ),
+        chart=Chart("oci://docker.io/envoyproxy", "gateway-helm", "v1.8.3"),
+        # The InferencePool watch starts with the controller, which never syncs without the CRD.
+        needs=("inference-extension-crds",),
+        values=(
+            Value(
+                "config.envoyGateway.gateway.controllerName",
+                ENVOY_GATEWAY_CONTROLLER,
+                "the controllerName of the GatewayClass we create",
+            ),
+            Value("config.envoyGateway.provider.type", "Kubernetes", "the chart's provider"),
+            Value(
+                "config.envoyGateway.extensionApis.enableBackend",
+                True,
+                "Envoy AI Gateway's backends are Envoy Gateway Backend objects",
+            ),
+            *(
+                Value(
+                    f"config.envoyGateway.extensionManager.hooks.xdsTranslator.translation.{part}"
+                    ".includeAll",
+                    True,
+                    "Envoy AI Gateway rewrites the whole translation",
+                )
+                for part in ("listener", "route", "cluster", "secret")
+            ),
+            Value(
+                "config.envoyGateway.extensionManager.hooks.xdsTranslator.post",
+                ("Translation", "Cluster", "Route"),
+                "the hooks Envoy AI Gateway's extension server implements",
+            ),
+            Value(
+                "config.envoyGateway.extensionManager.service.fqdn.hostname",
+                f"{AI_GATEWAY_CONTROLLER}.{AI_GATEWAY_NAMESPACE}.svc.cluster.local",
+                "Envoy AI Gateway's controller Service (its fullnameOverride, its namespace)",
+            ),
+            Value(
+                "config.envoyGateway.extensionManager.service.fqdn.port",
+                1063,
+                "the controller Service's grpc port (ai-gateway-helm v1.1.0 values.yaml)",
+            ),
+            Value(
+                "config.envoyGateway.extensionManager.backendResources",
+                (
+                    MappingProxyType(
+                        {
+                            "group": "inference.networking.k8s.io",
+                            "kind": "InferencePool",
+                            "version": "v1",
+                        }
+                    ),
+                ),
+                "routes reach replicas through InferencePool backendRefs",
+            ),
+        ),
+        # Envoy Gateway turns ready only once it may read InferencePools, which Envoy AI
+        # Gateway's chart grants: waiting here would wait forever.
+        wait=False,
+    ),
+    Component(
+        name="envoy-ai-gateway-crds",
+        title="Envoy AI Gateway CRDs",
+        release=AI_GATEWAY_RELEASE,
+        need=Need("gateway", "EnvoyGateway"),
+        namespace=AI_GATEWAY_NAMESPACE,
+        source=(
+            "envoyproxy/ai-gateway v1.1.0 manifests/charts/ai-gateway-crds-helm "
+            "(published as v1.1.0 by .github/workflows/release.yaml)"
+        ),
+        chart=Chart("oci://docker.io/envoyproxy", "ai-gateway-crds-helm", AI_GATEWAY_RELEASE),
+    ),
+    Component(
+        name="envoy-ai-gateway",
+        title="Envoy AI Gateway",
+        release=AI_GATEWAY_RELEASE,
+        need=Need("gateway", "EnvoyGateway"),
+        namespace=AI_GATEWAY_NAMESPACE,
+        source="envoyproxy/ai-gateway v1.1.0 manifests/charts/ai-gateway-helm/values.yaml",
+        chart=Chart("oci://docker.io/envoyproxy", "ai-gateway-helm", AI_GATEWAY_RELEASE),
+        needs=("envoy-gateway", "envoy-ai-gateway-crds", "inference-extension-crds"),
+        values=(
+            Value(
+                "envoyGateway.namespace",
+                ENVOY_GATEWAY_NAMESPACE,
+                "where the Envoy Gateway it extends runs; its InferencePool reader is bound there",
+            ),
+            Value(
+                "controller.fullnameOverride",
+                AI_GATEWAY_CONTROLLER,
+                "the Service name Envoy Gateway's extension manager dials",
+            ),
+        ),
+    ),
+    Component(
+        name="inference-gateway",
+        title="Inference Gateway",
+        release="v1.8.3",
+        need=Need("gateway", "EnvoyGateway"),
+        namespace=SYSTEM_NAMESPACE,
+        source=(
+            "our own Namespace, GatewayClass and Gateway for Envoy Gateway v1.8.3; created last, "
+            "so Envoy AI Gateway's webhook gives the proxy pods their sidecar"
+        ),
+        needs=("envoy-ai-gateway",),
+    ),
+    Component(
+        name="lws",
+        title="LeaderWorkerSet",
+        release="v0.10.0",
+        need=Need("stack", "Standard"),
+        # The chart's CRD conversion webhook names a Service in lws-system: no other namespace works.
+        namespace="lws-system",
+        source=(
+            "kubernetes-sigs/lws v0.10.0 charts/lws/Chart.yaml (published as 0.10.0, "
+            "hack/push-chart.sh and site/content/en/docs/installation/_index.md)"
+        ),
+        chart=Chart("oci://registry.k8s.io/lws/charts", "lws", "0.10.0"),
+        requires=(ServedApi("leaderworkerset.x-k8s.io", "v1", ("LeaderWorkerSet",)),),
+    ),
+    Component(
+        name="kai-scheduler",
+        title="KAI Scheduler",
+        release="v0.17.0",
+        need=Need("stack", "Dynamo"),
+        namespace="kai-scheduler",
+        source="kai-scheduler/KAI-Scheduler v0.17.0 deployments/kai-scheduler/Chart.yaml",
+        chart=Chart("oci://ghcr.io/kai-scheduler/kai-scheduler", "kai-scheduler", "v0.17.0"),
+        requires=(ServedApi("scheduling.run.ai", "v2", ("Queue",)),),
+        unchecked=("the kai-scheduler scheduler serving pods that name it",),
+    ),
+    Component(
+        name="kai-queues",
+        configures=True,
+        title="KAI queues",
+        release="v0.17.0",
+        need=Need("stack", "Dynamo"),
+        namespace="",
+        source=(
+            f"our own Queues {KAI_ROOT_QUEUE} and {KAI_QUEUE} (scheduling.run.ai/v2, "
+            "KAI-Scheduler v0.17.0 docs/queues/README.md)"
+        ),
+        needs=("kai-scheduler",),
+    ),
+    Component(
+        name="grove",
+        title="Grove",
+        release="v0.1.0-alpha.12-rc1",
+        need=Need("stack", "Dynamo"),
+        namespace="grove-system",
+        source=(
+            "ai-dynamo/grove v0.1.0-alpha.12-rc1 operator/charts/Chart.yaml, published with "
+            "its tag as version by .github/workflows/push-artifacts.yaml"
+        ),
+        chart=Chart("oci://ghcr.io/ai-dynamo/grove", "grove-charts", "v0.1.0-alpha.12-rc1"),
+        needs=("kai-scheduler",),
+        requires=(ServedApi("grove.io", "v1alpha1", ("PodCliqueSet",)),),
+    ),
+    Component(
+        name="nvidia-dra-driver",
+        title="NVIDIA DRA driver for GPUs",
+        release="v0.4.1",
+        need=Need("driver", "gpu.nvidia.com"),
+        namespace="nvidia-dra-driver",
+        source=(
+            "kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 "
+            "deployments/helm/dra-driver-nvidia-gpu/Chart.yaml and values.yaml"
+        ),
+        chart=Chart(
+            "oci://registry.k8s.io/dra-driver-nvidia/charts", "dra-driver-nvidia-gpu", "0.4.1"
+        ),
+        values=(
+            Value(
+                "gpuResourcesEnabledOverride",
+                True,
+                "the chart refuses to render GPU allocation without it",
+            ),
+            Value("resources.gpus.enabled", True, "the gpu.nvidia.com DeviceClass and plugin"),
+            Value(
+                "resources.computeDomains.enabled",
+                False,
+                "no multi-node NVLink domains are claimed; their plugin needs a newer driver",
+            ),
+        ),
+        requires=(PresentObject(_RESOURCE_V1, "DeviceClass", "gpu.nvidia.com"),),
+        unchecked=(
+            "the NVIDIA driver (565 or later) on the GPU nodes, CDI enabled in the container "
+            "runtime, and no NVIDIA device plugin advertising the same GPUs",
+            "GPU nodes labelled nvidia.com/gpu.present=true (by NFD, the GPU Operator or the "
+            "node pool), which the chart's kubelet plugin requires to be scheduled",
+        ),
+    ),
+    Component(
+        name="amd-dra-driver",
+        title="AMD GPU DRA driver",
+        release="v1.0.1",
+        need=Need("driver", "gpu.amd.com"),
+        namespace="amd-dra-driver",
+        source="ROCm/k8s-gpu-dra-driver v1.0.1 (chart index https://rocm.github.io/k8s-gpu-dra-driver)",
+        chart=Chart("https://rocm.github.io/k8s-gpu-dra-driver", "k8s-gpu-dra-driver", "v1.0.1"),
+        values=(
+            Value(
+                "kubeletPlugin.tolerations",
+                (
+                    MappingProxyType(
+                        {"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+                    ),
+                ),
+                "AMD GPU nodes are tainted amd.com/gpu; the chart tolerates nothing by default",
+            ),
+        ),
+        requires=(PresentObject(_RESOURCE_V1, "DeviceClass", "gpu.amd.com"),),
+        unchecked=("the amdgpu kernel driver loaded on the GPU nodes, CDI enabled",),
+    ),
+    Component(
+        name="cpu-dra-driver",
+        title="CPU DRA driver",
+        release="v0.2.0",
+        need=Need("driver", "dra.cpu"),
+        namespace="kube-system",
+        source="kubernetes-sigs/dra-driver-cpu v0.2.0 deployment/helm/dra-driver-cpu/Chart.yaml",
+        chart=Chart("oci://registry.k8s.io/dra-driver-cpu/charts", "dra-driver-cpu", "0.2.0"),
+        values=(
+            Value(
+                "image.repository",
+                "registry.k8s.io/dra-driver-cpu/dra-driver-cpu",
+                "the 0.2.0 chart defaults to the staging registry",
+            ),
+            Value(
+                "args.cpuDeviceMode",
+                "individual",
+                "claims count devices; grouped mode needs DRAConsumableCapacity (on by default "
+                "only from Kubernetes 1.36)",
+            ),
+        ),
+        requires=(PresentObject(_RESOURCE_V1, "DeviceClass", "dra.cpu"),),
+        unchecked=(
+            "kubelet cpuManagerPolicy none on the CPU nodes, and containerd 2.0 or CRI-O 1.30 "
+            "with NRI and CDI enabled",
+        ),
+    ),
+)
+
+COMPONENTS_BY_NAME: Final[Mapping[str, Component]] = MappingProxyType(
+    {c.name: c for c in COMPONENTS}
+)
+DRIVERS: Final[Mapping[str, Component]] = MappingProxyType(
+    {c.need.value: c for c in COMPONENTS if c.need.kind == "driver"}
+)
+
+
+def component(name: str) -> Component:
+    """The table's entry ``name`` (a KeyError names a component the table lacks)."""
+    return COMPONENTS_BY_NAME[name]
+
+
+def configured_objects(name: str) -> tuple[tuple[str, Manifest], ...]:
+    """The objects we compose ourselves for component ``name``, each with its key suffix."""
+    if name == "inference-gateway":
+        return _gateway_objects()
+    if name == "kai-queues":
+        return (("root", _queue(KAI_ROOT_QUEUE, None)), ("leaf", _queue(KAI_QUEUE, KAI_ROOT_QUEUE)))
+    if name == "inference-extension-crds":
+        return _crd_installer()
+    raise KeyError(name)
+
+
+def _gateway_objects() -> tuple[tuple[str, Manifest], ...]:
+    namespace: Manifest = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": SYSTEM_NAMESPACE},
+    }
+    gateway_class: Manifest = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": GATEWAY_CLASS_NAME},
+        "spec": {"controllerName": ENVOY_GATEWAY_CONTROLLER},
+    }
+    gateway: Manifest = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": GATEWAY_NAME, "namespace": SYSTEM_NAMESPACE},
+        "spec": {
+            "gatewayClassName": GATEWAY_CLASS_NAME,
+            "listeners": [
+                {
+                    "name": "http",
+                    "protocol": "HTTP",
+                    "port": GATEWAY_LISTENER_PORT,
+                    # Routes live in each replica's namespace, the Gateway in ours.
+                    "allowedRoutes": {"namespaces": {"from": "All"}},
+                }
+            ],
+        },
+    }
+    return (("namespace", namespace), ("class", gateway_class), ("gateway", gateway))
+
+
+def _queue(name: str, parent: str | None) -> Manifest:
+    # KAI's queue webhook refuses a Queue without resources, and an unset limit forbids
+    # going over quota: every resource is unlimited and shared by weight.
+    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    spec: dict[str, object] = {
+        "resources": {"cpu": dict(unlimited), "gpu": dict(unlimited), "memory": dict(unlimited)}
+    }
+    if parent is not None:
+        spec["parentQueue"] = parent
+    return {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def _crd_installer() -> tuple[tuple[str, Manifest], ...]:
+    """A Job applying the Inference Extension's released CRDs, and the RBAC it needs.
+
+    Server-side apply is idempotent; the Job's name carries the release, so a new release
+    runs a new Job (a Job's template cannot change in place).
+    """
+    labels = {"app.kubernetes.io/name": INSTALLER_NAME}
+    account: Manifest = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": INSTALLER_NAME, "namespace": INSTALLER_NAMESPACE},
+    }
+    role: Manifest = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": INSTALLER_NAME},
+        "rules": [
+            {
+                "apiGroups": ["apiextensions.k8s.io"],
+                "resources": ["customresourcedefinitions"],
+                "verbs": ["get", "list", "create", "patch"],
+            }
+        ],
+    }
+    binding: Manifest = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": INSTALLER_NAME},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": INSTALLER_NAME,
+        },
+        "subjects": [
+            {"kind": "ServiceAccount", "name": INSTALLER_NAME, "namespace": INSTALLER_NAMESPACE}
+        ],
+    }
+    version = INFERENCE_EXTENSION_RELEASE.replace(".", "-")
+    job: Manifest = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": f"{INSTALLER_NAME}-inference-extension-{version}",
+            "namespace": INSTALLER_NAMESPACE,
+            "labels": labels,
+        },
+        "spec": {
+            "backoffLimit": 6,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": INSTALLER_NAME,
+                    "restartPolicy": "OnFailure",
+                    "containers": [
+                        {
+                            "name": "apply",
+                            "image": KUBECTL_IMAGE,
+                            "args": [
+                                "apply",
+                                "--server-side",
+                                "--force-conflicts",
+                                "--field-manager=modelplane",
+                                "-f",
+                                INFERENCE_EXTENSION_MANIFESTS,
+                            ],
+                        }
+                    ],
+                },
+            },
+        },
+    }
+    return (("account", account), ("role", role), ("binding", binding), ("job", job))

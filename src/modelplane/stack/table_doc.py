@@ -1,0 +1,103 @@
+"""The stack table as markdown: the generated part of docs/stack.md.
+
+``tests/stack/test_stack_doc.py`` fails when docs/stack.md differs from this text, so the
+page can never drift from the table the code composes from.
+"""
+
+from __future__ import annotations
+
+import json
+
+from modelplane.stack.components import COMPONENTS
+from modelplane.stack.model import Component, PresentObject, Requirement, ServedApi
+
+BEGIN = "<!-- BEGIN GENERATED: modelplane.stack.table_doc -->"
+END = "<!-- END GENERATED -->"
+
+
+def _chart(component: Component) -> str:
+    chart = component.chart
+    if chart is None:
+        return "our own objects"
+    return f"`{chart.name}` `{chart.version}` from `{chart.repository}`"
+
+
+def _requirement(requirement: Requirement) -> str:
+    if isinstance(requirement, ServedApi):
+        return f"APIService `{requirement.api_service}` ({', '.join(requirement.kinds)})"
+    assert isinstance(requirement, PresentObject)
+    return f"{requirement.kind} `{requirement.name}`"
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def components_table() -> str:
+    """One row per component, in install order."""
+    lines = [
+        "| component | release | when | installed as | namespace | needs first |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in COMPONENTS:
+        needs = ", ".join(f"`{n}`" for n in c.needs) or "nothing"
+        lines.append(
+            f"| `{c.name}` ({c.title}) | {c.release} | {c.need.text} | {_chart(c)} | "
+            f"{c.namespace or 'cluster-scoped'} | {needs} |"
+        )
+    return "\n".join(lines)
+
+
+def values_list() -> str:
+    """The values we set, per charted component, each with why."""
+    lines: list[str] = []
+    for c in COMPONENTS:
+        if c.chart is None or not c.values:
+            continue
+        lines.append(f"- `{c.name}`:")
+        for value in c.values:
+            shown = json.dumps(value.values_json(), separators=(", ", ": "))
+            lines.append(f"  - `{value.path}` = `{_escape(shown)}`: {value.why}")
+    return "\n".join(lines)
+
+
+def requirements_list() -> str:
+    """What a Provided cluster must serve or carry, per component, and what is not checked."""
+    lines: list[str] = []
+    for c in COMPONENTS:
+        if not c.installs or c.need.kind == "gateway" or not (c.requires or c.unchecked):
+            continue
+        checked = "; ".join(_requirement(r) for r in c.requires) or "nothing observable"
+        lines.append(
+            f"- `{c.name}` ({c.title} {c.release} or later, when {c.need.text}): {checked}."
+        )
+        for note in c.unchecked:
+            lines.append(f"  Not checked: {note}.")
+    lines.append(
+        "- the Gateway `modelplane-system/inference-gateway`, observed: the cluster turns Ready "
+        "once it has an address, and routes follow its GatewayClass's implementation."
+    )
+    return "\n".join(lines)
+
+
+def sources_list() -> str:
+    """Where each component's facts were read."""
+    return "\n".join(f"- `{c.name}`: {c.source}." for c in COMPONENTS)
+
+
+def generated() -> str:
+    """The whole generated block, markers included."""
+    return "\n\n".join(
+        [
+            BEGIN,
+            "### Components",
+            components_table(),
+            "### Values we set",
+            values_list(),
+            "### What a Provided cluster must bring",
+            requirements_list(),
+            "### Sources",
+            sources_list(),
+            END,
+        ]
+    )
