@@ -459,3 +459,87 @@ def test_cluster_composes_what_every_replica_picker_shares(stubs: Stubs) -> None
     # Created once observed; the rest not yet.
     assert readiness(rsp)["epp-serviceaccount"] == "READY_TRUE"
     assert readiness(rsp)["epp-role"] == "READY_UNSPECIFIED"
+
+
+def _observed_check(api_service: str, present: bool) -> dict[str, Any]:
+    """An observe-only requirement Object as provider-kubernetes reports it."""
+    key = f"require-api-{api_service}"
+    status: dict[str, Any] = (
+        {
+            "atProvider": {"manifest": {"metadata": {"name": api_service}}},
+            "conditions": [{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"}],
+        }
+        if present
+        else {
+            "conditions": [
+                {
+                    "type": "Synced",
+                    "status": "False",
+                    "reason": "ReconcileError",
+                    "message": "cannot observe external resource: external resource does not exist",
+                }
+            ]
+        }
+    )
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {"name": child_name("us-east-1", key), "namespace": "modelplane-system"},
+        "spec": {"forProvider": {"manifest": {}}},
+        "status": status,
+    }
+
+
+def test_provided_cluster_missing_an_api_reports_it_over_grpc(stubs: Stubs) -> None:
+    observed = {
+        "require-api-v1.inference.networking.k8s.io": _observed_check(
+            "v1.inference.networking.k8s.io", True
+        ),
+        "require-api-v1.gateway.networking.k8s.io": _observed_check(
+            "v1.gateway.networking.k8s.io", True
+        ),
+        "require-api-v1.leaderworkerset.x-k8s.io": _observed_check(
+            "v1.leaderworkerset.x-k8s.io", False
+        ),
+    }
+    cluster = existing_cluster(components="Provided")
+    _, rsp = _two_calls(stubs, cluster, observed)
+    objects = desired(rsp)
+    assert not any(o["kind"] == "Release" for o in objects.values())
+    check = objects["require-api-v1.leaderworkerset.x-k8s.io"]
+    assert check["spec"]["managementPolicies"] == ["Observe"]
+    assert check["spec"]["forProvider"]["manifest"] == {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": "v1.leaderworkerset.x-k8s.io"},
+    }
+    stack = composite_status(rsp)["stack"]
+    assert (stack["components"], stack["phase"]) == ("Provided", "RequirementsNotMet")
+    lws = next(i for i in stack["items"] if i["name"] == "lws")
+    assert (lws["version"], lws["phase"]) == ("v0.10.0", "Missing")
+    met = next(c for c in conditions(rsp) if c[0] == "RequirementsMet")
+    assert met[1:3] == ("False", "RequirementsNotMet")
+    assert "leaderworkerset.x-k8s.io/v1 (LeaderWorkerSet)" in met[3]
+    assert "LeaderWorkerSet v0.10.0 or later" in met[3]
+    # The DeviceClass of the pools' driver is not observed yet: named as not verified.
+    assert "nvidia-dra-driver v0.4.1 Waiting (not verified yet)" in met[3]
+
+
+def test_managed_cluster_publishes_its_stack_in_install_order_over_grpc(stubs: Stubs) -> None:
+    _, rsp = _two_calls(stubs, existing_cluster())
+    stack = composite_status(rsp)["stack"]
+    assert (stack["components"], stack["phase"]) == ("Managed", "Installing")
+    assert [i["name"] for i in stack["items"]] == [
+        "inference-extension-crds",
+        "envoy-gateway",
+        "envoy-ai-gateway-crds",
+        "envoy-ai-gateway",
+        "inference-gateway",
+        "lws",
+        "nvidia-dra-driver",
+    ]
+    objects = desired(rsp)
+    assert objects["stack-lws"]["kind"] == "Release"
+    assert "stack-envoy-ai-gateway" not in objects  # waits for Envoy Gateway
+    ready = next(c for c in conditions(rsp) if c[0] == "StackReady")
+    assert ready[1:3] == ("False", "Installing")

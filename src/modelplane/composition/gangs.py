@@ -35,6 +35,12 @@ from __future__ import annotations
 from modelplane.composition.names import ReplicaNames
 from modelplane.composition.types import REMOTE_NAMESPACE, Json, Stack
 
+# The releases the facts above were read at. The stack installs the releases in
+# stack/components.py; tests/stack/test_stack_facts.py fails when the two differ, so a
+# version bump re-reads the facts before it ships.
+LWS_FACTS_RELEASE = "v0.10.0"
+GROVE_FACTS_RELEASE = "v0.1.0-alpha.12-rc1"
+
 LEADER_ADDRESS = "MODELPLANE_LEADER_ADDRESS"
 RANK = "MODELPLANE_RANK"
 GANG_INDEX = "MODELPLANE_GANG_INDEX"

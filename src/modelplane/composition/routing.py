@@ -28,6 +28,9 @@ PICKER_GRPC_PORT = 9002
 # (config/charts/routerlib/templates/_service.yaml @ v0.10.0).
 EXT_PROC_APP_PROTOCOL = "kubernetes.io/h2c"
 POOL_GROUP = "inference.networking.k8s.io"
+# The Envoy AI Gateway release the EnvoyGateway rules below were read at (the stack installs
+# stack/components.py's; tests/stack/test_stack_facts.py keeps the two equal).
+AI_GATEWAY_FACTS_RELEASE = "v1.1.0"
 
 # A backend timeout no generation reaches: one day. GKE cannot disable its backend timeout
 # (30 s by default); a GCP backend service accepts 1 to 2,147,483,647 s.
