@@ -272,12 +272,12 @@ def _own_objects(cluster: str, component: Component) -> tuple[tuple[str, Json], 
     out: list[tuple[str, Json]] = []
     for suffix, manifest in configured_objects(component.name):
         key = object_key(component, suffix)
-        out.append(
-            (
-                key,
-                deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, dict(manifest), provider),
-            )
-        )
+        obj = deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, dict(manifest), provider)
+        if manifest["kind"] == "Gateway":
+            # Its address, once the load balancer has one, makes the cluster Ready: watch it
+            # rather than wait for the next poll.
+            obj["spec"]["watch"] = True
+        out.append((key, obj))
     return tuple(out)
 
 
