@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench package schemas clean
+.PHONY: demo test lint bench package schemas stack-doc clean
 
 $(STAMP): pyproject.toml
 	@echo "installing modelplane and its tools into $(VENV) (first run only)" >&2
@@ -46,6 +46,10 @@ SCHEMAS := src/modelplane/api/validator_schemas.py
 schemas: $(STAMP)
 	$(BIN)/python -c 'import sys; from modelplane.api.kinds import KINDS; from modelplane.api.openapi import schemas_module; sys.stdout.write(schemas_module([k.model for k in KINDS]))' > $(SCHEMAS).new
 	mv $(SCHEMAS).new $(SCHEMAS)
+
+# docs/stack.md's tables, generated from the stack table (tests/stack/test_stack_doc.py compares).
+stack-doc: $(STAMP)
+	$(BIN)/python -c 'import pathlib; from modelplane.stack.table_doc import replace_generated as r; p = pathlib.Path("docs/stack.md"); p.write_text(r(p.read_text()))'
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

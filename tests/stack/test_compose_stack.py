@@ -439,3 +439,34 @@ def test_every_composed_object_is_valid_against_its_released_schema(mode: Any) -
                 _validator(INNER_SCHEMA_OF[inner["kind"]]).validate(inner)
     assert checked == len(result.objects)
     assert SCHEMAS.exists()
+
+
+def _release_values(result: StackResult, key: str) -> dict[str, Any]:
+    release = next(o.object for o in result.objects if o.key == key)
+    values: dict[str, Any] = release["spec"]["forProvider"]["values"]
+    return values
+
+
+def test_a_drivers_node_plugin_runs_on_the_pools_claiming_its_devices() -> None:
+    plan = plan_stack("Standard", _pools("gpu.nvidia.com", "gpu.amd.com", "gpu.nvidia.com"), None)
+    result = compose_stack(CLUSTER, "Managed", plan, _everything_ready(plan), KUBE_CONFIG)
+    for key, pools in (("stack-nvidia-dra-driver", ["p0", "p2"]), ("stack-amd-dra-driver", ["p1"])):
+        affinity = _release_values(result, key)["kubeletPlugin"]["affinity"]
+        terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert terms["nodeSelectorTerms"] == [
+            {"matchExpressions": [{"key": "modelplane.ai/pool", "operator": "In", "values": pools}]}
+        ]
+
+
+def test_a_driver_whose_pools_are_unknown_keeps_its_applied_release() -> None:
+    applied = {"apiVersion": "helm.m.crossplane.io/v1beta1", "kind": "Release", "spec": {"x": 1}}
+    observed = {
+        "stack-nvidia-dra-driver": ObservedObject(
+            conditions=(condition("Ready", True, ""),), kept=applied
+        )
+    }
+    result = compose_stack(
+        CLUSTER, "Managed", plan_stack("Standard", None, None), observed, KUBE_CONFIG
+    )
+    kept = next(o.object for o in result.objects if o.key == "stack-nvidia-dra-driver")
+    assert kept == applied

@@ -10,6 +10,5 @@ def test_docs_stack_md_is_generated_from_the_table() -> None:
     text = (REPO / "docs" / "stack.md").read_text(encoding="utf-8")
     start, end = text.index(BEGIN), text.index(END) + len(END)
     assert text[start:end] == generated(), (
-        "docs/stack.md drifted from stack/components.py: regenerate its table "
-        "(python -c 'from modelplane.stack.table_doc import generated; print(generated())')"
+        "docs/stack.md drifted from stack/components.py: run `make stack-doc`"
     )

@@ -12,7 +12,7 @@ under a running replica").
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from modelplane.api.inferencecluster import (
@@ -27,6 +27,7 @@ from modelplane.composition.delivery import deliver
 from modelplane.composition.observed import Observed, ObservedObject
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.naming import (
+    POOL_LABEL,
     PROVIDER_CONFIG_KIND,
     SYSTEM_NAMESPACE,
     child_name,
@@ -101,10 +102,34 @@ def helm_provider_config(cluster: str, kubernetes_config: Json) -> Json:
     }
 
 
-def release(cluster: str, component: Component) -> Json:
-    """The provider-helm Release installing ``component`` on the cluster."""
+def pool_affinity(pools: Sequence[str]) -> Json:
+    """A node affinity requiring one of ``pools`` by the pool label our pods select on."""
+    term = {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": list(pools)}]}
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
+
+
+def _set_path(tree: Json, path: str, value: Json) -> None:
+    node = tree
+    *parents, leaf = path.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
+
+
+def release(cluster: str, component: Component, pools: Sequence[str] = ()) -> Json:
+    """The provider-helm Release installing ``component`` on the cluster.
+
+    ``pools``: for a driver, the pools claiming its devices, where its node plugin runs.
+    """
     chart = component.chart
     assert chart is not None  # only charted components are released
+    values: Json = component.values_tree()
+    if component.pool_affinity is not None and pools:
+        _set_path(values, component.pool_affinity, pool_affinity(pools))
     return {
         "apiVersion": HELM_API,
         "kind": "Release",
@@ -125,7 +150,7 @@ def release(cluster: str, component: Component) -> Json:
                     "version": chart.version,
                 },
                 "namespace": component.namespace,
-                "values": component.values_tree(),
+                "values": values,
                 # Ready means rolled out, not accepted: dependents wait on health.
                 "wait": component.wait,
                 **({"waitTimeout": WAIT_TIMEOUT} if component.wait else {}),
@@ -281,10 +306,19 @@ def _own_objects(cluster: str, component: Component) -> tuple[tuple[str, Json], 
     return tuple(out)
 
 
-def _part(cluster: str, component: Component) -> _Part:
-    if component.chart is not None:
-        return _Part(component, ((release_key(component), release(cluster, component)),))
-    return _Part(component, _own_objects(cluster, component))
+def _part(cluster: str, component: Component, plan: StackPlan, observed: Observed) -> _Part:
+    if component.chart is None:
+        return _Part(component, _own_objects(cluster, component))
+    key = release_key(component)
+    if component.pool_affinity is not None:
+        pools = plan.driver_pools.get(component.need.value, ())
+        seen = observed.get(key)
+        if not pools and seen is not None and seen.kept:
+            # Pools not known yet, or none claims the driver any more: the Release stays as it
+            # was applied, so its node plugin is never moved off nodes mid-flight.
+            return _Part(component, ((key, dict(seen.kept)),))
+        return _Part(component, ((key, release(cluster, component, pools)),))
+    return _Part(component, ((key, release(cluster, component)),))
 
 
 def _composed_before(component: Component, observed: Observed) -> bool:
@@ -314,7 +348,7 @@ def compose_stack(
         if ready_needs and not _composed_before(component, observed):
             phases[component.name] = ("Waiting", "waits for " + ", ".join(ready_needs))
             continue
-        part = _part(cluster, component)
+        part = _part(cluster, component, plan, observed)
         parts.append(part)
         phases[component.name] = _objects_phase(tuple(k for k, _ in part.objects), observed)
     objects = _objects(cluster, mode, components, parts, observed, kubernetes_config)

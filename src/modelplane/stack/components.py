@@ -260,6 +260,8 @@ COMPONENTS: Final[tuple[Component, ...]] = (
         chart=Chart(
             "oci://registry.k8s.io/dra-driver-nvidia/charts", "dra-driver-nvidia-gpu", "0.4.1"
         ),
+        # Replaces the chart's default, which requires labels NFD or the GPU Operator set.
+        pool_affinity="kubeletPlugin.affinity",
         values=(
             Value(
                 "gpuResourcesEnabledOverride",
@@ -277,8 +279,9 @@ COMPONENTS: Final[tuple[Component, ...]] = (
         unchecked=(
             "the NVIDIA driver (565 or later) on the GPU nodes, CDI enabled in the container "
             "runtime, and no NVIDIA device plugin advertising the same GPUs",
-            "GPU nodes labelled nvidia.com/gpu.present=true (by NFD, the GPU Operator or the "
-            "node pool), which the chart's kubelet plugin requires to be scheduled",
+            "on Provided clusters, GPU nodes labelled for the chart's kubelet plugin "
+            "(nvidia.com/gpu.present=true, or NFD's PCI labels); Managed clusters place it on "
+            "the pools by their modelplane.ai/pool label instead",
         ),
     ),
     Component(
@@ -289,6 +292,8 @@ COMPONENTS: Final[tuple[Component, ...]] = (
         namespace="amd-dra-driver",
         source="ROCm/k8s-gpu-dra-driver v1.0.1 (chart index https://rocm.github.io/k8s-gpu-dra-driver)",
         chart=Chart("https://rocm.github.io/k8s-gpu-dra-driver", "k8s-gpu-dra-driver", "v1.0.1"),
+        # Without it the plugin lands on every node and waits forever where no amdgpu is.
+        pool_affinity="kubeletPlugin.affinity",
         values=(
             Value(
                 "kubeletPlugin.tolerations",

@@ -113,6 +113,8 @@ class Component:
     ``configures``: objects of ours on top of what others installed (the KAI queues), composed
     on Provided clusters too; everything else is installed on Managed clusters only.
     ``wait``: the Release turns Ready only once its workloads roll out (Helm's ``--wait``).
+    ``pool_affinity``: the values path of the node affinity that keeps a driver's node
+    plugin on the pools claiming its devices (and off every other node).
     """
 
     name: str
@@ -128,6 +130,7 @@ class Component:
     unchecked: tuple[str, ...] = ()
     configures: bool = False
     wait: bool = True
+    pool_affinity: str | None = None
 
     @property
     def installs(self) -> bool:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from modelplane.api.inferencecluster import GatewayImplementation, GpuPool, Stack
 from modelplane.stack.components import COMPONENTS, DRIVERS
@@ -25,17 +26,25 @@ class StackPlan:
     components: tuple[Component, ...]
     drivers_known: bool
     unsupported_drivers: tuple[str, ...] = ()
+    # Driver -> the pools claiming its devices, sorted: where its node plugin runs.
+    driver_pools: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     def names(self) -> frozenset[str]:
         """The names of the components planned."""
         return frozenset(c.name for c in self.components)
 
 
-def claimed_drivers(pools: Iterable[GpuPool]) -> frozenset[str]:
-    """The DRA drivers the pools' devices are claimed through (Synthetic devices need none)."""
-    return frozenset(
-        device.driver for pool in pools for device in pool.devices or () if device.claim == "DRA"
-    )
+def pools_by_driver(pools: Iterable[GpuPool]) -> Mapping[str, tuple[str, ...]]:
+    """Each DRA driver the pools' devices are claimed through (Synthetic devices need none),
+    with the pools claiming it, sorted."""
+    found: dict[str, set[str]] = {}
+    for pool in pools:
+        for device in pool.devices or ():
+            if device.claim == "DRA":
+                found.setdefault(device.driver, set()).add(pool.name)
+    return MappingProxyType({d: tuple(sorted(names)) for d, names in sorted(found.items())})
 
 
 def plan_stack(
@@ -48,10 +57,11 @@ def plan_stack(
     ``gateway``: the implementation its routes are composed for; the stack installs only
     the one it knows how to run (``INSTALLED_GATEWAY``), another one is the platform's.
     """
-    drivers = claimed_drivers(pools) if pools is not None else frozenset()
+    by_driver = pools_by_driver(pools) if pools is not None else MappingProxyType({})
+    drivers = frozenset(by_driver)
     chosen = tuple(c for c in COMPONENTS if _needed(c, stack, drivers, gateway))
     unsupported = tuple(sorted(drivers - DRIVERS.keys()))
-    return StackPlan(chosen, pools is not None, unsupported)
+    return StackPlan(chosen, pools is not None, unsupported, by_driver)
 
 
 def _needed(

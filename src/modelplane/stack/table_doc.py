@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from modelplane.naming import POOL_LABEL
 from modelplane.stack.components import COMPONENTS
 from modelplane.stack.model import Component, PresentObject, Requirement, ServedApi
 
@@ -52,12 +53,18 @@ def values_list() -> str:
     """The values we set, per charted component, each with why."""
     lines: list[str] = []
     for c in COMPONENTS:
-        if c.chart is None or not c.values:
+        if c.chart is None or not (c.values or c.pool_affinity):
             continue
         lines.append(f"- `{c.name}`:")
         for value in c.values:
             shown = json.dumps(value.values_json(), separators=(", ", ": "))
             lines.append(f"  - `{value.path}` = `{_escape(shown)}`: {value.why}")
+        if c.pool_affinity is not None:
+            lines.append(
+                f"  - `{c.pool_affinity}` = a required node affinity to the pools claiming "
+                f"{c.need.value} devices, by their `{POOL_LABEL}` label: its node plugin runs "
+                "exactly where replicas claim its devices"
+            )
     return "\n".join(lines)
 
 
@@ -101,3 +108,9 @@ def generated() -> str:
             END,
         ]
     )
+
+
+def replace_generated(text: str) -> str:
+    """``text`` (docs/stack.md) with its generated block made current."""
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    return text[:start] + generated() + text[end:]
