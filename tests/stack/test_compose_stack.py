@@ -459,7 +459,15 @@ def test_a_drivers_node_plugin_runs_on_the_pools_claiming_its_devices() -> None:
 
 
 def test_a_driver_whose_pools_are_unknown_keeps_its_applied_release() -> None:
-    applied = {"apiVersion": "helm.m.crossplane.io/v1beta1", "kind": "Release", "spec": {"x": 1}}
+    applied = {
+        "apiVersion": "helm.m.crossplane.io/v1beta1",
+        "kind": "Release",
+        "metadata": {
+            "name": "gpu-1-stack-nvidia-dra-driver-1a2b3",
+            "namespace": "modelplane-system",
+        },
+        "spec": {"forProvider": {"values": {"kubeletPlugin": {"affinity": {"applied": True}}}}},
+    }
     observed = {
         "stack-nvidia-dra-driver": ObservedObject(
             conditions=(condition("Ready", True, ""),), kept=applied
