@@ -164,6 +164,7 @@ def test_an_edit_through_model_copy_is_read_again() -> None:
 def test_a_stack_that_stops_being_ready_is_read_under_the_same_version() -> None:
     # The stack status is part of the cluster's content: a warm view never answers for it.
     clear_all()
-    assert cluster_view(_cluster(), {}).stack_ready
-    assert not cluster_view(_cluster(_stack_installing), {}).stack_ready
-    assert cluster_view(_cluster(_drop_stack), {}).stack_ready
+    assert cluster_view(_cluster(), {}).unready_stack is None
+    unready = cluster_view(_cluster(_stack_installing), {}).unready_stack
+    assert unready is not None and unready.phase == "Installing"
+    assert cluster_view(_cluster(_drop_stack), {}).unready_stack is None

@@ -121,9 +121,9 @@ def cluster_capacity(view: ClusterView, running: Sequence[Running]) -> ClusterCa
     ready = view.ready_status or "Unknown"
     stack = "Dynamo" if view.dynamo else "Standard"
     taints = tuple(taint_text(t) for t in view.taints)
-    published = view.stack_status
-    phase = published.phase if published is not None else None
-    problem = "" if published is None or published.ready else stack_status_message(published)
+    phase = view.stack_status.phase if view.stack_status is not None else None
+    unready = view.unready_stack
+    problem = stack_status_message(unready) if unready is not None else ""
     if view.pools is None:
         uses = _uses(running, {r.name: 0 for r in running})
         return ClusterCapacity(view.name, ready, stack, taints, None, uses, phase, problem)

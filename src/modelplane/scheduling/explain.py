@@ -142,8 +142,8 @@ def new_replica_failure(gates: Gates, cluster: ClusterView) -> Unfit | None:
     if cluster.dynamo and gates.rank_engine is not None:
         engine = gates.rank_engine
         return Unfit(cluster.name, Reason.STACK_UNSUPPORTED, lambda: stack_message(engine))
-    stack = cluster.stack_status
-    if stack is not None and not stack.ready:
+    stack = cluster.unready_stack
+    if stack is not None:
         reason = (
             Reason.REQUIREMENTS_NOT_MET
             if stack.components == "Provided"

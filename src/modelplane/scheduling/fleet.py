@@ -159,13 +159,15 @@ class ClusterView:
         return self.ready_status == "True"
 
     @property
-    def stack_ready(self) -> bool:
-        """The serving stack takes new replicas: Ready or RequirementsMet, or no status published.
+    def unready_stack(self) -> StackStatus | None:
+        """The published ``status.stack`` when it takes no new replica (neither Ready nor
+        RequirementsMet); None when it does, or when none is published.
 
         A cluster that never published ``status.stack`` (and a render input without one, the
         converged view) is not held back.
         """
-        return self.stack_status is None or self.stack_status.ready
+        stack = self.stack_status
+        return stack if stack is not None and not stack.ready else None
 
     @property
     def pool_unknown(self) -> bool:

@@ -61,8 +61,8 @@ def replica_notices(
 
 def _kept_cause(view: ClusterView) -> tuple[LossCause, str, bool] | None:
     withdrawn = not view.gateway
-    stack = view.stack_status
-    if stack is not None and not stack.ready:
+    stack = view.unready_stack
+    if stack is not None:
         cause = (
             LossCause.REQUIREMENTS_NOT_MET
             if stack.components == "Provided"
