@@ -243,8 +243,10 @@ def cluster_status(
     gateway: str | None = "203.0.113.10",
     pools: list[dict[str, Any]] | None = None,
     provider_config: str | None = None,
+    stack: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """An InferenceCluster status: Ready, a gateway, pools and provider config as given."""
+    """An InferenceCluster status: Ready, a gateway, pools, provider config and
+    ``status.stack`` as given."""
     status: dict[str, Any] = {}
     if ready is not None:
         status["conditions"] = [ready_condition(ready)]
@@ -254,7 +256,29 @@ def cluster_status(
         status["gpuPools"] = pools
     if provider_config is not None:
         status["providerConfigRef"] = {"name": provider_config}
+    if stack is not None:
+        status["stack"] = stack
     return status
+
+
+def stack_component(
+    name: str, version: str, phase: str, message: str | None = None
+) -> dict[str, Any]:
+    """One ``status.stack.items`` entry: a component, its version and where it stands."""
+    item: dict[str, Any] = {"name": name, "version": version, "phase": phase}
+    if message is not None:
+        item["message"] = message
+    return item
+
+
+def stack_status(
+    phase: str, *items: dict[str, Any], components: str | None = None
+) -> dict[str, Any]:
+    """A published ``status.stack``; ``components`` follows the phase unless given
+    (``RequirementsMet`` and ``RequirementsNotMet`` are a Provided stack's)."""
+    if components is None:
+        components = "Provided" if phase.startswith("Requirements") else "Managed"
+    return {"components": components, "phase": phase, "items": list(items)}
 
 
 def model_cache(

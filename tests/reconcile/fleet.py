@@ -41,10 +41,15 @@ def cluster(
     nodes: int = 1,
     taints: list[dict[str, str]] | None = None,
     stack: str | None = None,
+    stack_status: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A cluster with one pool `h100` of ``nodes`` nodes x ``gpus`` GPUs."""
+    """A cluster with one pool `h100` of ``nodes`` nodes x ``gpus`` GPUs (``stack_status``:
+    its published ``status.stack``, none by default)."""
     status = cluster_status(
-        ready=ready, gateway=gateway, pools=[gpu_pool("h100", nodes, gpu_device(gpus))]
+        ready=ready,
+        gateway=gateway,
+        pools=[gpu_pool("h100", nodes, gpu_device(gpus))],
+        stack=stack_status,
     )
     return inference_cluster(
         name, secret=name, stack=stack, taints=taints, labels=labels or {}, status=status

@@ -14,6 +14,7 @@ import pytest
 
 from modelplane.runtime.local.render import render
 from modelplane.runtime.wire import deployment_status_wire
+from tests.builders import stack_component, stack_status
 from tests.reconcile.fleet import cluster, deployment, fleet, observed
 
 WEST = cluster("us-west-2", gateway="203.0.113.20")
@@ -24,6 +25,10 @@ NEXT = "removed, not re-placed (ReplicasScheduled says why)"
 # A Ready replica that must move (not a gone cluster) serves until it is replaced.
 SERVING = "kept serving until its replacement is Ready"
 NO_FIT = "kept serving, no replacement fits yet (ReplicasScheduled says why)"
+
+
+INSTALLING = stack_status("Installing", stack_component("lws", "v0.10.0", "Installing"))
+NOT_MET = stack_status("RequirementsNotMet", stack_component("lws", "v0.10.0", "Missing"))
 
 
 def _renamed_pool() -> dict[str, Any]:
@@ -40,6 +45,22 @@ CASES: list[tuple[str, list[dict[str, Any]], str, str, list[str]]] = [
         "ClusterNotReady",
         f"2 of 2 ready; cluster us-east-1 is NotReady: replica {EAST} kept",
         [EAST, "qwen3-8b-13bc2"],
+    ),
+    (
+        "stack installing: kept, still routed",
+        [cluster("us-east-1", stack_status=INSTALLING), WEST],
+        "StackNotReady",
+        f"2 of 2 ready; cluster us-east-1 has its serving stack not ready (Installing): "
+        f"replica {EAST} kept",
+        [EAST, "qwen3-8b-13bc2"],
+    ),
+    (
+        "requirements not met, NotReady and no gateway: kept, withdrawn from routing",
+        [cluster("us-east-1", ready=False, gateway=None, stack_status=NOT_MET), WEST],
+        "RequirementsNotMet",
+        "2 of 2 ready; cluster us-east-1 does not meet the serving stack's requirements "
+        f"(RequirementsNotMet): replica {EAST} kept, withdrawn from routing (no gateway)",
+        ["qwen3-8b-13bc2"],
     ),
     (
         "no gateway: kept, withdrawn from routing",

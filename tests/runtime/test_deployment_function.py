@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from modelplane.api import ModelDeployment
 from modelplane.naming import replica_name
 from modelplane.runtime.crossplane.deployment_fn import gather_inputs
 from modelplane.runtime.crossplane.messages import FunctionRequest
 from modelplane.scheduling.occupancy import PUBLISHED
+from tests.builders import stack_component, stack_status
 
 from .conftest import NOW_TEXT, Stubs
 from .helpers import (
@@ -367,6 +370,46 @@ def test_a_cluster_without_occupancy_keeps_its_replicas_and_takes_no_new_one(
     assert conditions(rsp)[0][3] == (
         "Scheduled 1 of 2 replicas; 1 did not fit: 0/1 clusters available: 1 NoPools"
     )
+
+
+STACKS = [
+    # status.stack, the replicas after the call, ReplicasScheduled's message, ReplicasReady's reason
+    (
+        stack_status("Installing", stack_component("lws", "v0.10.0", "Installing")),
+        ["replica-us-east-1-0"],
+        "Scheduled 1 of 2 replicas; 1 did not fit: 0/1 clusters available: 1 StackNotReady",
+        "StackNotReady",
+    ),
+    (
+        stack_status("RequirementsNotMet", stack_component("lws", "v0.10.0", "Missing")),
+        ["replica-us-east-1-0"],
+        "Scheduled 1 of 2 replicas; 1 did not fit: 0/1 clusters available: 1 RequirementsNotMet",
+        "RequirementsNotMet",
+    ),
+    (
+        stack_status("Ready", stack_component("lws", "v0.10.0", "Ready")),
+        ["replica-us-east-1-0", "replica-us-east-1-1"],
+        "Scheduled 2 of 2 replicas",
+        "ModelStarting",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("stack", "replicas", "scheduled", "ready_reason"),
+    STACKS,
+    ids=["Installing", "RequirementsNotMet", "Ready"],
+)
+def test_a_cluster_whose_stack_is_not_ready_keeps_its_replica_and_takes_no_new_one(
+    stubs: Stubs, stack: dict[str, Any], replicas: list[str], scheduled: str, ready_reason: str
+) -> None:
+    cluster = ready_cluster("us-east-1")
+    cluster["status"]["stack"] = stack
+    observed = _observed_replicas(1, ready=True)
+    rsp = _reconcile(stubs, deployment(replicas=2), [cluster, inference_class()], observed=observed)
+    assert sorted(k for k in desired(rsp) if k.startswith("replica-")) == replicas
+    assert conditions(rsp)[0][3] == scheduled
+    assert conditions(rsp)[1][2] == ready_reason
 
 
 def test_an_occupancy_that_does_not_fit_the_pools_reads_as_unpublished(stubs: Stubs) -> None:

@@ -72,9 +72,11 @@ def cluster(
     taints: list[dict[str, Any]] | None = None,
     stack: str = "Standard",
     node_pools: list[dict[str, Any]] | None = None,
+    stack_status: dict[str, Any] | None = None,
 ) -> InferenceCluster:
-    """An InferenceCluster; Ready with a gateway unless told otherwise."""
-    status = cluster_status(ready=ready, gateway=gateway, pools=list(pools))
+    """An InferenceCluster; Ready with a gateway unless told otherwise (``stack_status``:
+    its published ``status.stack``, none by default)."""
+    status = cluster_status(ready=ready, gateway=gateway, pools=list(pools), stack=stack_status)
     return InferenceCluster.model_validate(
         inference_cluster(
             name,

@@ -17,7 +17,14 @@ from modelplane.api import InferenceCluster
 from modelplane.memo import clear_all
 from modelplane.scheduling.fleet import ClusterView, cluster_view
 from modelplane.scheduling.occupancy import published
-from tests.builders import cluster_status, gpu_device, gpu_pool, inference_cluster
+from tests.builders import (
+    cluster_status,
+    gpu_device,
+    gpu_pool,
+    inference_cluster,
+    stack_component,
+    stack_status,
+)
 
 Doc = dict[str, Any]
 
@@ -26,7 +33,10 @@ def _document() -> Doc:
     doc = inference_cluster(
         "c1",
         labels={"zone": "a"},
-        status=cluster_status(pools=[gpu_pool("h100", 3, gpu_device(8))]),
+        status=cluster_status(
+            pools=[gpu_pool("h100", 3, gpu_device(8))],
+            stack=stack_status("Ready", stack_component("lws", "v0.10.0", "Ready")),
+        ),
     )
     doc["metadata"]["uid"] = "0b7c"
     doc["metadata"]["resourceVersion"] = "41"
@@ -70,6 +80,15 @@ def _drop_occupancy(doc: Doc) -> None:
     del doc["status"]["occupancy"]
 
 
+def _stack_installing(doc: Doc) -> None:
+    doc["status"]["stack"]["phase"] = "Installing"
+    doc["status"]["stack"]["items"][0]["phase"] = "Installing"
+
+
+def _drop_stack(doc: Doc) -> None:
+    del doc["status"]["stack"]
+
+
 def _bump_version(doc: Doc) -> None:
     doc["metadata"]["resourceVersion"] = "42"
     _relabel(doc)
@@ -83,6 +102,8 @@ EDITS: list[Callable[[Doc], None]] = [
     _fill_a_node,
     _misfit_occupancy,
     _drop_occupancy,
+    _stack_installing,
+    _drop_stack,
     _bump_version,
 ]
 
@@ -138,3 +159,12 @@ def test_an_edit_through_model_copy_is_read_again() -> None:
     after = cluster_view(cluster.model_copy(update={"metadata": meta}), {})
     assert before.labels == {"zone": "a"}
     assert after.labels == {"zone": "c"}
+
+
+def test_a_stack_that_stops_being_ready_is_read_under_the_same_version() -> None:
+    # The stack status is part of the cluster's content: a warm view never answers for it.
+    clear_all()
+    assert cluster_view(_cluster(), {}).unready_stack is None
+    unready = cluster_view(_cluster(_stack_installing), {}).unready_stack
+    assert unready is not None and unready.phase == "Installing"
+    assert cluster_view(_cluster(_drop_stack), {}).unready_stack is None

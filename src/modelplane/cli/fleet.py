@@ -28,7 +28,8 @@ example:
 
 Reconciles the input once, as render does, and shows what every cluster and pool holds:
 devices by kind (total, used, free), replicas and devices per deployment, readiness,
-stack and taints. On a live control plane, export the objects first:
+stack (and why a serving stack not ready takes no new replica) and taints. On a live
+control plane, export the objects first:
   kubectl get inferenceclusters,inferenceclasses,modeldeployments,modelreplicas,modelcaches \\
     -A -o yaml > fleet.yaml
 Exit 0 on valid input, 1 on invalid input, 2 for a missing PATH.
@@ -117,12 +118,16 @@ def _uses_json(uses: Sequence[DeploymentUse]) -> list[dict[str, Any]]:
 
 
 def cluster_json(cluster: ClusterCapacity) -> dict[str, Any]:
-    """One cluster as JSON (``pools`` null when its pools are unknown)."""
+    """One cluster as JSON (``pools`` null when its pools are unknown; ``stackPhase`` null
+    without a published ``status.stack``, ``stackMessage`` null unless that stack is not
+    ready)."""
     return {
         "name": cluster.name,
         "ready": cluster.ready,
         "stack": cluster.stack,
         "taints": list(cluster.taints),
+        "stackPhase": cluster.stack_phase,
+        "stackMessage": cluster.stack_message or None,
         "devices": devices_json(cluster.devices),
         "deployments": _uses_json(cluster.deployments),
         "pools": None
@@ -177,6 +182,8 @@ def cluster_table(cluster: ClusterCapacity) -> str:
         f"cluster {printable(cluster.name)}  Ready={cluster.ready}  stack={cluster.stack}  "
         f"taints: {printable(taints)}\n"
     )
+    if cluster.stack_message:
+        out += f"  no new replicas: {printable(cluster.stack_message)}\n"
     if cluster.pools is None:
         out += "  pools unknown: it publishes none and none can be derived\n"
     else:

@@ -78,12 +78,14 @@ def cluster_box(
     """One cluster's box: header, then each pool's nodes slot by slot."""
     view = next(v for v in state.views if v.name == cluster.name)
     taints = ", ".join(cluster.taints) or "no taints"
-    ready = "" if cluster.ready == "True" else " notready"
+    ready = "" if cluster.ready == "True" and not cluster.stack_message else " notready"
     parts = [
         f'<div class="cluster{ready}" data-cluster="{escape(cluster.name)}">',
         f"<h3>{escape(cluster.name)}</h3>",
         f'<p class="meta">Ready={escape(cluster.ready)} · {cluster.stack} · {escape(taints)}</p>',
     ]
+    if cluster.stack_message:
+        parts.append(f'<p class="meta">no new replicas: {escape(cluster.stack_message)}</p>')
     if cluster.pools is None:
         parts.append('<p class="meta">pools unknown</p></div>')
         return "".join(parts)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from modelplane.fleetview.state import FleetState, Running
 from modelplane.scheduling.capacity import Ledger, PoolState
+from modelplane.scheduling.explain import stack_status_message
 from modelplane.scheduling.fleet import ClusterView, Dev, Pool, taint_text
 from modelplane.scheduling.replicas import sort_key
 
@@ -59,7 +60,12 @@ class PoolCapacity:
 
 @dataclass(frozen=True, slots=True)
 class ClusterCapacity:
-    """One cluster: readiness, stack, taints, its pools (None: unknown) and deployments."""
+    """One cluster: readiness, stack, taints, its pools (None: unknown) and deployments.
+
+    ``stack_phase`` is the published ``status.stack`` phase (None when none is published);
+    ``stack_message`` says why the serving stack takes no new replica, as ``--explain``
+    words it (``StackNotReady`` or ``RequirementsNotMet``), and is empty when it does.
+    """
 
     name: str
     ready: str  # the Ready condition's status, "Unknown" without one
@@ -67,6 +73,8 @@ class ClusterCapacity:
     taints: tuple[str, ...]
     pools: tuple[PoolCapacity, ...] | None
     deployments: tuple[DeploymentUse, ...]
+    stack_phase: str | None = None
+    stack_message: str = ""
 
     @property
     def devices(self) -> tuple[DeviceUse, ...]:
@@ -113,10 +121,12 @@ def cluster_capacity(view: ClusterView, running: Sequence[Running]) -> ClusterCa
     ready = view.ready_status or "Unknown"
     stack = "Dynamo" if view.dynamo else "Standard"
     taints = tuple(taint_text(t) for t in view.taints)
+    phase = view.stack_status.phase if view.stack_status is not None else None
+    unready = view.unready_stack
+    problem = stack_status_message(unready) if unready is not None else ""
     if view.pools is None:
-        return ClusterCapacity(
-            view.name, ready, stack, taints, None, _uses(running, {r.name: 0 for r in running})
-        )
+        uses = _uses(running, {r.name: 0 for r in running})
+        return ClusterCapacity(view.name, ready, stack, taints, None, uses, phase, problem)
     ledger = Ledger([view])
     shares = charges(view, running, ledger)
     states = ledger.states(view.name)
@@ -129,7 +139,8 @@ def cluster_capacity(view: ClusterView, running: Sequence[Running]) -> ClusterCa
     for per in shares.values():
         for replica, n in per.items():
             devices[replica] += n
-    return ClusterCapacity(view.name, ready, stack, taints, pools, _uses(running, devices))
+    uses = _uses(running, devices)
+    return ClusterCapacity(view.name, ready, stack, taints, pools, uses, phase, problem)
 
 
 def _pool_capacity(

@@ -299,8 +299,9 @@ def _ready(schedule: Schedule, ready: int) -> Condition:
     ``spec.replicas``, every loss said.
 
     The first matching row wins: nothing scheduled and nothing lost; a replica whose cluster
-    is gone, drains, lost its pools, is NotReady or has no gateway (the first notice's cause
-    is the reason, every notice is a clause); replicas not scheduled; all ready; starting.
+    is gone, drains, lost its pools, has its serving stack not ready, is NotReady or has no
+    gateway (the first notice's cause is the reason, every notice is a clause); replicas not
+    scheduled; all ready; starting.
     """
     desired, total = schedule.desired, schedule.total
     notices = schedule.notices
@@ -330,6 +331,8 @@ _LOSS_TEXT = {
     LossCause.CLUSTER_GONE: "is gone",
     LossCause.DRAINING: "is draining ({detail})",
     LossCause.POOLS_LOST: "no longer publishes pool {detail}",
+    LossCause.STACK_NOT_READY: "has its serving stack not ready ({detail})",
+    LossCause.REQUIREMENTS_NOT_MET: "does not meet the serving stack's requirements ({detail})",
     LossCause.NOT_READY: "is NotReady",
     LossCause.NO_GATEWAY: "has no gateway address",
 }
@@ -354,11 +357,11 @@ def notice_message(
             fate = "kept serving until its replacement is Ready"
         else:
             fate = "kept serving, no replacement fits yet (ReplicasScheduled says why)"
-    elif notice.cause is LossCause.NOT_READY:
-        # Without a gateway address its endpoint is gone too: say both, not just "kept".
-        fate = f"kept, withdrawn from routing ({notice.detail})" if notice.detail else "kept"
     elif notice.cause is LossCause.NO_GATEWAY:
         fate = "kept, withdrawn from routing"
+    elif not notice.cause.removed:
+        # Without a gateway address its endpoint is gone too: say both, not just "kept".
+        fate = "kept, withdrawn from routing (no gateway)" if notice.withdrawn else "kept"
     elif replaced:
         fate = "removed, re-placed"
     else:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from modelplane.api import Toleration
+from modelplane.api.inferencecluster import StackStatus
 from modelplane.scheduling.fleet import (
     ClusterView,
     selector_mismatch,
@@ -36,6 +37,50 @@ def stack_message(engine: str) -> str:
 
 def _not_ready_message(status: str | None) -> str:
     return f"Ready condition is {status}" if status is not None else "no Ready condition"
+
+
+MAX_STACK_NAMED = 3
+"""The components a stack message names before it counts the rest (``and N more``)."""
+MAX_COMPONENT_MESSAGE = 160
+"""A component's message is cut to this many characters in a stack message."""
+_COMPONENT_READY = frozenset({"Ready", "Provided"})
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) <= MAX_COMPONENT_MESSAGE:
+        return text
+    return text[: MAX_COMPONENT_MESSAGE - 3].rstrip() + "..."
+
+
+def stack_status_message(stack: StackStatus) -> str:
+    """The StackNotReady or RequirementsNotMet message (docs/scheduling.md, "Why replicas are
+    missing"): the stack's phase, then the components not ready with their phase.
+
+    ``serving stack Installing: lws v0.10.0 Installing, nvidia-dra-driver 25.12.0 Waiting``;
+    ``requirements not met: lws v0.10.0 Missing (<its message>)``. One line and bounded:
+    whitespace runs read as one space, a component's message is cut at
+    ``MAX_COMPONENT_MESSAGE`` characters, and past ``MAX_STACK_NAMED`` components the rest
+    are counted.
+    """
+    if stack.components == "Provided":
+        head = (
+            "requirements not met"
+            if stack.phase == "RequirementsNotMet"
+            else f"requirements not verified yet ({stack.phase})"
+        )
+    else:
+        head = f"serving stack {stack.phase}"
+    pending = [item for item in stack.items if item.phase not in _COMPONENT_READY]
+    if not pending:
+        return head
+    named = [
+        f"{item.name} {item.version} {item.phase}"
+        + (f" ({_one_line(item.message)})" if item.message and item.message.strip() else "")
+        for item in pending[:MAX_STACK_NAMED]
+    ]
+    rest = len(pending) - len(named)
+    return f"{head}: {', '.join(named)}" + (f" and {rest} more" if rest else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +142,14 @@ def new_replica_failure(gates: Gates, cluster: ClusterView) -> Unfit | None:
     if cluster.dynamo and gates.rank_engine is not None:
         engine = gates.rank_engine
         return Unfit(cluster.name, Reason.STACK_UNSUPPORTED, lambda: stack_message(engine))
+    stack = cluster.unready_stack
+    if stack is not None:
+        reason = (
+            Reason.REQUIREMENTS_NOT_MET
+            if stack.components == "Provided"
+            else Reason.STACK_NOT_READY
+        )
+        return Unfit(cluster.name, reason, lambda: stack_status_message(stack))
     if not cluster.ready:
         status = cluster.ready_status
         return Unfit(cluster.name, Reason.NOT_READY, lambda: _not_ready_message(status))

@@ -3,7 +3,7 @@
 
 Clusters are read once into small immutable views so the phases never touch the
 pydantic models again: pools in published order (or derived from classes), device profiles for CEL,
-readiness, gateway, taints and stack.
+readiness, gateway, taints, stack and the serving stack's published status.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from modelplane.api.inferencecluster import (
     ClusterOccupancy,
     GpuPool,
     PoolDevice,
+    StackStatus,
     derived_gpu_pools,
 )
 from modelplane.api.meta import ObjectVersion, object_version
@@ -140,6 +141,8 @@ class ClusterView:
     ready_status: str | None  # status of the Ready condition; None when there is none
     gateway: str
     pools: tuple[Pool, ...] | None  # None: pool-unknown
+    # The published status.stack; None when the cluster publishes none (no gating).
+    stack_status: StackStatus | None = None
     # The published status.occupancy, read by scheduling.occupancy in the function runtime.
     occupancy: ClusterOccupancy | None = field(default=None, compare=False, repr=False)
     pool_map: Mapping[str, Pool] = field(default_factory=dict, compare=False, repr=False)
@@ -154,6 +157,17 @@ class ClusterView:
     def ready(self) -> bool:
         """Some Ready condition has status "True"."""
         return self.ready_status == "True"
+
+    @property
+    def unready_stack(self) -> StackStatus | None:
+        """The published ``status.stack`` when it takes no new replica (neither Ready nor
+        RequirementsMet); None when it does, or when none is published.
+
+        A cluster that never published ``status.stack`` (and a render input without one, the
+        converged view) is not held back.
+        """
+        stack = self.stack_status
+        return stack if stack is not None and not stack.ready else None
 
     @property
     def pool_unknown(self) -> bool:
@@ -281,6 +295,7 @@ def _cluster_view(cluster: InferenceCluster, classes: Mapping[str, InferenceClas
         ready_status=ready_status,
         gateway=gateway,
         pools=cluster_pools(cluster, classes),
+        stack_status=status.stack if status is not None else None,
         occupancy=status.occupancy if status is not None else None,
     )
 

@@ -159,6 +159,8 @@ class Reason(StrEnum):
     CACHE_UNAVAILABLE = "CacheUnavailable"
     TAINTED = "Tainted"
     STACK_UNSUPPORTED = "StackUnsupported"
+    STACK_NOT_READY = "StackNotReady"  # status.stack of a Managed stack: installing or failed
+    REQUIREMENTS_NOT_MET = "RequirementsNotMet"  # a Provided stack: not met, or not verified yet
     NOT_READY = "NotReady"
     NO_GATEWAY = "NoGateway"
     NO_POOLS = "NoPools"
@@ -250,6 +252,9 @@ class LossCause(StrEnum):
     CLUSTER_GONE = "ClusterGone"  # not in the fetched list: removed, re-placed
     DRAINING = "ClusterDraining"  # an untolerated NoExecute taint: removed, re-placed
     POOLS_LOST = "PoolsLost"  # a pinned pool is no longer published: removed, re-placed
+    # Its serving stack is not ready (a transient fault): kept where it is, like NOT_READY.
+    STACK_NOT_READY = "StackNotReady"  # a Managed stack installing or failed
+    REQUIREMENTS_NOT_MET = "RequirementsNotMet"  # a Provided stack not met or not verified yet
     NOT_READY = "ClusterNotReady"  # kept where it is; withdrawn from routing without a gateway
     NO_GATEWAY = "NoGateway"  # kept, its endpoint withdrawn from routing
 
@@ -261,13 +266,16 @@ class LossCause(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ReplicaNotice:
-    """Observed replicas of one cluster affected by one cause; ``detail`` names the taint or
-    the pools, or ``no gateway`` on a NotReady cluster without one (empty otherwise)."""
+    """Observed replicas of one cluster affected by one cause; ``detail`` names the taint,
+    the pools or the serving stack's phase (empty otherwise). ``withdrawn``: kept on a
+    NotReady or stack-not-ready cluster that has no gateway address either, so its endpoint
+    is withdrawn from routing too."""
 
     cluster: str
     cause: LossCause
     replicas: tuple[str, ...]
     detail: str = ""
+    withdrawn: bool = False
 
 
 class MoveCause(StrEnum):

@@ -13,10 +13,8 @@ from modelplane.scheduling.fleet import ClusterView, taint_text, untolerated_tai
 from modelplane.scheduling.model import LossCause, Placement, ReplicaNotice
 from modelplane.scheduling.replicas import identity
 
-_Key = tuple[str, LossCause, str]
-
-NO_GATEWAY_DETAIL = "no gateway"
-"""The detail of a NotReady notice whose cluster has no gateway address either."""
+# (cluster, cause, detail, withdrawn): one notice each.
+_Key = tuple[str, LossCause, str, bool]
 
 
 def replica_notices(
@@ -30,8 +28,10 @@ def replica_notices(
     ``ours`` are the deployment's observed replicas in (namespace, name) order, ``views``
     every fetched cluster by name, ``kept`` the placements retained after scale-down.
     Removed: the cluster is gone, drains (an untolerated NoExecute taint) or no longer
-    publishes a pinned pool. Kept: the cluster is NotReady, or has no gateway address. A
-    NotReady cluster without a gateway address is one notice whose detail says so: its
+    publishes a pinned pool. Kept: the cluster's serving stack is not ready (a Managed stack
+    installing or failed, a Provided one whose requirements are not met; the detail is its
+    phase), the cluster is NotReady, or it has no gateway address. A stack-not-ready or
+    NotReady cluster without a gateway address is one notice marked ``withdrawn``: its
     replicas are kept and withdrawn from routing, and the status must say both.
     A replica dropped for another reason (a changed spec, selector or scale-down) is no loss.
     """
@@ -52,30 +52,39 @@ def replica_notices(
             found.setdefault((key[0], *cause), []).append(replica.metadata.name or "")
     order = list(LossCause)
     return tuple(
-        ReplicaNotice(cluster, cause, tuple(names), detail)
-        for (cluster, cause, detail), names in sorted(
+        ReplicaNotice(cluster, cause, tuple(names), detail, withdrawn)
+        for (cluster, cause, detail, withdrawn), names in sorted(
             found.items(), key=lambda item: (item[0][0], order.index(item[0][1]))
         )
     )
 
 
-def _kept_cause(view: ClusterView) -> tuple[LossCause, str] | None:
+def _kept_cause(view: ClusterView) -> tuple[LossCause, str, bool] | None:
+    withdrawn = not view.gateway
+    stack = view.unready_stack
+    if stack is not None:
+        cause = (
+            LossCause.REQUIREMENTS_NOT_MET
+            if stack.components == "Provided"
+            else LossCause.STACK_NOT_READY
+        )
+        return cause, stack.phase, withdrawn
     if not view.ready:
-        return LossCause.NOT_READY, "" if view.gateway else NO_GATEWAY_DETAIL
-    if not view.gateway:
-        return LossCause.NO_GATEWAY, ""
+        return LossCause.NOT_READY, "", withdrawn
+    if withdrawn:
+        return LossCause.NO_GATEWAY, "", False
     return None
 
 
 def _lost_cause(
     replica: ModelReplica, views: Mapping[str, ClusterView], tolerations: Sequence[Toleration]
-) -> tuple[LossCause, str] | None:
+) -> tuple[LossCause, str, bool] | None:
     view = views.get(replica.spec.cluster_name or "")
     if view is None:
-        return LossCause.CLUSTER_GONE, ""
+        return LossCause.CLUSTER_GONE, "", False
     taint = untolerated_taint(view, tolerations, no_execute_only=True)
     if taint is not None:
-        return LossCause.DRAINING, taint_text(taint)
+        return LossCause.DRAINING, taint_text(taint), False
     if view.pool_unknown:
         return None
     missing = sorted(
@@ -86,4 +95,4 @@ def _lost_cause(
             if m.node_pool_name and view.pool(m.node_pool_name) is None
         }
     )
-    return (LossCause.POOLS_LOST, ", ".join(missing)) if missing else None
+    return (LossCause.POOLS_LOST, ", ".join(missing), False) if missing else None
