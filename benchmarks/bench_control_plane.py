@@ -49,6 +49,11 @@ from modelplane.runtime.crossplane.server import run_bytes  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 SYNC_INTERVAL_S = 3600.0  # crossplane --sync-interval default, v2.3.4 cmd/crossplane/core/core.go
 PROVIDER_POLL_S = 600.0  # provider-kubernetes --poll default, v1.2.1 cmd/provider/main.go
+# crossplane --poll-interval default (v2.3.4 cmd/crossplane/core/core.go): the usage controller
+# requeues every Usage after it (internal/controller/protection/usage/reconciler.go) and reads
+# the used and the using object with the manager's uncached client: two API GETs each.
+USAGE_POLL_S = 60.0
+USAGE_GETS = 2
 RECEIVE_LIMIT = CROSSPLANE_RECEIVE_LIMIT  # what Crossplane receives from a function
 REPLICAS_PER_DEPLOYMENT = 100
 CLUSTER_OBJECTS = 3  # a cluster's ClusterProviderConfig, Gateway and GatewayClass Objects
@@ -162,11 +167,13 @@ def answer(xr: dict[str, Any], world: list[dict[str, Any]], **kw: Any) -> fnv1.R
 
 
 def applied(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
-    """Every composed Object of an answer observed applied, its remote object with a UID."""
+    """Every composed Object of an answer observed applied, its remote object with a UID
+    (and every Usage observed)."""
     out = {}
     for key, composed in rsp.desired.resources.items():
         obj = observed_object(to_dict(composed.resource), ready=True)
-        obj["status"]["atProvider"]["manifest"]["metadata"]["uid"] = "0" * 36
+        if "atProvider" in obj["status"]:
+            obj["status"]["atProvider"]["manifest"]["metadata"]["uid"] = "0" * 36
         out[key] = obj
     return out
 
@@ -225,8 +232,9 @@ def fleet(
         return after_calls if after else before_calls
 
     per = REPLICAS_PER_DEPLOYMENT
+    # A deployment applies per replica its ModelReplica, its Usage and its ModelEndpoint.
     return [
-        KindLoad("ModelDeployment", deployments, ttl("ModelDeployment"), calls(1, 2), 2 * per, 3),
+        KindLoad("ModelDeployment", deployments, ttl("ModelDeployment"), calls(1, 2), 3 * per, 3),
         KindLoad("ModelReplica", replicas,
                  ttl("ModelEndpoint" if projected else "ModelReplica"), 1 if projected else 2,
                  composed.objects_per_replica, 2),
@@ -260,6 +268,9 @@ def figures(
         "managed resources": managed,
         "etcd bytes (Objects)": managed * composed.object_bytes,
         "provider reconciles/s": managed / PROVIDER_POLL_S,
+        # One Usage per replica (the model stages no cache), each polled by Crossplane.
+        "Usage reconciles/s": replicas / USAGE_POLL_S,
+        "  their API GETs/s": USAGE_GETS * replicas / USAGE_POLL_S,
         "largest answer bytes": max(real.deployment, cache_answer),
         "  of which ModelReplica reconciles/s": rate["ModelReplica"],
         "  of which InferenceCluster reconciles/s": rate["InferenceCluster"],
@@ -277,7 +288,8 @@ def main_() -> None:
           f"{composed.cache_object_bytes:,.0f} bytes each observed (~half that in an answer)")  # fmt: skip
     print(f"  a replica's real answer: {composed.replica_answer_bytes:,} bytes")
     print(f"  {REPLICAS_PER_DEPLOYMENT} replicas per deployment, one ModelService per deployment,")
-    print("  one ModelEndpoint per replica, 3 more Objects per cluster; realtime compositions on,")
+    print("  one ModelEndpoint and one Usage per replica, 3 more Objects per cluster; realtime")
+    print("  compositions on, Usages polled every 1 min (2 uncached GETs each),")
     print("  steady state: nothing changes, so a watch fires only on the 1 h informer resync")
     print("  (XR informer + each composed kind's); Crossplane applies every composed resource")
     print("  on every reconcile; provider-kubernetes polls every Object every 10 min.")

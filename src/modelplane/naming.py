@@ -55,6 +55,10 @@ PROVIDER_CONFIG_KIND: Final = "ClusterProviderConfig"
 # Crossplane resource keys of the deployment function's desired state.
 REPLICA_KEY_PREFIX: Final = "replica-"
 ENDPOINT_KEY_PREFIX: Final = "endpoint-"
+# A Crossplane Usage that keeps an InferenceCluster from being deleted while a replica (in
+# the deployment function) or a cache's staging (in the cache function) is on it
+# (docs/reconcile.md, "Deletion protection").
+USAGE_KEY_PREFIX: Final = "usage-"
 
 # Crossplane resource keys of the InferenceCluster function's desired state.
 PROVIDER_CONFIG_KEY: Final = "cluster-provider-config"
@@ -131,6 +135,29 @@ def template_hash(template: Mapping[str, object]) -> str:
 def replica_key(cluster: str, index: int) -> str:
     """The Crossplane resource key of a replica in the deployment function's desired state."""
     return f"{REPLICA_KEY_PREFIX}{cluster}-{index}"
+
+
+def usage_key(cluster: str, index: int) -> str:
+    """The Crossplane resource key of a replica's Usage in the deployment function's desired
+    state."""
+    return f"{USAGE_KEY_PREFIX}{cluster}-{index}"
+
+
+def cache_usage_key(cluster: str) -> str:
+    """The Crossplane resource key of a cache's Usage of ``cluster`` in the cache function's
+    desired state (its other keys start ``cache-``)."""
+    return f"{USAGE_KEY_PREFIX}{cluster}"
+
+
+def replica_usage_name(replica: str) -> str:
+    """A replica's Usage is named as the replica (as its ModelEndpoint is): Crossplane's
+    refusal to delete the cluster names the Usage and its namespace, so it names the replica."""
+    return replica
+
+
+def cache_usage_name(cache: str, cluster: str) -> str:
+    """A cache's Usage of one cluster, in the cache's namespace: the cache and the cluster."""
+    return dns_name(cache, cluster)
 
 
 def endpoint_key(cluster: str, index: int) -> str:

@@ -46,6 +46,8 @@ CRD_FILES = {
     ("gateway.networking.k8s.io", "HTTPRoute"): "gateway.networking.k8s.io_httproutes.yaml",
     ("kubernetes.m.crossplane.io", "Object"): "kubernetes.m.crossplane.io_objects.yaml",
     ("networking.gke.io", "HealthCheckPolicy"): "networking.gke.io_healthcheckpolicies.yaml",
+    # Composed on the control plane beside a replica or a cache's staging (Crossplane v2.3.4).
+    ("protection.crossplane.io", "Usage"): "protection.crossplane.io_usages.yaml",
 }
 
 # The documented fields of the two policy kinds whose CRDs are not in ../shared/schemas:

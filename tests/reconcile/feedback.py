@@ -84,7 +84,12 @@ class World:
             replicas = [composed(r).object for r in result.replicas]
             out.append(
                 RenderedDeployment(
-                    wire, result, replicas, [], [composed(e).object for e in result.endpoints]
+                    wire,
+                    result,
+                    replicas,
+                    [],
+                    [composed(e).object for e in result.endpoints],
+                    [composed(u).object for u in result.usages],
                 )
             )
         return out

@@ -54,6 +54,7 @@ def test_out_dir_splits_control_plane_and_clusters(
     assert {o["kind"] for o in control} <= {
         "ModelDeployment",
         "ModelReplica",
+        "Usage",
         "ModelEndpoint",
         "ModelCache",
         # Endpoint backends, the front door and the services' routes
@@ -82,8 +83,8 @@ def test_render_output_feeds_back_as_input(
     _, first, _ = run(capsys, "render", str(EXAMPLES))
     fed = []
     for obj in yaml.safe_load_all(first):
-        if obj["kind"] == "Object":
-            continue  # not an input kind (docs/cli.md)
+        if obj["kind"] in ("Object", "Usage"):
+            continue  # not input kinds (docs/cli.md)
         if obj["kind"] == "ModelReplica":
             obj["status"] = {
                 "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]
@@ -139,8 +140,15 @@ def test_the_llama_405b_cache_is_staged_after_the_deployments(
     kinds = [o["kind"] for o in objects]
     at = kinds.index("ModelCache")
     assert "ModelDeployment" not in kinds[at:] and "ModelEndpoint" not in kinds[at:]
-    cache, staged = objects[at], objects[at + 1 :]
+    cache, usages = objects[at], objects[at + 1 : at + 3]
+    staged = objects[at + 3 :]
     assert (cache["metadata"]["namespace"], cache["metadata"]["name"]) == ("ml-team", "llama-405b")
+    # Right after the cache, the Usage of each cluster it stages on (neither can be deleted).
+    assert [(u["kind"], u["spec"]["of"]["resourceRef"]) for u in usages] == [
+        ("Usage", {"name": "eu-west-1", "namespace": ""}),
+        ("Usage", {"name": "us-east-1", "namespace": ""}),
+    ]
+    assert {u["spec"]["by"]["kind"] for u in usages} == {"ModelCache"}
     parts = [
         (
             o["metadata"]["annotations"]["crossplane.io/composition-resource-name"],
@@ -209,7 +217,53 @@ def test_a_staged_cache_fed_back_keeps_only_its_pvcs(
     staged = objects[at]
     assert staged["status"]["summary"] == {"ready": "2/2"}
     assert staged["status"]["conditions"][1]["reason"] == "Staged"
-    assert [o["spec"]["forProvider"]["manifest"]["kind"] for o in objects[at + 1 :]] == [
+    # The weights stay on both clusters, and so do their Usages.
+    assert [o["kind"] for o in objects[at + 1 : at + 3]] == ["Usage", "Usage"]
+    assert [o["spec"]["forProvider"]["manifest"]["kind"] for o in objects[at + 3 :]] == [
         "PersistentVolumeClaim",
         "PersistentVolumeClaim",
     ]
+
+
+def test_each_replica_is_printed_with_its_usage_right_after_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, out, _ = run(capsys, "render", str(EXAMPLES))
+    objects = list(yaml.safe_load_all(out))
+    replicas = [i for i, o in enumerate(objects) if o["kind"] == "ModelReplica"]
+    assert replicas
+    for at in replicas:
+        replica, usage = objects[at], objects[at + 1]
+        assert usage["kind"] == "Usage"
+        assert usage["metadata"]["name"] == replica["metadata"]["name"]
+        assert usage["metadata"]["namespace"] == replica["metadata"]["namespace"]
+        assert usage["spec"]["by"] == {
+            "apiVersion": "modelplane.ai/v1alpha1",
+            "kind": "ModelReplica",
+            "resourceRef": {"name": replica["metadata"]["name"]},
+        }
+        assert usage["spec"]["of"]["resourceRef"] == {
+            "name": replica["spec"]["clusterName"],
+            "namespace": "",
+        }
+
+
+def test_a_fed_back_usage_is_refused_as_an_object_is(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Neither is an input kind (docs/cli.md): each is a located error, never skipped."""
+    _, first, _ = run(capsys, "render", str(EXAMPLES))
+    objects = list(yaml.safe_load_all(first))
+    fed = [next(o for o in objects if o["kind"] == kind) for kind in ("Object", "Usage")]
+    back = tmp_path / "back.yaml"
+    back.write_text(yaml.safe_dump_all(fed))
+    code, out, err = run(capsys, "render", str(back))
+    assert code == 1 and out == ""
+    lines = err.splitlines()
+    for obj in fed:
+        prefix = f"{back}:"
+        ident = f"{obj['kind']} {obj['metadata']['name']}: "
+        assert any(
+            line.startswith(prefix) and f" {ident}kind: Unsupported value: " in line
+            for line in lines
+        ), (obj["kind"], err)

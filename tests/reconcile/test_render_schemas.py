@@ -7,7 +7,7 @@ import yaml
 
 from modelplane.api.validation import validate_document
 from modelplane.cli.main import main
-from tests.composition.schemas import require_shared, validate_delivered
+from tests.composition.schemas import require_shared, validate_delivered, validate_manifest
 from tests.paths import EXAMPLES
 
 
@@ -16,12 +16,15 @@ def test_every_rendered_object_is_valid(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["render", str(EXAMPLES)]) == 0
     objects = list(yaml.safe_load_all(capsys.readouterr().out))
     assert objects
-    remote = 0
+    remote = usages = 0
     for obj in objects:
         if obj["kind"] == "Object":
             validate_delivered(obj)
             remote += 1
+        elif obj["kind"] == "Usage":
+            validate_manifest(obj)  # the released Crossplane CRD, its CEL rules included
+            usages += 1
         else:
             problems = validate_document(obj).problems
             assert problems == [], (obj["kind"], obj["metadata"]["name"], problems)
-    assert remote > 0
+    assert remote > 0 and usages > 0

@@ -412,7 +412,8 @@ def worked_example_cluster() -> dict[str, Any]:
 def observed_object(
     desired_object: Mapping[str, Any], *, ready: bool, accepted: bool = True
 ) -> dict[str, Any]:
-    """A composed Object as observed after the provider applied it."""
+    """A composed Object as observed after the provider applied it (a Usage: after
+    Crossplane's usage controller marked it, with no ``atProvider``)."""
     obj = copy.deepcopy(dict(desired_object))
     obj["metadata"]["uid"] = "uid-x"
     status: dict[str, Any] = {
@@ -425,7 +426,7 @@ def observed_object(
             {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
         ]
     }
-    if accepted:
+    if accepted and obj["kind"] == "Object":
         status["atProvider"] = {"manifest": obj["spec"]["forProvider"]["manifest"]}
     obj["status"] = status
     return obj

@@ -16,6 +16,7 @@ import pytest
 from modelplane.api.inferencecluster import MAX_OCCUPANCY_REPLICAS
 from modelplane.api.modelcache import MAX_CACHE_CLUSTERS
 from modelplane.api.modelservice import MAX_ENTRIES
+from modelplane.api.validation import validate_document
 from modelplane.reconcile.cache import MAX_STAGING
 from modelplane.runtime.crossplane.server import CROSSPLANE_RECEIVE_LIMIT, run_bytes
 
@@ -38,6 +39,10 @@ RECEIVE_LIMIT = CROSSPLANE_RECEIVE_LIMIT
 MAX_REPLICAS = 100
 # The longest name a cluster-scoped object may have.
 LONGEST = 253
+# The longest InferenceCluster name: IC-10 (the API server runs it, Crossplane >= 2.2 carries
+# root rules into the CRD). A cache names each cluster four times per cluster it stages on
+# (three Objects' keys and its Usage's), so the cache's bound is taken at this length.
+CLUSTER_NAME_MAX = 63
 
 
 def _answer(xr: dict[str, Any], world: list[dict[str, Any]], **kw: Any) -> fnv1.RunFunctionResponse:
@@ -58,7 +63,7 @@ def _long(prefix: str, length: int = LONGEST) -> str:
 
 
 def _cache_cluster(index: int) -> dict[str, Any]:
-    name = _long(f"c{index:05d}-")
+    name = _long(f"c{index:05d}-", CLUSTER_NAME_MAX)
     out = ready_cluster(name)
     existing = out["spec"]["cluster"]["existing"]
     existing["secretRef"]["name"] = f"kubeconfig-{index}"
@@ -67,13 +72,22 @@ def _cache_cluster(index: int) -> dict[str, Any]:
 
 
 def _observed(answer: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
-    """Every composed Object observed applied, its remote object with a UID."""
+    """Every composed Object observed applied, its remote object with a UID (and every
+    Usage observed)."""
     observed = {}
     for key, composed in answer.desired.resources.items():
         obj = observed_object(to_dict(composed.resource), ready=True)
-        obj["status"]["atProvider"]["manifest"]["metadata"]["uid"] = "0" * 36
+        if "atProvider" in obj["status"]:
+            obj["status"]["atProvider"]["manifest"]["metadata"]["uid"] = "0" * 36
         observed[key] = obj
     return observed
+
+
+def test_an_inference_cluster_name_is_at_most_63_characters() -> None:
+    # The bound the cache's answer is taken at: a longer name never reaches the function.
+    too_long = ready_cluster(_long("c", CLUSTER_NAME_MAX + 1))
+    assert [p.path for p in validate_document(too_long).problems] == ["metadata.name"]
+    assert validate_document(ready_cluster(_long("c", CLUSTER_NAME_MAX))).problems == []
 
 
 def test_a_cache_at_its_largest_footprint_answers_under_the_limit() -> None:

@@ -17,6 +17,7 @@ from .helpers import (
     direct,
     fatal_messages,
     model_cache,
+    readiness,
     ready_cluster,
     request,
     requirements,
@@ -67,10 +68,15 @@ def _as_observed(
     composed: dict[str, dict[str, Any]], remote_status: dict[str, dict[str, Any]]
 ) -> dict[str, dict[str, Any]]:
     """Composed Objects as provider-kubernetes reports them once applied: each remote object
-    under ``status.atProvider.manifest`` with a UID and the status given by key prefix."""
+    under ``status.atProvider.manifest`` with a UID and the status given by key prefix; a
+    Usage as Crossplane's usage controller marks it."""
     observed = {}
     for key, obj in composed.items():
         seen = copy.deepcopy(obj)
+        if obj["kind"] == "Usage":
+            seen["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+            observed[key] = seen
+            continue
         remote = copy.deepcopy(obj["spec"]["forProvider"]["manifest"])
         remote["metadata"]["uid"] = f"uid-{key}"
         for prefix, status in remote_status.items():
@@ -127,7 +133,12 @@ def test_two_of_three_clusters_are_staged(stubs: Stubs) -> None:
     rsp = _twice(stubs, _cache(), WORLD)
     # First the Job's owner; the Job follows once the owner's UID is observed.
     keys = sorted(desired(rsp))
-    assert [k for k in keys if not k.startswith("cache-owner-")] == ["cache-pvc-a", "cache-pvc-b"]
+    assert [k for k in keys if not k.startswith("cache-owner-")] == [
+        "cache-pvc-a",
+        "cache-pvc-b",
+        "usage-a",  # a Usage per cluster staged on: neither is deleted under the weights
+        "usage-b",
+    ]
     assert [k[-2:] for k in keys if k.startswith("cache-owner-")] == ["-a", "-b"]
     status = composite_status(rsp)
     assert status["summary"] == {"ready": "0/2"}
@@ -213,7 +224,8 @@ def test_completed_jobs_make_the_cache_ready_and_are_dropped(stubs: Stubs) -> No
     xr["status"] = composite_status(first)
     second = _twice(stubs, xr, WORLD, observed)
     # The Job's Object and its owner go: the owner's deletion takes the Job and its pods.
-    assert sorted(desired(second)) == ["cache-pvc-a", "cache-pvc-b"]
+    # The weights stay, and with them the Usage of each cluster.
+    assert sorted(desired(second)) == ["cache-pvc-a", "cache-pvc-b", "usage-a", "usage-b"]
     assert composite_status(second)["summary"] == {"ready": "2/2"}
     assert conditions(second)[1] == ("ArtifactReady", "True", "Staged", "staged on a, b")
     assert composite_ready(second) == "READY_TRUE"
@@ -223,7 +235,7 @@ def test_completed_jobs_make_the_cache_ready_and_are_dropped(stubs: Stubs) -> No
     ]
     # The Job is gone: Ready is kept from the composite's own status.
     xr["status"] = composite_status(second)
-    pvcs_only = {k: v for k, v in observed.items() if k.startswith("cache-pvc-")}
+    pvcs_only = {k: v for k, v in observed.items() if k.startswith(("cache-pvc-", "usage-"))}
     third = _twice(stubs, xr, WORLD, pvcs_only)
     assert composite_status(third)["summary"] == {"ready": "2/2"} and results(third) == []
 
@@ -237,3 +249,38 @@ def test_a_cache_without_hugging_face_is_a_fatal_result(stubs: Stubs) -> None:
         "is HuggingFace."
     ]
     assert desired(rsp) == {}
+
+
+def test_each_staged_cluster_has_a_usage_that_goes_with_its_staging(stubs: Stubs) -> None:
+    # docs/reconcile.md, "Deletion protection": a cluster is not deleted while a cache stages
+    # weights on it; the Usage lives in the cache's namespace and names the cache.
+    rsp = _twice(stubs, _cache(), WORLD)
+    usage = desired(rsp)["usage-a"]
+    assert usage["metadata"]["namespace"] == "ml-team"
+    assert usage["metadata"]["labels"] == {
+        "modelplane.ai/cache": "qwen",
+        "modelplane.ai/cache-namespace": "ml-team",
+        "modelplane.ai/cluster": "a",
+    }
+    assert usage["spec"] == {
+        "of": {
+            "apiVersion": "modelplane.ai/v1alpha1",
+            "kind": "InferenceCluster",
+            "resourceRef": {"name": "a", "namespace": ""},
+        },
+        "by": {
+            "apiVersion": "modelplane.ai/v1alpha1",
+            "kind": "ModelCache",
+            "resourceRef": {"name": "qwen"},
+        },
+        "replayDeletion": True,
+    }
+    assert usage["metadata"]["name"] != desired(rsp)["usage-b"]["metadata"]["name"]
+    assert readiness(rsp)["usage-a"] == "READY_UNSPECIFIED"  # not observed yet
+    observed = _as_observed(desired(rsp), {})
+    assert readiness(_twice(stubs, _cache(), WORLD, observed))["usage-a"] == "READY_TRUE"
+    # Cluster a leaves the selector: its staging and its Usage go in the same answer.
+    moved = [_cluster("a", "cpu"), *WORLD[1:]]
+    left = desired(_twice(stubs, _cache(), moved, observed))
+    assert not [k for k in left if k.endswith("-a")]
+    assert "usage-b" in left and "cache-pvc-b" in left

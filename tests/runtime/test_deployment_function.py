@@ -48,6 +48,12 @@ def _reconcile(stubs: Stubs, xr: dict[str, Any], world: list[dict[str, Any]], **
     return second
 
 
+def _and_usages(*keys: str) -> list[str]:
+    """Replica resource keys, each with its Usage's (docs/reconcile.md, "Deletion
+    protection"), sorted."""
+    return sorted([*keys, *(k.replace("replica-", "usage-", 1) for k in keys)])
+
+
 def _observed_replicas(count: int, ready: bool) -> dict[str, dict[str, Any]]:
     return {
         f"replica-us-east-1-{i}": replica(
@@ -79,13 +85,21 @@ def test_first_call_keeps_every_observed_replica(stubs: Stubs) -> None:
     observed = _observed_replicas(2, ready=True)
     rsp = direct(request(deployment(), observed=observed))
     kept = desired(rsp)
-    assert sorted(kept) == sorted(observed)
+    # Nothing is created but the Usage of each kept replica (its cluster is not deleted).
+    assert sorted(kept) == _and_usages(*observed)
+    usages = {k: kept.pop(k) for k in list(kept) if k.startswith("usage-")}
+    assert {u["spec"]["by"]["resourceRef"]["name"] for u in usages.values()} == {
+        o["metadata"]["name"] for o in observed.values()
+    }
     for key, obj in kept.items():
         # The observed spec unchanged, without what Crossplane and the API server own.
         assert obj["spec"] == {k: v for k, v in observed[key]["spec"].items() if k != "crossplane"}
         assert set(obj["metadata"]) <= {"name", "namespace", "labels", "annotations"}
         assert "status" not in obj
-    assert readiness(rsp) == {key: "READY_TRUE" for key in observed}
+    assert readiness(rsp) == {
+        **{key: "READY_TRUE" for key in observed},
+        **{key: "READY_UNSPECIFIED" for key in usages},  # not observed yet
+    }
     assert conditions(rsp)[0] == (
         "ReplicasScheduled",
         "False",
@@ -120,7 +134,7 @@ def test_first_call_keeps_observed_endpoints_of_ready_replicas(stubs: Stubs) -> 
 def test_with_the_fleet_fetched_replicas_are_placed(stubs: Stubs) -> None:
     rsp = _reconcile(stubs, deployment(), WORLD)
     objects = desired(rsp)
-    assert sorted(objects) == ["replica-us-east-1-0", "replica-us-east-1-1"]
+    assert sorted(objects) == _and_usages("replica-us-east-1-0", "replica-us-east-1-1")
     first = objects["replica-us-east-1-0"]
     assert first["metadata"]["name"] == replica_name("qwen3-8b", "us-east-1", 0)
     assert first["metadata"]["labels"]["modelplane.ai/replica-index"] == "0"
@@ -141,7 +155,9 @@ def test_ready_replicas_get_endpoints_and_flags(stubs: Stubs) -> None:
     observed = _observed_replicas(2, ready=True)
     rsp = _reconcile(stubs, deployment(), WORLD, observed=observed)
     objects = desired(rsp)
-    assert sorted(objects) == sorted([*observed, "endpoint-us-east-1-0", "endpoint-us-east-1-1"])
+    assert sorted(objects) == sorted(
+        [*_and_usages(*observed), "endpoint-us-east-1-0", "endpoint-us-east-1-1"]
+    )
     endpoint = objects["endpoint-us-east-1-0"]
     name = replica_name("qwen3-8b", "us-east-1", 0)
     assert endpoint["spec"] == {
@@ -235,7 +251,7 @@ def test_cache_lookup_three_states(stubs: Stubs) -> None:
     assert desired(absent) == {}
     present = stubs.v1.RunFunction(request(xr, required=satisfy(first, [*WORLD, model_cache()])))
     assert conditions(present)[0] == ("ModelCacheResolved", "True", "ModelCacheResolved", "")
-    assert len(desired(present)) == 2
+    assert sorted(desired(present)) == _and_usages("replica-us-east-1-0", "replica-us-east-1-1")
 
 
 def test_no_clusters_at_all(stubs: Stubs) -> None:
@@ -253,7 +269,7 @@ def test_no_clusters_at_all(stubs: Stubs) -> None:
 def test_empty_fleet_with_replicas_observed_holds(stubs: Stubs) -> None:
     observed = _observed_replicas(2, ready=False)
     rsp = _reconcile(stubs, deployment(), [], observed=observed)
-    assert sorted(desired(rsp)) == sorted(observed)
+    assert sorted(desired(rsp)) == _and_usages(*observed)
     assert conditions(rsp)[0] == (
         "ReplicasScheduled",
         "False",
@@ -266,7 +282,7 @@ def test_empty_fleet_with_replicas_observed_holds(stubs: Stubs) -> None:
 def test_invalid_selector_holds_with_a_warning(stubs: Stubs) -> None:
     observed = _observed_replicas(1, ready=True)
     rsp = _reconcile(stubs, deployment(selector="device.nope("), WORLD, observed=observed)
-    assert sorted(desired(rsp)) == sorted(observed)
+    assert sorted(desired(rsp)) == _and_usages(*observed)
     status, reason = conditions(rsp)[0][1:3]
     assert (status, reason) == ("False", "InvalidNodeSelector")
     assert results(rsp)[0][0] == "WARNING"
@@ -323,16 +339,15 @@ def test_request_carries_no_other_replica_and_their_devices_still_count(stubs: S
     fetched = satisfy(first, world)
     assert all(o["kind"] != "ModelReplica" for items in fetched.values() for o in items)
     rsp = stubs.v1.RunFunction(request(deployment(), required=fetched))
-    assert sorted(desired(rsp)) == ["replica-us-east-1-0"]
+    assert sorted(desired(rsp)) == _and_usages("replica-us-east-1-0")
     assert conditions(rsp)[0][3] == (
         "Scheduled 1 of 2 replicas; 1 did not fit: 0/1 clusters available: 1 InsufficientCapacity"
     )
     # Published before the others existed: every GPU free, both fit.
     stale = [ready_cluster("us-east-1"), inference_class()]
-    assert sorted(desired(_reconcile(stubs, deployment(), stale))) == [
-        "replica-us-east-1-0",
-        "replica-us-east-1-1",
-    ]
+    assert sorted(desired(_reconcile(stubs, deployment(), stale))) == _and_usages(
+        "replica-us-east-1-0", "replica-us-east-1-1"
+    )
 
 
 def test_our_replicas_the_occupancy_does_not_list_yet_are_charged_on_top(stubs: Stubs) -> None:
@@ -425,7 +440,7 @@ def test_an_occupancy_that_does_not_fit_the_pools_reads_as_unpublished(stubs: St
     cluster["status"]["occupancy"]["pools"][0]["nodes"].append({"count": 1, "free": {"gpu": 8}})
     fits = _reconcile(stubs, deployment(replicas=1), [cluster, inference_class()])
     # Node 1 is full, node 2 free: the replica lands (first fit skips the full node).
-    assert sorted(desired(fits)) == ["replica-us-east-1-0"]
+    assert sorted(desired(fits)) == _and_usages("replica-us-east-1-0")
 
 
 def test_same_request_same_answer_with_remembered_inputs(stubs: Stubs) -> None:
@@ -438,3 +453,87 @@ def test_same_request_same_answer_with_remembered_inputs(stubs: Stubs) -> None:
     other = request(deployment(replicas=1), observed=observed, required=satisfy(first, WORLD))
     assert composite_status(stubs.v1.RunFunction(other)) == {"replicas": {"ready": 1, "total": 1}}
     assert len({stubs.v1.RunFunction(req).SerializeToString(deterministic=True), *answers}) == 1
+
+
+def test_each_replica_comes_with_the_usage_that_keeps_its_cluster(stubs: Stubs) -> None:
+    # docs/reconcile.md, "Deletion protection": one Usage per ModelReplica, beside it, so the
+    # API server refuses to delete the InferenceCluster while the replica is pinned there.
+    rsp = _reconcile(stubs, deployment(replicas=1), WORLD)
+    objects = desired(rsp)
+    replica_obj, usage = objects["replica-us-east-1-0"], objects["usage-us-east-1-0"]
+    name = replica_obj["metadata"]["name"]
+    assert usage == {
+        "apiVersion": "protection.crossplane.io/v1beta1",
+        "kind": "Usage",
+        "metadata": {
+            "name": name,  # Crossplane's refusal names the Usage: it names the replica
+            "namespace": "ml-team",
+            "labels": {
+                "modelplane.ai/deployment": "qwen3-8b",
+                "modelplane.ai/deployment-namespace": "ml-team",
+                "modelplane.ai/cluster": "us-east-1",
+                "modelplane.ai/replica-index": "0",
+            },
+        },
+        "spec": {
+            "of": {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "InferenceCluster",
+                "resourceRef": {"name": "us-east-1", "namespace": ""},
+            },
+            "by": {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "ModelReplica",
+                "resourceRef": {"name": name},
+            },
+            "replayDeletion": True,
+        },
+    }
+    # Unmarked until it exists, then ready: its own Ready is not waited for.
+    assert readiness(rsp)["usage-us-east-1-0"] == "READY_UNSPECIFIED"
+    seen = {
+        "replica-us-east-1-0": replica(name=name, index=0, ready=True),
+        "usage-us-east-1-0": {**usage, "status": {}},  # no conditions yet
+    }
+    again = _reconcile(stubs, deployment(replicas=1), WORLD, observed=seen)
+    assert readiness(again)["usage-us-east-1-0"] == "READY_TRUE"
+    assert desired(again)["usage-us-east-1-0"] == usage
+
+
+def test_scaling_down_removes_the_replica_and_its_usage_in_one_answer(stubs: Stubs) -> None:
+    observed: dict[str, Any] = _observed_replicas(2, ready=False)
+    for key, obj in list(observed.items()):
+        name = obj["metadata"]["name"]
+        observed[key.replace("replica-", "usage-", 1)] = {
+            "apiVersion": "protection.crossplane.io/v1beta1",
+            "kind": "Usage",
+            "metadata": {"name": name, "namespace": "ml-team"},
+            "spec": {
+                "of": {
+                    "apiVersion": "modelplane.ai/v1alpha1",
+                    "kind": "InferenceCluster",
+                    "resourceRef": {"name": "us-east-1", "namespace": ""},
+                },
+                "by": {
+                    "apiVersion": "modelplane.ai/v1alpha1",
+                    "kind": "ModelReplica",
+                    "resourceRef": {"name": name},
+                },
+            },
+        }
+    rsp = _reconcile(stubs, deployment(replicas=1), WORLD, observed=observed)
+    # Not Ready, so nothing drains: replica 1 goes, and its Usage with it.
+    assert sorted(desired(rsp)) == _and_usages("replica-us-east-1-0")
+
+
+def test_a_malformed_input_keeps_every_usage(stubs: Stubs) -> None:
+    # The held state re-emits every observed Usage: dropping one would let its cluster go.
+    observed: dict[str, Any] = _observed_replicas(1, ready=True)
+    once = desired(_reconcile(stubs, deployment(replicas=1), WORLD, observed=observed))
+    observed["usage-us-east-1-0"] = once["usage-us-east-1-0"]
+    broken = ready_cluster("us-east-1")
+    broken["spec"]["nodePools"] = "not a list"
+    rsp = _reconcile(stubs, deployment(replicas=1), [broken, inference_class()], observed=observed)
+    (severity, message), *_ = results(rsp)
+    assert severity == "WARNING" and message.endswith("; keeping 1 existing replicas")
+    assert desired(rsp)["usage-us-east-1-0"] == once["usage-us-east-1-0"]

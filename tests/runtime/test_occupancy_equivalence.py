@@ -64,7 +64,11 @@ def _rendered(
     result = reconcile_deployment(
         DeploymentInputs(w.deployment, w.fleet, [], CACHE_NONE, [*w.others, *ours], now=NOW)
     )
-    desired_objects = [*map(composed, result.replicas), *map(composed, result.endpoints)]
+    desired_objects = [
+        *map(composed, result.replicas),
+        *map(composed, result.usages),
+        *map(composed, result.endpoints),
+    ]
     objects = {o.key: o.object for o in desired_objects}
     return objects, [(c.type, c.status, c.reason, c.message) for c in result.status.conditions]
 

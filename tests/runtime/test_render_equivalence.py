@@ -22,7 +22,7 @@ import yaml
 from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.cli.main import main
-from modelplane.naming import DEPLOYMENT_LABEL, child_name
+from modelplane.naming import CLUSTER_LABEL, DEPLOYMENT_LABEL, cache_usage_key, child_name
 from tests.paths import EXAMPLES
 
 from .conftest import NOW_TEXT, Stubs
@@ -77,12 +77,16 @@ def _published(cluster: dict[str, Any], classes: dict[str, InferenceClass]) -> d
 
 def _key(obj: dict[str, Any]) -> str:
     labels = obj["metadata"]["labels"]
-    kind = "replica" if obj["kind"] == "ModelReplica" else "endpoint"
+    kind = {"ModelReplica": "replica", "Usage": "usage"}.get(obj["kind"], "endpoint")
     return f"{kind}-{labels['modelplane.ai/cluster']}-{labels['modelplane.ai/replica-index']}"
 
 
 def _by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [o for o in objects if o["kind"] == kind]
+
+
+def _objects(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return _by_kind(objects, "Object")
 
 
 def _run_deployment(
@@ -130,10 +134,12 @@ def _compare(
         def ours(o: dict[str, Any], ns: str = ns, name: str = name) -> bool:
             return (
                 o["metadata"]["namespace"] == ns
-                and o["metadata"]["labels"][DEPLOYMENT_LABEL] == name
+                and o["metadata"]["labels"].get(DEPLOYMENT_LABEL) == name
             )
 
         expected_replicas = [o for o in _by_kind(rendered, "ModelReplica") if ours(o)]
+        expected_usages = [o for o in _by_kind(rendered, "Usage") if ours(o)]
+        assert len(expected_usages) == len(expected_replicas)
         expected_endpoints = [o for o in _by_kind(rendered, "ModelEndpoint") if ours(o)]
         [expected_xr] = [
             o
@@ -151,7 +157,9 @@ def _compare(
         ]
         rsp = _run_deployment(stubs, xr, published, observed)
         got = desired(rsp)
-        assert got == {_key(o): o for o in [*expected_replicas, *expected_endpoints]}
+        assert got == {
+            _key(o): o for o in [*expected_replicas, *expected_usages, *expected_endpoints]
+        }
         status = dict(composite_status(rsp))
         status["conditions"] = [
             dict(zip(("type", "status", "reason", "message"), c, strict=True))
@@ -186,7 +194,7 @@ def test_fresh_fleet_matches_render(stubs: Stubs) -> None:
     docs = _documents()
     rendered = _render([EXAMPLES])
     assert _by_kind(rendered, "ModelReplica"), "the examples place nothing"
-    staged = sum(len(objects) for _, objects in _cache_sections(rendered))
+    staged = sum(len(_objects(objects)) for _, objects in _cache_sections(rendered))
     shared = len(_shared(rendered))
     assert (
         _compare(stubs, docs, rendered, []) == len(_by_kind(rendered, "Object")) - staged - shared
@@ -205,7 +213,8 @@ def test_ready_replicas_match_render(stubs: Stubs, tmp_path: Path) -> None:
     (tmp_path / "observed.yaml").write_text(yaml.safe_dump_all(observed))
     rendered = _render([EXAMPLES, tmp_path])
     assert _by_kind(rendered, "ModelEndpoint"), "ready replicas should get endpoints"
-    staged = sum(len(objects) for _, objects in _cache_sections(rendered)) + len(_shared(rendered))
+    staged = sum(len(_objects(objects)) for _, objects in _cache_sections(rendered))
+    staged += len(_shared(rendered))
     # Every Object render printed, bar the cache's staging and the clusters' shared objects,
     # came back over gRPC.
     assert _compare(stubs, docs, rendered, observed) == len(_by_kind(rendered, "Object")) - staged
@@ -261,14 +270,14 @@ def test_shared_objects_match_the_cluster_function(stubs: Stubs) -> None:
 
 
 def _cache_sections(rendered: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[Any]]]:
-    """Each rendered ModelCache with the Objects printed right after it."""
+    """Each rendered ModelCache with the Usages and Objects printed right after it."""
     sections: list[tuple[dict[str, Any], list[Any]]] = []
     for obj in rendered:
         if obj["kind"] in AFTER_CACHES:
             break  # The endpoints' backends and the services follow the caches
         if obj["kind"] == "ModelCache":
             sections.append((obj, []))
-        elif sections and obj["kind"] == "Object":
+        elif sections and obj["kind"] in ("Usage", "Object"):
             sections[-1][1].append(obj)
         elif sections:
             raise AssertionError(f"{obj['kind']} printed after the caches")
@@ -307,7 +316,11 @@ def test_cache_function_matches_render(stubs: Stubs) -> None:
         rsp = stubs.v1.RunFunction(request(xr, required=satisfy(first, world)))
         got = desired(rsp)
         assert got == {
-            o["metadata"]["annotations"]["crossplane.io/composition-resource-name"]: o
+            (
+                cache_usage_key(o["metadata"]["labels"][CLUSTER_LABEL])
+                if o["kind"] == "Usage"
+                else o["metadata"]["annotations"][RESOURCE_KEY]
+            ): o
             for o in expected_objects
         }
         status = dict(composite_status(rsp))

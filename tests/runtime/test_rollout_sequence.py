@@ -29,7 +29,7 @@ from .helpers import conditions, desired, published_by_function, request, satisf
 
 def _key(obj: dict[str, Any]) -> str:
     labels = obj["metadata"]["labels"]
-    kind = "replica" if obj["kind"] == "ModelReplica" else "endpoint"
+    kind = {"ModelReplica": "replica", "Usage": "usage"}.get(obj["kind"], "endpoint")
     return f"{kind}-{labels['modelplane.ai/cluster']}-{labels['modelplane.ai/replica-index']}"
 
 
@@ -47,7 +47,7 @@ def _function(stubs: Stubs, world: World) -> Any:
 
 
 def _expected(r: RenderedDeployment) -> dict[str, dict[str, Any]]:
-    return {_key(o): o for o in [*r.replicas, *r.endpoints]}
+    return {_key(o): o for o in [*r.replicas, *r.usages, *r.endpoints]}
 
 
 def _routed(r: RenderedDeployment) -> int:

@@ -2,7 +2,9 @@
 
 Pure: the cache, the fleet and the observed Objects in; desired objects, status and
 events out. ``modelplane render`` and the Crossplane function run
-this same code (docs/composition.md, caches; docs/api.md for the status fields).
+this same code (docs/composition.md, caches; docs/api.md for the status fields). Each
+cluster the cache stages on gets a Usage, so the cluster is not deleted under its weights
+(docs/reconcile.md, "Deletion protection").
 """
 
 from __future__ import annotations
@@ -31,11 +33,14 @@ from modelplane.composition.cache import (
     resource_key,
     source_of,
 )
-from modelplane.composition.delivery import readiness
+from modelplane.composition.conditions import ready_flag
+from modelplane.composition.delivery import SUCCESSFUL_CREATE, readiness
 from modelplane.composition.observed import NOTHING_OBSERVED, Observed, ObservedObject
 from modelplane.composition.replica import derived_provider_config, provider_config_for
 from modelplane.composition.types import ComposedObject, Json
+from modelplane.composition.usage import cache_usage
 from modelplane.events import Event
+from modelplane.naming import cache_usage_key
 from modelplane.scheduling.fleet import selector_mismatch
 
 CLUSTERS_MATCHED = "ClustersMatched"
@@ -63,11 +68,13 @@ class CacheObject(ComposedObject):
 class CacheResult:
     """What one reconcile of a ModelCache yields."""
 
-    objects: list[CacheObject]
+    objects: list[CacheObject]  # the staging Objects, delivered to each cluster
     status: ModelCacheStatus  # summary and clusters (conditions are separate, as for every kind)
     conditions: list[Condition]
     events: list[Event] = field(default_factory=list)
     ready: bool = False
+    # One Usage per cluster with staging Objects, on the control plane, in cluster order.
+    usages: list[CacheObject] = field(default_factory=list)
 
 
 def cache_footprint(
@@ -303,6 +310,7 @@ def reconcile_cache(
         sites[name] = _site(cache, cluster, seen, provider)
     sites = _waves(sites)
     objects: list[CacheObject] = []
+    usages: list[CacheObject] = []
     entries: list[CacheClusterStatus] = []
     for cluster in staged:
         name = cluster.metadata.name or ""
@@ -315,6 +323,12 @@ def reconcile_cache(
         storage_class = cache_storage_class(cluster)
         if site.stage is None or provider is None or storage_class is None:
             continue
+        # The cluster holds (or is getting) the weights while its staging is composed.
+        key = cache_usage_key(name)
+        usage = cache_usage(cache, name).to_wire()
+        usages.append(
+            CacheObject(key, usage, ready_flag(SUCCESSFUL_CREATE, seen.get(key)), cluster=name)
+        )
         for key, obj in cache_objects(cache, name, provider, storage_class, site.stage):
             manifest = obj["spec"]["forProvider"]["manifest"]
             objects.append(
@@ -334,6 +348,7 @@ def reconcile_cache(
         conditions=_conditions(entries, unlisted),
         events=_events(cache, entries),
         ready=bool(entries) and ready == len(footprint),
+        usages=usages,
     )
 
 

@@ -2,7 +2,7 @@
 
 Pure: observed state in, desired state out (docs/composition.md, "Objects, in order";
 docs/composition.md, "The ModelReplica of a placement"; docs/reconcile.md, "Conditions, events and
-readiness").
+readiness"; docs/reconcile.md, "Deletion protection").
 ``reconcile_deployment`` (the Crossplane deployment function, one deployment) and
 ``reconcile_fleet`` (``render`` and ``schedule``, every deployment of a local fleet)
 both end in ``finish_deployment``, so the runtimes cannot disagree.
@@ -10,8 +10,8 @@ both end in ``finish_deployment``, so the runtimes cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Generic, TypeVar
 
@@ -25,6 +25,10 @@ from modelplane.api import (
 )
 from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.composition import model_endpoint
+from modelplane.composition.conditions import ready_flag
+from modelplane.composition.delivery import SUCCESSFUL_CREATE
+from modelplane.composition.observed import ObservedObject
+from modelplane.composition.usage import Usage, replica_usage
 from modelplane.events import Event
 from modelplane.naming import (
     CLUSTER_LABEL,
@@ -32,6 +36,7 @@ from modelplane.naming import (
     REVISION_SINCE_ANNOTATION,
     endpoint_key,
     replica_key,
+    usage_key,
 )
 from modelplane.reconcile.conditions import (
     DeploymentStatus,
@@ -102,14 +107,17 @@ class DeploymentInputs:
     observed_endpoints: Sequence[ModelEndpoint] = ()
     occupancy: OccupancySource = None
     now: datetime | None = None  # the shell's clock, as ``Fleet.now``
+    # Our observed Usages by resource key (function runtime; a local run observes none).
+    observed_usages: Mapping[str, ObservedObject] | None = None
 
 
-M = TypeVar("M", ModelReplica, ModelEndpoint)
+M = TypeVar("M", ModelReplica, ModelEndpoint, Usage)
 
 
 @dataclass(frozen=True)
 class Desired(Generic[M]):
-    """One composed ModelReplica or ModelEndpoint: its resource key, the object, its readiness.
+    """One composed ModelReplica, Usage or ModelEndpoint: its resource key, the object, its
+    readiness.
 
     Typed: the shells write it to the wire (``runtime/wire.composed``). ``ready`` True marks
     the resource ready; None leaves it unmarked.
@@ -135,6 +143,8 @@ class DeploymentResult:
     # Some replica waits for Ready: the status is judged against the clock (the progress
     # deadline), so the same inputs give another result once time passes.
     reads_clock: bool = False
+    # One per emitted replica, in the same order: its cluster is not deleted while it is there.
+    usages: list[Desired[Usage]] = field(default_factory=list)
 
 
 def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
@@ -154,6 +164,7 @@ def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
         inputs.observed_replicas,
         inputs.observed_endpoints,
         now=inputs.now,
+        observed_usages=inputs.observed_usages,
     )
 
 
@@ -188,13 +199,17 @@ def finish_deployment(
     observed_endpoints: Sequence[ModelEndpoint],
     *,
     now: datetime | None = None,
+    observed_usages: Mapping[str, ObservedObject] | None = None,
 ) -> DeploymentResult:
-    """Everything after the schedule: replica objects, endpoints, status and readiness.
+    """Everything after the schedule: replica objects, their Usages, endpoints, status and
+    readiness.
 
     A superseded replica is emitted beside the desired set, with its endpoint while
     it covers for a replacement; once it retires, its endpoint is marked draining (routes
     drop it, its backend stays) and the replica and the endpoint go once the drain is over
-    (docs/reconcile.md, "Drain before delete").
+    (docs/reconcile.md, "Drain before delete"). Every emitted replica comes with the Usage
+    that keeps its cluster from being deleted, and goes with it (docs/reconcile.md,
+    "Deletion protection").
     """
     ours = observed_by_identity(deployment, observed_replicas)
     endpoints_seen = _endpoints_by_identity(deployment, observed_endpoints)
@@ -230,6 +245,7 @@ def finish_deployment(
         Desired(replica_key(p.cluster, p.index), model, True if ready_at(ours, p) else None)
         for p, model in zip(placements, models, strict=True)
     ]
+    usages = _usages(placements, models, observed_usages or {})
     held = result.mode is Mode.HELD
     endpoints = [
         obj
@@ -249,7 +265,30 @@ def finish_deployment(
         schedule=result,
         # A drain ends with time: the same inputs remove the backend once it is over.
         reads_clock=bool(stamps) or (draining and now is not None),
+        usages=usages,
     )
+
+
+def _usages(
+    placements: Sequence[Placement],
+    models: Sequence[ModelReplica],
+    observed: Mapping[str, ObservedObject],
+) -> list[Desired[Usage]]:
+    """The Usage of each emitted replica, ready once it exists.
+
+    Ready as a provider Object under ``SuccessfulCreate`` is (``ready_flag``): once observed.
+    Its own ``Ready`` (Crossplane's usage controller marks it once the cluster carries the
+    in-use label) is not waited for, since Crossplane counts a composed resource the function
+    leaves unmarked as not ready: a control plane with usages turned off would hold the
+    deployment's Ready false forever.
+    """
+    out: list[Desired[Usage]] = []
+    for p, model in zip(placements, models, strict=True):
+        key = usage_key(p.cluster, p.index)
+        out.append(
+            Desired(key, replica_usage(model), ready_flag(SUCCESSFUL_CREATE, observed.get(key)))
+        )
+    return out
 
 
 def _identity(placement: Placement) -> tuple[str, int]:

@@ -149,7 +149,7 @@ _DESIRED_METADATA = ("name", "namespace", "labels", "annotations")
 
 
 def desired_object(obj: Json) -> Json:
-    """A composed ModelReplica or ModelEndpoint as desired state.
+    """A composed ModelReplica, Usage or ModelEndpoint as desired state.
 
     Held objects are re-emitted from observed state, which carries what Crossplane and
     the API server added: ``spec.crossplane`` (kept current by the composed XR's own
@@ -166,5 +166,5 @@ def desired_object(obj: Json) -> Json:
 
 
 def composed(desired: Desired[Any]) -> ComposedObject:
-    """A composed ModelReplica or ModelEndpoint as the desired object written to the wire."""
+    """A composed ModelReplica, Usage or ModelEndpoint as the desired object written to the wire."""
     return ComposedObject(desired.key, desired_object(desired.object.to_wire()), desired.ready)

@@ -40,7 +40,8 @@ def cache_of(composite: Mapping[str, Any] | None) -> ModelCache:
 
 
 def run_cache(request: FunctionRequest) -> FunctionResponse:
-    """The cache function: requirements, composed Objects, status, conditions, events."""
+    """The cache function: requirements, composed Objects and Usages, status, conditions,
+    events."""
     cache = cache_of(request.composite)
     requirements = cache_requirements(cache)
     try:
@@ -61,4 +62,6 @@ def run_cache(request: FunctionRequest) -> FunctionResponse:
             requirements=requirements,
         )
     result = reconcile_cache(cache, clusters, observed)
-    return response_of(result, requirements)
+    response = response_of(result, requirements)
+    response.resources.extend(result.usages)  # the staging Objects, then their Usages
+    return response

@@ -21,7 +21,8 @@ from modelplane.api import (
     ModelReplica,
 )
 from modelplane.api.meta import UNRESOLVED
-from modelplane.naming import ENDPOINT_KEY_PREFIX, REPLICA_KEY_PREFIX
+from modelplane.composition.observed import ObservedObject
+from modelplane.naming import ENDPOINT_KEY_PREFIX, REPLICA_KEY_PREFIX, USAGE_KEY_PREFIX
 from modelplane.reconcile.conditions import invalid_input_status
 from modelplane.reconcile.deployment import (
     DeploymentInputs,
@@ -42,7 +43,7 @@ from modelplane.runtime.crossplane.requirements import (
     CLUSTERS,
     deployment_requirements,
 )
-from modelplane.runtime.wire import composed, desired_object, replicas_wire
+from modelplane.runtime.wire import composed, desired_object, observed_object, replicas_wire
 from modelplane.scheduling.model import (
     CACHE_NONE,
     CACHE_UNRESOLVED,
@@ -87,9 +88,20 @@ def observed_composed(
     return replicas, endpoints
 
 
+def observed_usages(observed: Mapping[str, Mapping[str, Any]]) -> dict[str, ObservedObject]:
+    """The deployment's observed Usages by resource key, as views (only their presence is
+    read: a Usage is ready once it exists)."""
+    return {
+        key: observed_object(documents.restore(observed[key]))
+        for key in sorted(observed)
+        if key.startswith(USAGE_KEY_PREFIX)
+    }
+
+
 def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> DeploymentInputs:
     """The reconcile's inputs from the request; Refused on a malformed input."""
     ours, endpoints = observed_composed(request.observed)
+    usages = observed_usages(request.observed)
     if deployment.spec.replicas == 0:
         # Parked: nothing is looked up.
         return DeploymentInputs(
@@ -100,6 +112,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
             observed_replicas=ours,
             observed_endpoints=endpoints,
             now=clock(),
+            observed_usages=usages,
         )
     clusters = documents.required(request.required, CLUSTERS, InferenceCluster)
     classes = documents.required(request.required, CLASSES, InferenceClass)
@@ -120,6 +133,7 @@ def gather_inputs(deployment: ModelDeployment, request: FunctionRequest) -> Depl
         observed_endpoints=endpoints,
         occupancy=PUBLISHED,
         now=clock(),
+        observed_usages=usages,
     )
 
 
@@ -132,7 +146,11 @@ def to_response(result: DeploymentResult, requirements: list[Requirement]) -> Fu
     """
     status = {"replicas": replicas_wire(result.status)}
     return FunctionResponse(
-        resources=[*map(composed, result.replicas), *map(composed, result.endpoints)],
+        resources=[
+            *map(composed, result.replicas),
+            *map(composed, result.usages),
+            *map(composed, result.endpoints),
+        ],
         composite_status=status,
         composite_ready=result.composite_ready,
         conditions=list(result.status.conditions),
@@ -164,15 +182,19 @@ def held_response(
     problem: str,
     requirements: list[Requirement],
 ) -> FunctionResponse:
-    """Every observed replica and endpoint re-emitted as it is, a Warning and the held status.
+    """Every observed replica, Usage and endpoint re-emitted as it is, a Warning and the held
+    status.
 
     The observed objects are re-emitted raw (``held``), since one of them may be the
-    malformed input: dropping it from the desired state would delete it.
+    malformed input: dropping it from the desired state would delete it (and dropping a
+    replica's Usage would let its cluster be deleted under it).
     """
     kept = held_resources(
         request.observed,
         desired_object,
-        keep=lambda key: key.startswith((REPLICA_KEY_PREFIX, ENDPOINT_KEY_PREFIX)),
+        keep=lambda key: key.startswith(
+            (REPLICA_KEY_PREFIX, USAGE_KEY_PREFIX, ENDPOINT_KEY_PREFIX)
+        ),
     )
     replicas = sum(1 for obj in kept if obj.key.startswith(REPLICA_KEY_PREFIX))
     status = invalid_input_status(deployment, problem, replicas)

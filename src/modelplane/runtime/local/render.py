@@ -9,6 +9,7 @@ each replica is then composed on its cluster (docs/composition.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
 
 from modelplane.api import (
     InferenceCluster,
@@ -41,19 +42,32 @@ class RenderedDeployment:
     replicas: list[Json]
     remote: list[tuple[str, Json]] = field(default_factory=list)  # (cluster, Object)
     endpoints: list[Json] = field(default_factory=list)
+    usages: list[Json] = field(default_factory=list)  # one per replica, in the same order
+
+    def replicas_with_usages(self) -> list[Json]:
+        """Each replica followed by its Usage."""
+        usages = iter(self.usages)
+        return [o for replica in self.replicas for o in (replica, *islice(usages, 1))]
 
     def control_plane(self) -> list[Json]:
-        """The control-plane objects: the deployment, its replicas, its endpoints."""
-        return [self.deployment, *self.replicas, *self.endpoints]
+        """The control-plane objects: the deployment, its replicas (each with its Usage),
+        its endpoints."""
+        return [self.deployment, *self.replicas_with_usages(), *self.endpoints]
 
     def in_order(self) -> list[Json]:
         """Everything, in the order ``render`` prints it (docs/cli.md)."""
-        return [self.deployment, *self.replicas, *(o for _, o in self.remote), *self.endpoints]
+        return [
+            self.deployment,
+            *self.replicas_with_usages(),
+            *(o for _, o in self.remote),
+            *self.endpoints,
+        ]
 
 
 @dataclass
 class RenderedCache:
-    """One ModelCache's part of the output: the cache with its status, then its Objects."""
+    """One ModelCache's part of the output: the cache with its status, its Usages, then its
+    Objects."""
 
     cache: Json
     result: CacheResult
@@ -65,12 +79,13 @@ class RenderedCache:
         return [(o.cluster, o.object) for o in self.result.objects]
 
     def control_plane(self) -> list[Json]:
-        """The control-plane object: the cache with its computed status."""
-        return [self.cache]
+        """The control-plane objects: the cache with its computed status, then its Usages
+        (one per cluster it stages on, in cluster order)."""
+        return [self.cache, *(u.object for u in self.result.usages)]
 
     def in_order(self) -> list[Json]:
-        """Everything, in the order ``render`` prints it: the cache, then its Objects."""
-        return [self.cache, *(o for _, o in self.remote)]
+        """Everything, in the order ``render`` prints it: the cache, its Usages, its Objects."""
+        return [*self.control_plane(), *(o for _, o in self.remote)]
 
 
 @dataclass
@@ -147,6 +162,7 @@ def _rendered(
         result=result,
         replicas=[composed(r).object for r in result.replicas],
         endpoints=[composed(e).object for e in result.endpoints],
+        usages=[composed(u).object for u in result.usages],
     )
     for replica in (r.object for r in result.replicas):
         cluster = clusters.get(replica.spec.cluster_name)
