@@ -7,7 +7,7 @@ import yaml
 
 from modelplane.api.validation import validate_document
 from modelplane.cli.main import main
-from tests.composition.schemas import require_shared, validate_delivered
+from tests.composition.schemas import require_shared, validate_delivered, validate_manifest
 from tests.paths import EXAMPLES
 
 
@@ -21,6 +21,10 @@ def test_every_rendered_object_is_valid(capsys: pytest.CaptureFixture[str]) -> N
         if obj["kind"] == "Object":
             validate_delivered(obj)
             remote += 1
+        elif not obj["apiVersion"].startswith("modelplane.ai/"):
+            # A cluster's provider configs, stack Releases and Usages; the control plane's
+            # Services, Gateways and routes.
+            validate_manifest(obj)
         else:
             problems = validate_document(obj).problems
             assert problems == [], (obj["kind"], obj["metadata"]["name"], problems)
