@@ -83,7 +83,7 @@ def test_both_packages_declare_the_crossplane_floor() -> None:
 
 def _released_in(schema_file: str) -> tuple[str, str]:
     """(repository, tag) of a released CRD in ../shared/schemas, from its SOURCES table."""
-    sources = shared_path("schemas", "SOURCES-stack.md").read_text(encoding="utf-8")
+    sources = shared_path("schemas/SOURCES-stack.md").read_text(encoding="utf-8")
     row = next(line for line in sources.splitlines() if line.startswith(f"| `{schema_file}`"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     return cells[1], cells[2].split()[0]
