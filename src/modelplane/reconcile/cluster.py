@@ -280,7 +280,6 @@ class ConvergedStack:
     provider_configs: tuple[Json, ...]
     stack: tuple[Json, ...]
     usages: tuple[Json, ...]
-    plan: StackPlan
     status: StackStatus
 
 
@@ -312,7 +311,7 @@ def converged_stack(cluster: InferenceCluster, pools: Sequence[GpuPool] | None) 
             stack.append(composed.object)
     if "inference-gateway" not in plan.names():
         stack.append(gateway_object(cluster))
-    return ConvergedStack(tuple(configs), tuple(stack), tuple(usages), plan, result.status)
+    return ConvergedStack(tuple(configs), tuple(stack), tuple(usages), result.status)
 
 
 def _plan_pools(
