@@ -43,6 +43,7 @@ from runtime.helpers import (  # noqa: E402
 )
 
 from modelplane.cli.main import main  # noqa: E402
+from modelplane.composition.delivery import RESOURCE_NAME_ANNOTATION as RESOURCE_KEY  # noqa: E402
 from modelplane.runtime.crossplane.freshness import SHORT_TTL, ttl_for  # noqa: E402
 from modelplane.runtime.crossplane.server import run_bytes  # noqa: E402
 
@@ -130,10 +131,16 @@ def measure() -> Composed:
     names = tuple(f"{r['metadata']['name']}-" for r in replicas)
     # A replica's Objects are named after it; the rest are the cache's, per cluster.
     ours = [o for o in objects if o["metadata"]["name"].startswith(names)]
-    # A cluster composes once, in the system namespace, what every replica on it shares.
-    shared = [o for o in objects if o["metadata"]["namespace"] == SYSTEM_NAMESPACE]
+    # A cluster composes once, in the system namespace, what every replica on it shares
+    # (the pickers' objects), beside its serving stack.
+    system = [o for o in objects if o["metadata"]["namespace"] == SYSTEM_NAMESPACE]
+    shared = [
+        o
+        for o in system
+        if o["metadata"].get("annotations", {}).get(RESOURCE_KEY, "").startswith("epp-")
+    ]
     shared_clusters = {o["spec"]["providerConfigRef"]["name"] for o in shared}
-    cache = [o for o in objects if not o["metadata"]["name"].startswith(names) and o not in shared]
+    cache = [o for o in objects if not o["metadata"]["name"].startswith(names) and o not in system]
     cache_clusters = max(
         1,
         sum(

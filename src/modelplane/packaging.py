@@ -31,6 +31,10 @@ CROSSPLANE_FLOOR = "2.3"
 CROSSPLANE_VERSION = f">=v{CROSSPLANE_FLOOR}.0"
 PROVIDER_KUBERNETES = "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes"
 PROVIDER_KUBERNETES_VERSION = ">=v1.0.0"
+# The serving stack's Releases and their ClusterProviderConfig are provider-helm's namespaced
+# helm.m.crossplane.io/v1beta1 kinds, composed against its v1.4.0 schema (docs/crossplane.md).
+PROVIDER_HELM = "xpkg.crossplane.io/crossplane-contrib/provider-helm"
+PROVIDER_HELM_VERSION = ">=v1.4.0"
 FUNCTION_PACKAGE = "xpkg.crossplane.io/modelplane/function-modelplane"
 FUNCTION_META_NAME = "function-modelplane"
 # The name Crossplane gives the Function it installs as the Configuration's dependency
@@ -77,6 +81,7 @@ def configuration(version: str = __version__) -> dict[str, Any]:
             "crossplane": {"version": CROSSPLANE_VERSION},
             "dependsOn": [
                 {"provider": PROVIDER_KUBERNETES, "version": PROVIDER_KUBERNETES_VERSION},
+                {"provider": PROVIDER_HELM, "version": PROVIDER_HELM_VERSION},
                 {"function": FUNCTION_PACKAGE, "version": f">=v{version}"},
             ],
         },

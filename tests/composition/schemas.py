@@ -46,8 +46,20 @@ CRD_FILES = {
     ("gateway.networking.k8s.io", "HTTPRoute"): "gateway.networking.k8s.io_httproutes.yaml",
     ("kubernetes.m.crossplane.io", "Object"): "kubernetes.m.crossplane.io_objects.yaml",
     ("networking.gke.io", "HealthCheckPolicy"): "networking.gke.io_healthcheckpolicies.yaml",
-    # Composed on the control plane beside a replica or a cache's staging (Crossplane v2.3.4).
+    # The serving stack (docs/stack.md): provider-helm, Crossplane's Usage, what we create.
+    ("helm.m.crossplane.io", "Release"): "helm.m.crossplane.io_releases.yaml",
+    (
+        "helm.m.crossplane.io",
+        "ClusterProviderConfig",
+    ): "helm.m.crossplane.io_clusterproviderconfigs.yaml",
+    (
+        "kubernetes.m.crossplane.io",
+        "ClusterProviderConfig",
+    ): "kubernetes.m.crossplane.io_clusterproviderconfigs.yaml",
     ("protection.crossplane.io", "Usage"): "protection.crossplane.io_usages.yaml",
+    ("scheduling.run.ai", "Queue"): "scheduling.run.ai_queues.yaml",
+    ("gateway.networking.k8s.io", "Gateway"): "gateway.networking.k8s.io_gateways.yaml",
+    ("gateway.networking.k8s.io", "GatewayClass"): "gateway.networking.k8s.io_gatewayclasses.yaml",
 }
 
 # The documented fields of the two policy kinds whose CRDs are not in ../shared/schemas:
@@ -141,6 +153,10 @@ CORE_KINDS = {
     "Job",
     # The routable backend of a ModelEndpoint
     "EndpointSlice",
+    # The serving stack's own objects (the CRD installer, the gateway's namespace)
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
 }
 
 _EMBEDDED_FIELDS = {
@@ -299,6 +315,11 @@ def validate_manifest(obj: dict[str, Any]) -> None:
 
 
 def validate_delivered(obj: dict[str, Any]) -> None:
-    """Validate a provider Object and the manifest it carries."""
+    """Validate a provider Object and the manifest it carries.
+
+    An observe-only Object's manifest names the object to read (apiVersion, kind, name),
+    nothing more: only the Object is validated.
+    """
     validate_manifest(obj)
-    validate_manifest(obj["spec"]["forProvider"]["manifest"])
+    if obj["spec"].get("managementPolicies") != ["Observe"]:
+        validate_manifest(obj["spec"]["forProvider"]["manifest"])

@@ -18,9 +18,13 @@ from modelplane.packaging import (
     CROSSPLANE_FLOOR,
     CROSSPLANE_VERSION,
     KUBERNETES_FLOOR,
+    PROVIDER_HELM,
+    PROVIDER_HELM_VERSION,
     configuration,
     function_meta,
 )
+from modelplane.reconcile.stack import HELM_API, USAGE_API
+from tests.paths import shared_path
 from tools.crdcost.estimate import estimate_rule, schema_decl_type, schema_nodes
 from tools.crdcost.xcrd import (
     CROSSPLANE_RELEASES,
@@ -75,3 +79,33 @@ def test_both_packages_declare_the_crossplane_floor() -> None:
     assert f">=v{CROSSPLANE_FLOOR}.0" == CROSSPLANE_VERSION
     assert configuration()["spec"]["crossplane"]["version"] == CROSSPLANE_VERSION
     assert function_meta()["spec"]["crossplane"]["version"] == CROSSPLANE_VERSION
+
+
+def _released_in(schema_file: str) -> tuple[str, str]:
+    """(repository, tag) of a released CRD in ../shared/schemas, from its SOURCES table."""
+    sources = shared_path("schemas/SOURCES-stack.md").read_text(encoding="utf-8")
+    row = next(line for line in sources.splitlines() if line.startswith(f"| `{schema_file}`"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    return cells[1], cells[2].split()[0]
+
+
+def test_the_package_needs_the_provider_helm_release_whose_kinds_the_stack_composes() -> None:
+    assert HELM_API == "helm.m.crossplane.io/v1beta1"
+    assert {"provider": PROVIDER_HELM, "version": PROVIDER_HELM_VERSION} in configuration()["spec"][
+        "dependsOn"
+    ]
+    for schema in (
+        "helm.m.crossplane.io_releases.yaml",
+        "helm.m.crossplane.io_clusterproviderconfigs.yaml",
+    ):
+        assert _released_in(schema) == ("crossplane-contrib/provider-helm", "v1.4.0")
+    assert PROVIDER_HELM_VERSION == ">=v1.4.0"
+
+
+def test_the_crossplane_floor_serves_the_usages_the_stack_composes() -> None:
+    # protection.crossplane.io/v1beta1 Usage is Crossplane v2's; the schema we compose
+    # against is a patch release of the floor's minor release.
+    assert USAGE_API == "protection.crossplane.io/v1beta1"
+    repository, tag = _released_in("protection.crossplane.io_usages.yaml")
+    assert repository == "crossplane/crossplane"
+    assert tag.removeprefix("v").rsplit(".", 1)[0] == CROSSPLANE_FLOOR

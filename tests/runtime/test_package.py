@@ -126,6 +126,10 @@ def test_configuration_metadata() -> None:
             "version": ">=v1.0.0",
         },
         {
+            "provider": "xpkg.crossplane.io/crossplane-contrib/provider-helm",
+            "version": ">=v1.4.0",
+        },
+        {
             "function": "xpkg.crossplane.io/modelplane/function-modelplane",
             "version": f">=v{__version__}",
         },

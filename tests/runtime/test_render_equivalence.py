@@ -195,7 +195,7 @@ def test_fresh_fleet_matches_render(stubs: Stubs) -> None:
     rendered = _render([EXAMPLES])
     assert _by_kind(rendered, "ModelReplica"), "the examples place nothing"
     staged = sum(len(_objects(objects)) for _, objects in _cache_sections(rendered))
-    shared = len(_shared(rendered))
+    shared = len(_cluster_objects(rendered))
     assert (
         _compare(stubs, docs, rendered, []) == len(_by_kind(rendered, "Object")) - staged - shared
     )
@@ -214,8 +214,8 @@ def test_ready_replicas_match_render(stubs: Stubs, tmp_path: Path) -> None:
     rendered = _render([EXAMPLES, tmp_path])
     assert _by_kind(rendered, "ModelEndpoint"), "ready replicas should get endpoints"
     staged = sum(len(_objects(objects)) for _, objects in _cache_sections(rendered))
-    staged += len(_shared(rendered))
-    # Every Object render printed, bar the cache's staging and the clusters' shared objects,
+    staged += len(_cluster_objects(rendered))
+    # Every Object render printed, bar the cache's staging and the clusters' own objects,
     # came back over gRPC.
     assert _compare(stubs, docs, rendered, observed) == len(_by_kind(rendered, "Object")) - staged
     # Each composed endpoint's backend over gRPC is the Service and EndpointSlice render printed.
@@ -243,11 +243,16 @@ AFTER_CACHES = {
 }
 
 
-def _shared(rendered: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The Objects render printed for the clusters (in the system namespace)."""
+def _cluster_objects(rendered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Objects render printed for the clusters (in the system namespace): stack, pickers."""
     return [
         o for o in _by_kind(rendered, "Object") if o["metadata"]["namespace"] == "modelplane-system"
     ]
+
+
+def _shared(rendered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pickers' Objects render printed for the clusters."""
+    return [o for o in _cluster_objects(rendered) if "-epp-" in o["metadata"]["name"]]
 
 
 @pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not present")
@@ -331,3 +336,52 @@ def test_cache_function_matches_render(stubs: Stubs) -> None:
         assert status == expected_cache["status"]
         # The token's value reaches no composed object: only a reference names its Secret.
         assert "aGZfZXhhbXBsZQ==" not in json.dumps(got)
+
+
+def _converged(obj: dict[str, Any]) -> dict[str, Any]:
+    """A composed resource as observed once its provider made it Ready (an Object: found)."""
+    out = copy.deepcopy(obj)
+    out["status"] = {
+        "conditions": [
+            {"type": "Ready", "status": "True", "reason": "Available"},
+            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+        ]
+    }
+    if obj["kind"] == "Object":
+        out["status"]["atProvider"] = {"manifest": obj["spec"]["forProvider"]["manifest"]}
+    return out
+
+
+@pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not present")
+def test_an_existing_clusters_stack_is_what_the_cluster_function_converges_to(
+    stubs: Stubs,
+) -> None:
+    """eu-west-1: render prints the provider configs, stack and Usages the function composes
+    once every object it composed is observed Ready, round after round."""
+    docs = _documents()
+    [cluster] = [
+        d for d in docs if d["kind"] == "InferenceCluster" and d["metadata"]["name"] == "eu-west-1"
+    ]
+    classes = [d for d in docs if d["kind"] == "InferenceClass"]
+    observed: dict[str, dict[str, Any]] = {}
+    for _ in range(12):
+        first = stubs.v1.RunFunction(request(cluster, observed=observed))
+        rsp = stubs.v1.RunFunction(
+            request(cluster, observed=observed, required=satisfy(first, classes))
+        )
+        got = desired(rsp)
+        if got.keys() <= observed.keys():
+            break
+        observed = {k: _converged(v) for k, v in got.items()}
+    else:
+        raise AssertionError("the cluster function never converged")
+    live = sorted(json.dumps(v, sort_keys=True) for k, v in got.items() if not k.startswith("epp-"))
+    printed = sorted(
+        json.dumps(o, sort_keys=True)
+        for o in _render([EXAMPLES])
+        if o["kind"] in ("ClusterProviderConfig", "Release", "Usage", "Object")
+        and o["metadata"]["name"].startswith("eu-west-1-")
+        and o["metadata"].get("namespace") in (None, "modelplane-system")
+        and "-epp-" not in o["metadata"]["name"]
+    )
+    assert printed == live

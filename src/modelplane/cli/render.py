@@ -37,16 +37,18 @@ example:
 
 Prints, per ModelDeployment in (namespace, name) order: the deployment with its computed
 status, its ModelReplicas, the Objects composed for each replica's cluster, and its
-ModelEndpoints; then, per InferenceCluster those replicas run on in name order, the Objects
-it composes once for all of them (the pickers' ServiceAccount, RBAC and default config);
+ModelEndpoints; then, per InferenceCluster in name order, its provider configs, its serving
+stack as it stands once converged (Releases and Objects in install order, or a Provided
+cluster's checks), the Usages ordering its teardown, and the Objects it composes once for
+every replica (the pickers' ServiceAccount, RBAC and default config);
 then, per ModelCache in (namespace, name) order, the cache with its
 computed status and the Objects staging it on each cluster; then, per ModelEndpoint (composed
 or given) in (namespace, name) order, the Service and EndpointSlice a Gateway routes it by
 (and, for an https URL, the BackendTLSPolicy that makes it speak TLS).
 A short summary goes to stderr,
 after any warning about a deployment that would compose but cannot serve (as validate
-prints them; the exit code stays 0). Feed the output back (without the
-Objects, and with ModelReplica status.conditions Ready=True) to model later reconciles.
+prints them; the exit code stays 0). Feed the output back (only its modelplane.ai
+kinds, with ModelReplica status.conditions Ready=True) to model later reconciles.
 """
 
 
@@ -75,21 +77,24 @@ def run(args: argparse.Namespace) -> int:
     print_warnings(loaded)
     fleet = at(fleet_of(loaded), args.now)
     rendered = render(fleet)
-    shared = render_clusters(fleet, rendered)
+    clusters = render_clusters(fleet)
     caches = render_caches(fleet)
     backends = render_endpoints(fleet, rendered)
     fronts = render_fronts(loaded.of_kind(InferenceGateway), loaded.of_kind(ModelService), backends)
     if args.out:
-        write_files(rendered, args.out, args.output, caches, [*backends, *fronts], shared)
+        write_files(rendered, args.out, args.output, caches, [*backends, *fronts], clusters)
     else:
         objects = [o for r in rendered for o in r.in_order()]
-        objects.extend(o for c in shared for o in c.in_order())
+        objects.extend(o for c in clusters for o in c.in_order())
         objects.extend(o for c in caches for o in c.in_order())
         objects.extend(o for b in backends for o in b.in_order())
         objects.extend(o for f in fronts for o in f.in_order())
         sys.stdout.write(serialise(objects, args.output))
     print(
-        summary(rendered, caches) + _endpoints_summary(backends) + _fronts_summary(fronts),
+        summary(rendered, caches)
+        + _clusters_summary(clusters)
+        + _endpoints_summary(backends)
+        + _fronts_summary(fronts),
         file=sys.stderr,
     )
     return 0
@@ -148,6 +153,19 @@ def summary(rendered: Sequence[RenderedDeployment], caches: Sequence[RenderedCac
     for r in rendered:
         lines.extend(_deployment_summary(r))
     return "\n".join(lines) + _caches_summary(caches)
+
+
+def _clusters_summary(clusters: Sequence[RenderedCluster]) -> str:
+    """One line per InferenceCluster: its stack mode and phase, its objects, its components."""
+    lines = []
+    for c in clusters:
+        status = c.stack.status
+        names = ", ".join(i.name for i in status.items) or "none"
+        lines.append(
+            f"\n{printable(c.name)} (InferenceCluster): {status.components} stack {status.phase}, "
+            f"{len(c.objects)} objects: {names}"
+        )
+    return "".join(lines)
 
 
 def _endpoints_summary(backends: Sequence[RenderedEndpoint]) -> str:

@@ -21,11 +21,14 @@ from dataclasses import dataclass, field
 from modelplane.api import InferenceClass, InferenceCluster, ModelReplica
 from modelplane.api.inferencecluster import (
     ClusterOccupancy,
+    Components,
+    ExistingCluster,
     Gateway,
     GatewayImplementation,
     GpuPool,
     InferenceClusterStatus,
     ProviderConfigRef,
+    SecretRef,
     StackStatus,
     derived_gpu_pools,
 )
@@ -33,7 +36,7 @@ from modelplane.api.meta import Condition, condition, holds
 from modelplane.composition.conditions import ready_flag
 from modelplane.composition.delivery import SUCCESSFUL_CREATE, shared_objects
 from modelplane.composition.observed import NOTHING_OBSERVED, Observed, ObservedObject
-from modelplane.composition.routing import implementation_for_controller
+from modelplane.composition.routing import gateway_implementation, implementation_for_controller
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.events import Event
 from modelplane.naming import (
@@ -46,10 +49,15 @@ from modelplane.naming import (
     child_name,
     provider_config_name,
 )
-from modelplane.reconcile.stack import compose_stack, object_key
+from modelplane.reconcile.stack import (
+    HELM_PROVIDER_CONFIG_KEY,
+    USAGE_KEY_PREFIX,
+    compose_stack,
+    object_key,
+)
 from modelplane.scheduling.occupancy import published_occupancy
 from modelplane.stack.components import component
-from modelplane.stack.selection import INSTALLED_GATEWAY, plan_stack
+from modelplane.stack.selection import INSTALLED_GATEWAY, StackPlan, plan_stack
 
 # Where a Managed stack's own Gateway and GatewayClass are observed (reconcile/stack.py).
 MANAGED_GATEWAY_KEY = object_key(component("inference-gateway"), "gateway")
@@ -110,10 +118,20 @@ def gateway_address(observed_object: ObservedObject | None) -> str | None:
     return addresses[0] if addresses else None
 
 
+def assumed_secret_name(cluster_name: str) -> str:
+    """The kubeconfig Secret ``render`` assumes a provisioned (not Existing) cluster has."""
+    return f"{cluster_name}-kubeconfig"
+
+
 def provider_config(cluster: InferenceCluster) -> Json:
-    """The ClusterProviderConfig reading the cluster's kubeconfig from its Secret."""
-    existing = cluster.spec.cluster.existing
-    assert existing is not None  # IC-02: validated for source Existing
+    """The ClusterProviderConfig reading the cluster's kubeconfig from its Secret.
+
+    A cluster that is not ``Existing`` is only ever rendered locally, which assumes it
+    exists: its kubeconfig is assumed in ``assumed_secret_name`` (docs/cli.md).
+    """
+    existing = cluster.spec.cluster.existing or ExistingCluster(
+        secret_ref=SecretRef(name=assumed_secret_name(cluster.metadata.name or ""))
+    )
     spec: Json = {
         "credentials": {
             "source": "Secret",
@@ -220,16 +238,80 @@ def _shared_parts(cluster: InferenceCluster, observed: Observed) -> list[Compose
     ]
 
 
-def _stack_gateway(cluster: InferenceCluster) -> GatewayImplementation | None:
-    """The gateway implementation a Managed stack installs for, or None: the platform's.
+def stack_gateway(cluster: InferenceCluster) -> GatewayImplementation:
+    """The gateway implementation a Managed stack is planned for (the one installed, or not).
 
-    The platform's word first, then what the cluster published (a Gateway an operator
-    installed keeps its implementation across an upgrade), else the one we install.
+    The one routes are composed for (``composition.routing.gateway_implementation``: the
+    platform's word, then what the cluster published, so a Gateway an operator installed keeps
+    its implementation across an upgrade; a GKE cluster's is GKE's), else the one we install.
     """
-    declared = cluster.spec.gateway.implementation if cluster.spec.gateway is not None else None
-    published = cluster.status.gateway if cluster.status is not None else None
-    observed = published.implementation if published is not None else None
-    return declared or observed or INSTALLED_GATEWAY
+    return gateway_implementation(cluster) or INSTALLED_GATEWAY
+
+
+def stack_mode(cluster: InferenceCluster) -> Components:
+    """Who brings the cluster's stack: ``existing.components``; a provisioned cluster is Managed."""
+    existing = cluster.spec.cluster.existing
+    return existing.mode if existing is not None else "Managed"
+
+
+def cluster_stack_plan(
+    cluster: InferenceCluster, pools: Sequence[GpuPool] | None
+) -> tuple[Components, StackPlan]:
+    """The cluster's stack mode and the components it needs on ``pools`` (None: not known)."""
+    mode = stack_mode(cluster)
+    gateway = stack_gateway(cluster) if mode == "Managed" else None
+    return mode, plan_stack(cluster.spec.stack, pools, gateway)
+
+
+# How a converged stack's objects read: Ready, and (an observe-only check) found.
+_CONVERGED = ObservedObject(conditions=(condition("Ready", True, "Available"),), reported=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ConvergedStack:
+    """What a cluster composes for its stack once everything it composed is Ready.
+
+    ``render`` prints it (docs/cli.md): ``provider_configs`` the provider-kubernetes one,
+    then the provider-helm one when a Release goes through it; ``stack`` a Provided
+    cluster's checks, the Releases and our own Objects in install order, then the observed
+    Gateway when the stack installs none; ``usages`` the teardown order.
+    """
+
+    provider_configs: tuple[Json, ...]
+    stack: tuple[Json, ...]
+    usages: tuple[Json, ...]
+    status: StackStatus
+
+
+def converged_stack(cluster: InferenceCluster, pools: Sequence[GpuPool] | None) -> ConvergedStack:
+    """The cluster's stack composed round by round, each round's objects observed Ready and
+    every check met, until a round composes nothing new: the whole stack, in install order.
+
+    A cluster that is not ``Existing`` gets the stack a Managed one of its source would.
+    """
+    name = cluster.metadata.name or ""
+    mode, plan = cluster_stack_plan(cluster, pools)
+    config = provider_config(cluster)
+    seen: dict[str, ObservedObject] = {}
+    while True:
+        result = compose_stack(name, mode, plan, seen, config)
+        new = [o.key for o in result.objects if o.key not in seen]
+        if not new:
+            break
+        seen.update(dict.fromkeys(new, _CONVERGED))
+    configs = [config]
+    stack: list[Json] = []
+    usages: list[Json] = []
+    for composed in result.objects:
+        if composed.key == HELM_PROVIDER_CONFIG_KEY:
+            configs.append(composed.object)
+        elif composed.key.startswith(USAGE_KEY_PREFIX):
+            usages.append(composed.object)
+        else:
+            stack.append(composed.object)
+    if "inference-gateway" not in plan.names():
+        stack.append(gateway_object(cluster))
+    return ConvergedStack(tuple(configs), tuple(stack), tuple(usages), result.status)
 
 
 def _plan_pools(
@@ -249,11 +331,7 @@ def _existing_parts(
     pending: bool,
 ) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None, StackStatus, Condition]:
     """The composed objects of an Existing cluster and the status fields they publish."""
-    existing = cluster.spec.cluster.existing
-    assert existing is not None  # IC-02: validated for source Existing
-    mode = existing.mode
-    gateway_impl = _stack_gateway(cluster) if mode == "Managed" else None
-    plan = plan_stack(cluster.spec.stack, _plan_pools(cluster, gpu_pools, pending), gateway_impl)
+    mode, plan = cluster_stack_plan(cluster, _plan_pools(cluster, gpu_pools, pending))
     config = provider_config(cluster)
     stack = compose_stack(cluster.metadata.name or "", mode, plan, observed, config)
     objects = [

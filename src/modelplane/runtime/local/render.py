@@ -18,6 +18,7 @@ from modelplane.api import (
     ModelEndpoint,
     ModelService,
 )
+from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.api.meta import condition
 from modelplane.composition import compose_replica
 from modelplane.composition.delivery import shared_objects
@@ -26,6 +27,7 @@ from modelplane.composition.replica import derived_provider_config, provider_con
 from modelplane.composition.types import Json
 from modelplane.naming import front_gateway_name
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
+from modelplane.reconcile.cluster import ConvergedStack, converged_stack
 from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
 from modelplane.reconcile.endpoint import EndpointResult, converged, reconcile_endpoint
 from modelplane.reconcile.gateway import GatewayResult, reconcile_gateway
@@ -90,14 +92,25 @@ class RenderedCache:
 
 @dataclass
 class RenderedCluster:
-    """The Objects one InferenceCluster composes once for every replica on it."""
+    """What one InferenceCluster composes: its stack, converged, and its replicas' shared Objects."""
 
     name: str
-    objects: list[Json]
+    stack: ConvergedStack
+    shared: list[Json]
+
+    @property
+    def objects(self) -> list[Json]:
+        """Provider configs, the stack in install order, its Usages, the shared Objects."""
+        return [
+            *self.stack.provider_configs,
+            *self.stack.stack,
+            *self.stack.usages,
+            *self.shared,
+        ]
 
     @property
     def remote(self) -> list[tuple[str, Json]]:
-        """``(cluster, Object)`` per shared Object, in print order."""
+        """``(cluster, object)`` per object composed for the cluster, in print order."""
         return [(self.name, o) for o in self.objects]
 
     def control_plane(self) -> list[Json]:
@@ -105,24 +118,27 @@ class RenderedCluster:
         return []
 
     def in_order(self) -> list[Json]:
-        """What ``render`` prints for the cluster: its shared Objects."""
-        return list(self.objects)
+        """What ``render`` prints for the cluster (docs/cli.md)."""
+        return self.objects
 
 
-def render_clusters(fleet: Fleet, rendered: list[RenderedDeployment]) -> list[RenderedCluster]:
-    """The shared Objects of every cluster a rendered replica runs on, in name order.
+def render_clusters(fleet: Fleet) -> list[RenderedCluster]:
+    """What every InferenceCluster composes, in name order, as a live control plane would.
 
-    On a live control plane the cluster composes them whether or not a replica runs there;
-    ``render`` prints them for the clusters its replicas use (docs/cli.md).
+    The converged view: every component of the stack composed and Ready (reconcile/cluster.py
+    ``converged_stack``), planned on the cluster's published pools, else those derived from
+    its node pools and classes. The shared Objects go through the provider config the
+    cluster's replicas use (docs/cli.md).
     """
-    used = {c for r in rendered for c, _ in r.remote}
+    classes = {c.metadata.name or "": c for c in fleet.classes}
     out: list[RenderedCluster] = []
     for cluster in sorted(fleet.clusters, key=lambda c: c.metadata.name or ""):
         name = cluster.metadata.name or ""
-        if name not in used:
-            continue
+        published = cluster.status.gpu_pools if cluster.status is not None else None
+        pools = published or derived_gpu_pools(cluster, classes)
         provider = provider_config_for(cluster) or derived_provider_config(cluster)
-        out.append(RenderedCluster(name, [o for _, o in shared_objects(name, provider)]))
+        shared = [o for _, o in shared_objects(name, provider)]
+        out.append(RenderedCluster(name, converged_stack(cluster, pools), shared))
     return out
 
 
