@@ -57,7 +57,6 @@ USAGE_POLL_S = 60.0
 USAGE_GETS = 2
 RECEIVE_LIMIT = CROSSPLANE_RECEIVE_LIMIT  # what Crossplane receives from a function
 REPLICAS_PER_DEPLOYMENT = 100
-CLUSTER_OBJECTS = 3  # a cluster's ClusterProviderConfig, Gateway and GatewayClass Objects
 SYSTEM_NAMESPACE = "modelplane-system"  # where render prints a cluster's shared Objects
 
 
@@ -111,6 +110,10 @@ class Composed:
 
     objects_per_replica: float
     shared_objects_per_cluster: int  # the pickers' ServiceAccount, RBAC and default config
+    # Its provider configs, serving stack (Releases, our Objects) and the Usages ordering its
+    # teardown, on average over the example clusters (docs/stack.md).
+    stack_objects_per_cluster: float
+    stack_usages_per_cluster: float
     object_bytes: float  # mean etcd bytes of one observed Object
     cache_objects_per_cluster: int
     cache_object_bytes: float
@@ -151,6 +154,22 @@ def measure() -> Composed:
             )
         ),
     )
+    # render prints no InferenceCluster (it is input) but one kubernetes provider config each.
+    clusters = max(
+        1,
+        sum(
+            1
+            for d in docs
+            if d["kind"] == "ClusterProviderConfig" and d["apiVersion"].startswith("kubernetes.")
+        ),
+    )
+    stack = [
+        d
+        for d in docs
+        if d["kind"] in ("Release", "ClusterProviderConfig")
+        or (d["kind"] in ("Object", "Usage") and d["metadata"].get("namespace") == SYSTEM_NAMESPACE)
+    ]
+    stack = [d for d in stack if d not in shared]
     sizes = [observed_object_bytes(o) for o in ours]
     cache_sizes = [observed_object_bytes(o) for o in cache] or [0]
     answer = run_bytes(
@@ -159,6 +178,8 @@ def measure() -> Composed:
     return Composed(
         objects_per_replica=len(ours) / max(1, len(replicas)),
         shared_objects_per_cluster=round(len(shared) / max(1, len(shared_clusters))),
+        stack_objects_per_cluster=len(stack) / clusters,
+        stack_usages_per_cluster=sum(1 for d in stack if d["kind"] == "Usage") / clusters,
         object_bytes=sum(sizes) / max(1, len(sizes)),
         cache_objects_per_cluster=round(len(cache) / cache_clusters),
         cache_object_bytes=sum(cache_sizes) / len(cache_sizes),
@@ -247,7 +268,7 @@ def fleet(
                  composed.objects_per_replica, 2),
         KindLoad("ModelEndpoint", replicas, ttl("ModelEndpoint"), 1, 2, 3),
         KindLoad("InferenceCluster", clusters, ttl("InferenceCluster"), 2,
-                 CLUSTER_OBJECTS + composed.shared_objects_per_cluster, 2),
+                 composed.stack_objects_per_cluster + composed.shared_objects_per_cluster, 2),
         KindLoad("ModelService", deployments, ttl("ModelService"), 2, 1, 2),
     ]  # fmt: skip
 
@@ -262,8 +283,12 @@ def figures(
 ) -> dict[str, float]:
     kinds = fleet(replicas, clusters, after, composed, projected)
     rate = {k.kind: k.count * (1 / k.ttl_s + k.informers / SYNC_INTERVAL_S) for k in kinds}
-    per_cluster = CLUSTER_OBJECTS + composed.shared_objects_per_cluster
-    managed = replicas * composed.objects_per_replica + clusters * per_cluster
+    per_cluster = composed.stack_objects_per_cluster + composed.shared_objects_per_cluster
+    # Usages are applied like the rest, but no provider manages or polls them.
+    managed = replicas * composed.objects_per_replica + clusters * (
+        per_cluster - composed.stack_usages_per_cluster
+    )
+    usages = replicas + clusters * composed.stack_usages_per_cluster
     # The largest answers, measured from the real function: a deployment of 100 replicas,
     # and a cache matching every cluster. Before staging waves, every cluster of a cache
     # staged at once: its answer held every cluster's PVC, owner and Job.
@@ -275,9 +300,10 @@ def figures(
         "managed resources": managed,
         "etcd bytes (Objects)": managed * composed.object_bytes,
         "provider reconciles/s": managed / PROVIDER_POLL_S,
-        # One Usage per replica (the model stages no cache), each polled by Crossplane.
-        "Usage reconciles/s": replicas / USAGE_POLL_S,
-        "  their API GETs/s": USAGE_GETS * replicas / USAGE_POLL_S,
+        # One Usage per replica (the model stages no cache) and a cluster's stack Usages, each
+        # polled by Crossplane.
+        "Usage reconciles/s": usages / USAGE_POLL_S,
+        "  their API GETs/s": USAGE_GETS * usages / USAGE_POLL_S,
         "largest answer bytes": max(real.deployment, cache_answer),
         "  of which ModelReplica reconciles/s": rate["ModelReplica"],
         "  of which InferenceCluster reconciles/s": rate["InferenceCluster"],
@@ -295,7 +321,9 @@ def main_() -> None:
           f"{composed.cache_object_bytes:,.0f} bytes each observed (~half that in an answer)")  # fmt: skip
     print(f"  a replica's real answer: {composed.replica_answer_bytes:,} bytes")
     print(f"  {REPLICAS_PER_DEPLOYMENT} replicas per deployment, one ModelService per deployment,")
-    print("  one ModelEndpoint and one Usage per replica, 3 more Objects per cluster; realtime")
+    print(f"  {composed.stack_objects_per_cluster:.1f} objects per cluster for its provider configs "
+          f"and serving stack, {composed.stack_usages_per_cluster:.1f} of them Usages")  # fmt: skip
+    print("  one ModelEndpoint and one Usage per replica; realtime")
     print("  compositions on, Usages polled every 1 min (2 uncached GETs each),")
     print("  steady state: nothing changes, so a watch fires only on the 1 h informer resync")
     print("  (XR informer + each composed kind's); Crossplane applies every composed resource")

@@ -256,32 +256,46 @@ def _usages(result: StackResult) -> list[dict[str, Any]]:
     return [o.object for o in result.objects if o.object["kind"] == "Usage"]
 
 
-def test_each_dependency_outlives_its_dependents() -> None:
-    result = compose_stack(CLUSTER, "Managed", STANDARD, _everything_ready(STANDARD), KUBE_CONFIG)
-    names = {o.key: o.object["metadata"]["name"] for o in result.objects}
-    pairs = {
-        (u["spec"]["of"]["resourceRef"]["name"], u["spec"]["by"]["resourceRef"]["name"])
+def _pairs(result: StackResult) -> set[tuple[str, str]]:
+    """(of, by) resource keys of every Usage."""
+    key_of = {o.object["metadata"]["name"]: o.key for o in result.objects}
+    return {
+        (
+            key_of[u["spec"]["of"]["resourceRef"]["name"]],
+            key_of[u["spec"]["by"]["resourceRef"]["name"]],
+        )
         for u in _usages(result)
     }
-    assert (names["stack-envoy-gateway"], names["stack-envoy-ai-gateway"]) in pairs
-    assert (names["stack-envoy-ai-gateway"], names["stack-inference-gateway-namespace"]) in pairs
-    assert all(u["spec"]["replayDeletion"] is True for u in _usages(result))
 
 
-def test_the_provider_configs_outlive_everything_composed_through_them() -> None:
+def test_each_dependency_outlives_its_dependents() -> None:
     result = compose_stack(CLUSTER, "Managed", STANDARD, _everything_ready(STANDARD), KUBE_CONFIG)
-    by_config: dict[str, set[str]] = {}
-    for u in _usages(result):
-        of = u["spec"]["of"]
-        if of["kind"] == "ClusterProviderConfig":
-            # Cluster-scoped: only an explicit empty namespace makes a namespaced Usage guard it
-            # (crossplane v2.3.4 internal/protection/usage/finder.go).
-            assert of["resourceRef"]["namespace"] == ""
-            by_config.setdefault(of["apiVersion"], set()).add(u["spec"]["by"]["kind"])
-    assert by_config == {
-        "helm.m.crossplane.io/v1beta1": {"Release"},
-        "kubernetes.m.crossplane.io/v1alpha1": {"Object"},
-    }
+    pairs = _pairs(result)
+    assert ("stack-envoy-gateway", "stack-envoy-ai-gateway") in pairs
+    assert ("stack-envoy-ai-gateway-crds", "stack-envoy-ai-gateway") in pairs
+    # The CRDs' Job outlives both controllers that watch InferencePools.
+    assert ("stack-inference-extension-crds-job", "stack-envoy-gateway") in pairs
+    # The Gateway goes first: Envoy Gateway can still remove its proxy and load balancer.
+    assert ("stack-envoy-ai-gateway", "stack-inference-gateway-gateway") in pairs
+    assert ("stack-inference-gateway-class", "stack-inference-gateway-gateway") in pairs
+    assert all(u["spec"]["replayDeletion"] is True for u in _usages(result))
+    # Namespaced references: each in the Usage's own namespace, none cluster-scoped.
+    assert all("namespace" not in u["spec"]["of"]["resourceRef"] for u in _usages(result))
+
+
+def test_a_leaf_queue_goes_before_its_root() -> None:
+    plan = plan_stack("Dynamo", _pools("gpu.nvidia.com"), None)
+    result = compose_stack(CLUSTER, "Managed", plan, _everything_ready(plan), KUBE_CONFIG)
+    pairs = _pairs(result)
+    # KAI's queue webhook refuses to delete a parent queue that still has children.
+    assert ("stack-kai-queues-root", "stack-kai-queues-leaf") in pairs
+    assert ("stack-kai-scheduler", "stack-kai-queues-leaf") in pairs
+    assert ("stack-kai-scheduler", "stack-grove") in pairs
+
+
+def test_provider_configs_are_guarded_by_their_providers_not_by_usages() -> None:
+    result = compose_stack(CLUSTER, "Managed", STANDARD, _everything_ready(STANDARD), KUBE_CONFIG)
+    assert not any(u["spec"]["of"]["kind"] == "ClusterProviderConfig" for u in _usages(result))
     helm = next(o.object for o in result.objects if o.key == HELM_PROVIDER_CONFIG_KEY)
     assert helm["spec"] == KUBE_CONFIG["spec"]  # the same kubeconfig Secret
 

@@ -419,31 +419,34 @@ def _objects(
         for key, obj in part.objects:
             phase = _release_phase(observed.get(key))[0]
             out.append(ComposedObject(key, obj, True if phase == "Ready" else None))
-    out.extend(_usages(cluster, parts, kubernetes_config, helm_config, observed))
+    out.extend(_usages(parts, cluster, observed))
     return tuple(out)
 
 
-def _usages(
-    cluster: str,
-    parts: list[_Part],
-    kubernetes_config: Json,
-    helm_config: Json | None,
-    observed: Observed,
-) -> list[ComposedObject]:
-    """Usages: each needed component outlives its dependents, each provider config its users."""
-    first = {p.component.name: p.objects[0] for p in parts}
+def _usages(parts: list[_Part], cluster: str, observed: Observed) -> list[ComposedObject]:
+    """Usages ordering the teardown (docs/stack.md, "Teardown in order").
+
+    A component's main object is its last (its Release, or the Gateway, the Job, the leaf
+    Queue after what they need). Each component's main object is used by the main object of
+    every component needing it, and within our own objects each is used by the next, so the
+    Gateway goes before its class and namespace and the leaf queue before its root (KAI's
+    webhook refuses to delete a parent queue with children).
+
+    The provider configs need none: a provider keeps its provider config, with its
+    ``in-use.crossplane.io`` finalizer, until no managed resource uses it
+    (crossplane-runtime v2.0.0-rc.1 and v2.3.3, the releases provider-kubernetes v1.2.1 and
+    provider-helm v1.4.0 build on, pkg/reconciler/providerconfig/reconciler.go).
+    """
+    main = {p.component.name: p.objects[-1] for p in parts}
     out: list[tuple[str, Json]] = []
     for part in parts:
-        by_key, by = part.objects[0]
+        for (of_key, of), (by_key, by) in zip(part.objects, part.objects[1:], strict=False):
+            out.append(usage(cluster, of_key, of, by_key, by))
+        by_key, by = part.objects[-1]
         for name in part.component.needs:
-            if name in first:
-                of_key, of = first[name]
+            if name in main:
+                of_key, of = main[name]
                 out.append(usage(cluster, of_key, of, by_key, by))
-        for key, obj in part.objects:
-            config = helm_config if obj["apiVersion"] == HELM_API else kubernetes_config
-            config_key = HELM_PROVIDER_CONFIG_KEY if config is helm_config else "provider-config"
-            assert config is not None
-            out.append(usage(cluster, config_key, config, key, obj))
     # A Usage is ready once created: it guards, it does not serve.
     return [ComposedObject(k, o, True if k in observed else None) for k, o in out]
 
