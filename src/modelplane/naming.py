@@ -15,6 +15,9 @@ from typing import Final
 
 _NOT_DNS = re.compile(r"[^a-z0-9-]")
 
+# The prefix of every label and annotation this project manages; nothing else may use it.
+MANAGED_PREFIX: Final = "modelplane.ai/"
+
 # Labels of a ModelReplica and ModelEndpoint (docs/api.md, "Kinds, identity and managed labels"):
 # who owns it, and its identity.
 DEPLOYMENT_LABEL: Final = "modelplane.ai/deployment"

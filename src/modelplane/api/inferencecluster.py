@@ -67,6 +67,15 @@ IC_12 = rule(
     "spec.cluster.existing.components is immutable once set; recreate the cluster to change "
     "who brings its serving stack.",
 )
+IC_13 = rule(
+    "IC-13",
+    "self.all(k, !k.startsWith('modelplane.ai/') && k.matches("
+    "'^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && self[k].matches("
+    "'^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$'))",
+    "placement labels must be valid label keys and values outside modelplane.ai/: they are "
+    "stamped on every replica and endpoint of the cluster beside the managed labels",
+)
 IC_09 = rule(
     "IC-09",
     "!has(self.infiniband) || self.type == 'InfiniBand'",
@@ -261,6 +270,31 @@ class ClusterGateway(KubeModel):
     )
 
 
+class PlacementMetadata(KubeModel):
+    """What every replica and endpoint placed on the cluster carries."""
+
+    labels: (
+        Annotated[
+            dict[str, Annotated[str, Field(max_length=63)]],
+            Field(max_length=16, json_schema_extra=validations(IC_13)),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description=(
+            "Stamped on every ModelReplica and ModelEndpoint placed on this cluster (over the "
+            "template's labels, under the managed ones), so a ModelService can select by "
+            "them, e.g. region."
+        ),
+    )
+
+
+class ClusterPlacement(KubeModel):
+    """How what is placed on the cluster is marked."""
+
+    metadata: PlacementMetadata | None = None
+
+
 class InferenceClusterSpec(KubeModel):
     """A cluster of the fleet."""
 
@@ -279,6 +313,7 @@ class InferenceClusterSpec(KubeModel):
         | None
     ) = None
     gateway: ClusterGateway | None = None
+    placement: ClusterPlacement | None = None
     crossplane: FreeForm | None = None
 
 
@@ -471,3 +506,10 @@ def _pool_device(device: Device) -> PoolDevice:
         attributes=device.attributes,
         capacity=device.capacity,
     )
+
+
+def placement_labels(cluster: InferenceCluster) -> dict[str, str]:
+    """The labels the cluster stamps on what is placed on it (a fresh dict)."""
+    placement = cluster.spec.placement
+    metadata = placement.metadata if placement is not None else None
+    return dict(metadata.labels or {}) if metadata is not None else {}

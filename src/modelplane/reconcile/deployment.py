@@ -23,6 +23,7 @@ from modelplane.api import (
     ModelEndpoint,
     ModelReplica,
 )
+from modelplane.api.inferencecluster import placement_labels
 from modelplane.api.meta import is_ready as status_is_ready
 from modelplane.composition import model_endpoint
 from modelplane.composition.conditions import ready_flag
@@ -33,6 +34,7 @@ from modelplane.events import Event
 from modelplane.naming import (
     CLUSTER_LABEL,
     DRAINING_SINCE_ANNOTATION,
+    MANAGED_PREFIX,
     REVISION_SINCE_ANNOTATION,
     endpoint_key,
     replica_key,
@@ -165,6 +167,7 @@ def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
         inputs.observed_endpoints,
         now=inputs.now,
         observed_usages=inputs.observed_usages,
+        placed_labels=_placed_labels(inputs.clusters),
     )
 
 
@@ -186,9 +189,17 @@ def reconcile_fleet(fleet: Fleet) -> list[DeploymentResult]:
             fleet.replicas,
             fleet.endpoints,
             now=fleet.now,
+            placed_labels=_placed_labels(fleet.clusters),
         )
         for item in scheduled
     ]
+
+
+def _placed_labels(clusters: Clusters) -> Mapping[str, Mapping[str, str]]:
+    """Each cluster's placement labels, by cluster name (none while unresolved)."""
+    if not isinstance(clusters, Sequence):
+        return {}
+    return {c.metadata.name or "": labels for c in clusters if (labels := placement_labels(c))}
 
 
 def finish_deployment(
@@ -200,6 +211,7 @@ def finish_deployment(
     *,
     now: datetime | None = None,
     observed_usages: Mapping[str, ObservedObject] | None = None,
+    placed_labels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> DeploymentResult:
     """Everything after the schedule: replica objects, their Usages, endpoints, status and
     readiness.
@@ -209,7 +221,8 @@ def finish_deployment(
     drop it, its backend stays) and the replica and the endpoint go once the drain is over
     (docs/reconcile.md, "Drain before delete"). Every emitted replica comes with the Usage
     that keeps its cluster from being deleted, and goes with it (docs/reconcile.md,
-    "Deletion protection").
+    "Deletion protection"). ``placed_labels``: each cluster's placement labels, stamped on its
+    replicas (and so their endpoints) under the managed labels.
     """
     ours = observed_by_identity(deployment, observed_replicas)
     endpoints_seen = _endpoints_by_identity(deployment, observed_endpoints)
@@ -240,7 +253,13 @@ def finish_deployment(
     retiring = {_identity(s.placement) for s in leaving if s.retiring}
     placements = [p for p, _ in emitted]
     routed = [route for _, route in emitted]
-    models = [_stamped(replica_object(deployment, p), stamps.get(p.name)) for p in placements]
+    by_cluster = placed_labels or {}
+    models = [
+        _stamped(
+            _placed(replica_object(deployment, p), by_cluster.get(p.cluster)), stamps.get(p.name)
+        )
+        for p in placements
+    ]
     replicas = [
         Desired(replica_key(p.cluster, p.index), model, True if ready_at(ours, p) else None)
         for p, model in zip(placements, models, strict=True)
@@ -371,6 +390,22 @@ def _since(
         if stamp is not None:
             out[p.name] = stamp
     return out
+
+
+def _placed(model: ModelReplica, labels: Mapping[str, str] | None) -> ModelReplica:
+    """The replica with its cluster's placement labels over its own, the managed ones kept.
+
+    IC-13 keeps placement labels out of modelplane.ai/, so they never shadow a managed label;
+    they do win over a template label of the same key: they describe where it runs.
+    """
+    if not labels:
+        return model
+    own = dict(model.metadata.labels or {})
+    managed = {k: v for k, v in own.items() if k.startswith(MANAGED_PREFIX)}
+    merged = {**own, **labels, **managed}
+    return model.model_copy(
+        update={"metadata": model.metadata.model_copy(update={"labels": merged})}
+    )
 
 
 def _stamped(model: ModelReplica, since: str | None) -> ModelReplica:
