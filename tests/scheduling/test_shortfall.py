@@ -230,6 +230,7 @@ def test_capacity_reasons_are_the_room_and_device_rows() -> None:
     assert {r.value for r in CAPACITY_REASONS} == {
         "NoMatchingPool",
         "NoClaimableDevice",
+        "NoSharedFabric",
         "InsufficientCapacity",
     }
 

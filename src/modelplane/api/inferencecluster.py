@@ -221,13 +221,18 @@ class CapacityBlock(KubeModel):
 
 
 class InfiniBand(KubeModel):
-    """An InfiniBand fabric. Not read."""
+    """An InfiniBand fabric. Pools naming the same fabric share it, so the scheduler may split
+    an engine's device-claiming members across them."""
 
     fabric: str = Field(min_length=1, max_length=63)
 
 
 class Fabric(KubeModel):
-    """The node pool's network fabric. Not read."""
+    """The node pool's network fabric. Read by the scheduler: it splits an engine's
+    device-claiming members (a Leader and a Worker that both claim devices) across pools only
+    when the pools share a fabric, both EFA or both InfiniBand with the same infiniband.fabric.
+    None, InfiniBand without a fabric name, and a published pool no node pool declares share
+    none. NVLink domains are not modelled."""
 
     model_config = ConfigDict(json_schema_extra=validations(IC_09))
 
@@ -242,7 +247,8 @@ MAX_POOL_NODES = 100_000
 
 
 class NodePool(KubeModel):
-    """A node pool of the cluster, of one InferenceClass."""
+    """A node pool of the cluster, of one InferenceClass; its fabric is also the fabric of the
+    published pool of the same name."""
 
     model_config = ConfigDict(json_schema_extra=validations(IC_11))
 

@@ -114,6 +114,18 @@ def _move_json(move: Superseded) -> dict[str, Any]:
     }
 
 
+def _splits(p: Placement) -> list[tuple[str, str]]:
+    """(engine, why its split is allowed) for each engine of a replica split across pools."""
+    return [(e.name, e.split) for e in p.engines if e.split]
+
+
+def _split_json(p: Placement) -> list[dict[str, Any]]:
+    return [
+        {"replica": p.name, "cluster": p.cluster, "engine": engine, "message": message}
+        for engine, message in _splits(p)
+    ]
+
+
 def to_json(results: Sequence[DeploymentResult], *, explain: bool) -> dict[str, Any]:
     """The ``-o json`` document of docs/cli.md."""
     deployments = []
@@ -129,6 +141,7 @@ def to_json(results: Sequence[DeploymentResult], *, explain: bool) -> dict[str, 
         if explain:
             item["explain"] = explain_wire(result.schedule.explain)
             item["superseded"] = [_move_json(m) for m in result.schedule.superseded]
+            item["splits"] = [s for p in result.schedule.replicas for s in _split_json(p)]
         deployments.append(item)
     return {"deployments": deployments}
 
@@ -199,6 +212,14 @@ def to_table(results: Sequence[DeploymentResult], *, explain: bool) -> str:
             if moves:
                 out += "  superseded:\n"
                 out += "".join(f"    {printable(move_message(m))}\n" for m in moves)
+            splits = [
+                f"{p.name} on {p.cluster}: engine {engine} {message}"
+                for p in result.schedule.replicas
+                for engine, message in _splits(p)
+            ]
+            if splits:
+                out += "  splits:\n"
+                out += "".join(f"    {printable(line)}\n" for line in splits)
     return out
 
 

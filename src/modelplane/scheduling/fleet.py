@@ -15,6 +15,7 @@ from modelplane.api import InferenceClass, InferenceCluster, ModelDeployment, Ta
 from modelplane.api.inferenceclass import CapacityValue, TypedValue
 from modelplane.api.inferencecluster import (
     ClusterOccupancy,
+    Fabric,
     GpuPool,
     PoolDevice,
     StackStatus,
@@ -120,12 +121,62 @@ def _profile(driver: str, attributes: AttributeKey, capacity: CapacityKey) -> De
 
 
 @dataclass(frozen=True, slots=True)
+class PoolFabric:
+    """A pool's network fabric as its node pool declares it (docs/scheduling.md, "Splitting an
+    engine across pools").
+
+    ``kind`` is ``spec.nodePools[].fabric.type`` (``None`` when the block is absent, the
+    schema's default), or ``Unknown`` for a pool no node pool of that name declares (a pool
+    only published in ``status.gpuPools``); ``name`` is ``infiniband.fabric``.
+    """
+
+    kind: str
+    name: str = ""
+
+    @property
+    def domain(self) -> str | None:
+        """The fabric domain pools share when equal; None when the pool shares none.
+
+        EFA pools share one domain; InfiniBand pools share one when they name the same
+        ``infiniband.fabric``. An InfiniBand pool that names none (AKS: its placement group
+        is its fabric) shares none with another pool, nor do ``None`` and ``Unknown``.
+        """
+        if self.kind == "EFA":
+            return "EFA"
+        if self.kind == "InfiniBand" and self.name:
+            return f"InfiniBand {self.name}"
+        return None
+
+    def text(self) -> str:
+        """How explain names it: ``InfiniBand fabric-1``, ``EFA``, ``fabric None``, ..."""
+        if self.kind == "Unknown":
+            return "fabric unknown: no spec.nodePools entry"
+        if self.kind == "InfiniBand":
+            return f"InfiniBand {self.name}" if self.name else "InfiniBand, no fabric named"
+        if self.kind == "EFA":
+            return "EFA"
+        return "fabric None"
+
+
+UNKNOWN_FABRIC = PoolFabric("Unknown")
+NO_FABRIC = PoolFabric("None")
+
+
+def pool_fabric(fabric: Fabric | None) -> PoolFabric:
+    """A node pool's declared fabric (absent: ``None``)."""
+    if fabric is None:
+        return NO_FABRIC
+    return PoolFabric(fabric.type, fabric.infiniband.fabric if fabric.infiniband else "")
+
+
+@dataclass(frozen=True, slots=True)
 class Pool:
     """A pool of a cluster: ``nodes`` identical nodes, each offering ``shape``'s devices."""
 
     name: str
     nodes: int
     shape: PoolShape
+    fabric: PoolFabric = UNKNOWN_FABRIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,17 +277,28 @@ def cluster_pools(
     derivable (no node pools, or some referenced class missing).
     """
     status = cluster.status
+    # A pool's fabric is its node pool's, by name: the InferenceCluster function publishes
+    # each node pool under its own name; a pool no node pool declares has an unknown fabric.
+    fabrics = {p.name: pool_fabric(p.fabric) for p in cluster.spec.node_pools or ()}
     if status is not None and status.gpu_pools:
-        return published_pools(status.gpu_pools)
+        return published_pools(status.gpu_pools, fabrics)
     derived = derived_gpu_pools(cluster, classes)
     if derived is None:
         return None
-    return published_pools(derived)
+    return published_pools(derived, fabrics)
 
 
-def published_pools(gpu_pools: Iterable[GpuPool]) -> tuple[Pool, ...]:
-    """The pools of ``status.gpuPools`` as the scheduler reads them."""
-    return tuple(Pool(p.name, max(0, p.nodes), pool_shape(p.devices or ())) for p in gpu_pools)
+def published_pools(
+    gpu_pools: Iterable[GpuPool], fabrics: Mapping[str, PoolFabric] | None = None
+) -> tuple[Pool, ...]:
+    """The pools of ``status.gpuPools`` as the scheduler reads them, with their fabrics."""
+    known = fabrics or {}
+    return tuple(
+        Pool(
+            p.name, max(0, p.nodes), pool_shape(p.devices or ()), known.get(p.name, UNKNOWN_FABRIC)
+        )
+        for p in gpu_pools
+    )
 
 
 def pools_only_view(name: str, gpu_pools: Iterable[GpuPool]) -> ClusterView:

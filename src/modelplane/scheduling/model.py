@@ -124,6 +124,8 @@ class EnginePlacement:
 
     name: str
     members: tuple[MemberPlacement, ...]
+    # Why a split across pools is allowed, for --explain ("" when on one pool or unknown).
+    split: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,16 +168,22 @@ class Reason(StrEnum):
     NO_POOLS = "NoPools"
     NO_MATCHING_POOL = "NoMatchingPool"
     NO_CLAIMABLE_DEVICE = "NoClaimableDevice"
+    NO_SHARED_FABRIC = "NoSharedFabric"  # a split's device-claiming members share no fabric
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
     NOT_SELECTED = "NotSelected"
     NO_NEW_REPLICAS_NEEDED = "NoNewReplicasNeeded"
 
 
 CAPACITY_REASONS: Final = frozenset(
-    {Reason.NO_MATCHING_POOL, Reason.NO_CLAIMABLE_DEVICE, Reason.INSUFFICIENT_CAPACITY}
+    {
+        Reason.NO_MATCHING_POOL,
+        Reason.NO_CLAIMABLE_DEVICE,
+        Reason.NO_SHARED_FABRIC,
+        Reason.INSUFFICIENT_CAPACITY,
+    }
 )
-"""The reasons about room or devices: the pools' devices do not match, none is claimable, or
-no node has room left (docs/scheduling.md, "Why replicas are missing"). A deployment short of every
+"""The reasons about room or devices: the pools' devices do not match, none is claimable, the
+pools an engine must split across share no fabric, or no node has room left (docs/scheduling.md, "Why replicas are missing"). A deployment short of every
 replica for these reasons
 alone reads ``InsufficientCapacity`` (docs/scheduling.md)."""
 

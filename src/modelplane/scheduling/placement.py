@@ -110,9 +110,14 @@ class _Plan:
 
     matches: tuple[tuple[Match, ...], ...]  # [member][pool]
     unmatched: int  # the first member that matches no pool, or -1
-    claimable: bool  # some member claims on some pool
+    claimers: tuple[bool, ...]  # [member] -> it claims on some pool
     acceptable: tuple[tuple[int, ...], ...]  # [member] -> acceptable pool indexes
     whole: tuple[int, ...]  # pools acceptable for every member
+
+    @property
+    def claimable(self) -> bool:
+        """Some member claims on some pool."""
+        return any(self.claimers)
 
 
 @memoized("scheduling.plans", 1 << 12)
@@ -122,14 +127,14 @@ def _plan(engine: EngineSpec, shapes: tuple[PoolShape, ...]) -> _Plan:
     # cluster's free capacity.
     matches = tuple(tuple(match(m.requests, shape) for shape in shapes) for m in engine.members)
     unmatched = next((k for k, row in enumerate(matches) if not any(r.ok for r in row)), -1)
-    claimable = [any(r.claims for r in row) for row in matches]
+    claimers = tuple(any(r.claims for r in row) for row in matches)
     # A member able to claim somewhere is never placed claimless.
     acceptable = tuple(
         tuple(i for i, r in enumerate(row) if r.ok and (r.claims or not can))
-        for row, can in zip(matches, claimable, strict=True)
+        for row, can in zip(matches, claimers, strict=True)
     )
     whole = tuple(i for i in range(len(shapes)) if all(i in a for a in acceptable))
-    return _Plan(matches, unmatched, any(claimable), acceptable, whole)
+    return _Plan(matches, unmatched, claimers, acceptable, whole)
 
 
 def place_engine(
@@ -155,7 +160,7 @@ def place_engine(
         )
     if plan.whole:
         return _whole_phase(engine, pools, state, plan.matches, plan.whole)
-    return _split_phase(engine, pools, state, plan.matches, plan.acceptable)
+    return _split_phase(engine, pools, state, plan)
 
 
 def _whole_phase(
@@ -187,13 +192,56 @@ def _whole_phase(
 
 
 def _split_phase(
+    engine: EngineSpec, pools: Sequence[Pool], state: ClusterState, plan: _Plan
+) -> EnginePlacement | Failure:
+    """No pool takes every member: split them across pools, on one fabric when the split
+    needs one (docs/scheduling.md, "Splitting an engine across pools").
+
+    A split needs a fabric when two or more members claim devices: they are the device
+    collective, and no pool takes them both, so the collective would cross pools. The
+    claiming members then go to pools of one fabric domain, the domains tried in pool
+    order; claimless members go anywhere acceptable, as before.
+    """
+    claimers = tuple(k for k, claims in enumerate(plan.claimers) if claims)
+    if len(claimers) < 2:
+        return _split_on(engine, pools, state, plan.matches, plan.acceptable, None)
+    acceptable = plan.acceptable
+    domains = [
+        d
+        for d in dict.fromkeys(p.fabric.domain for p in pools)
+        if d is not None
+        and all(any(pools[i].fabric.domain == d for i in acceptable[k]) for k in claimers)
+    ]
+    if not domains:
+        return _no_shared_fabric(engine, pools, plan, claimers)
+    first: Failure | None = None
+    for domain in domains:
+        allowed = tuple(
+            tuple(i for i in row if k not in claimers or pools[i].fabric.domain == domain)
+            for k, row in enumerate(acceptable)
+        )
+        saved = dict(state.changed)
+        outcome = _split_on(engine, pools, state, plan.matches, allowed, domain)
+        if isinstance(outcome, EnginePlacement):
+            return outcome
+        # A failed domain leaves nothing charged: the next starts from the same state.
+        state.changed.clear()
+        state.changed.update(saved)
+        first = first or outcome
+    assert first is not None
+    return first
+
+
+def _split_on(
     engine: EngineSpec,
     pools: Sequence[Pool],
     state: ClusterState,
     matches: tuple[tuple[Match, ...], ...],
     acceptable: tuple[tuple[int, ...], ...],
+    domain: str | None,
 ) -> EnginePlacement | Failure:
     placed: list[MemberPlacement] = []
+    chosen_pools: list[Pool] = []
     for k, member in enumerate(engine.members):
         chosen = next(
             (
@@ -212,9 +260,46 @@ def _split_phase(
                 )
                 for i in acceptable[k]
             )
-            return _no_room(engine.name, member.role, rooms)
+            return _no_room(engine.name, member.role, rooms, domain)
         placed.append(member_placement(member, pools[chosen].name, matches[k][chosen]))
-    return EnginePlacement(engine.name, tuple(placed))
+        chosen_pools.append(pools[chosen])
+    members = tuple(placed)
+    return EnginePlacement(engine.name, members, split_note(members, chosen_pools))
+
+
+def split_verdict(members: Sequence[MemberPlacement], pools: Sequence[Pool]) -> tuple[bool, str]:
+    """Whether an engine placed on ``pools`` (one per member) may run split, and why.
+
+    One pool: not a split (allowed, no note). Members that claim devices on one pool at
+    most: no collective crosses pools, so no fabric is needed. Otherwise the claiming
+    members' pools must share one fabric domain (docs/scheduling.md, "Splitting an engine
+    across pools").
+    """
+    names = list(dict.fromkeys(p.name for p in pools))
+    if len(names) < 2:
+        return True, ""
+    where = ", ".join(names)
+    claiming = [(m, p) for m, p in zip(members, pools, strict=True) if m.device_requests]
+    if len({p.name for _, p in claiming}) < 2:
+        roles = " and ".join(m.role for m, _ in claiming) or "no member"
+        return True, (
+            f"split across pools {where}: allowed, only {roles} claims devices, "
+            "so no device collective crosses pools and no fabric is needed"
+        )
+    domains = {p.fabric.domain for _, p in claiming}
+    shown = ", ".join(
+        f"{p.name} ({p.fabric.text()})" for p in dict.fromkeys(p for _, p in claiming)
+    )
+    if len(domains) == 1 and None not in domains:
+        return True, f"split across pools {where}: allowed, they share {domains.pop()}"
+    return False, (
+        f"split across pools {shown}: refused, members that claim devices must share a fabric"
+    )
+
+
+def split_note(members: Sequence[MemberPlacement], pools: Sequence[Pool]) -> str:
+    """The explain note of a placed engine ("" when it is not split)."""
+    return split_verdict(members, pools)[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,14 +318,42 @@ def _match_clause(pool: Pool, result: Match) -> str:
 _Room = tuple[Pool, PoolState, tuple[tuple[str, int, Demand], ...]]
 
 
-def _no_room(engine: str, role: str | None, rooms: tuple[_Room, ...]) -> Failure:
-    """InsufficientCapacity, worded for the whole phase (no role) or one split-phase member."""
+def _no_room(
+    engine: str, role: str | None, rooms: tuple[_Room, ...], domain: str | None = None
+) -> Failure:
+    """InsufficientCapacity, worded for the whole phase (no role) or one split-phase member
+    (``domain``: the fabric the split was confined to)."""
 
     def describe() -> str:
         who = f"engine {engine}" if role is None else f"engine {engine} member {role}"
-        return f"{who}: no pool has room: {_room_clauses(rooms)}"
+        where = "no pool" if domain is None else f"no pool on {domain}"
+        return f"{who}: {where} has room: {_room_clauses(rooms)}"
 
     return Failure(Reason.INSUFFICIENT_CAPACITY, describe)
+
+
+def _no_shared_fabric(
+    engine: EngineSpec, pools: Sequence[Pool], plan: _Plan, claimers: Sequence[int]
+) -> Failure:
+    """NoSharedFabric: no pool takes every member, and the members that claim devices fit
+    no pools of one fabric domain."""
+    shown = tuple(pools)
+
+    def describe() -> str:
+        roles = " and ".join(engine.members[k].role for k in claimers)
+        fits = "; ".join(
+            f"{engine.members[k].role} fits "
+            + ", ".join(
+                f"pool {shown[i].name} ({shown[i].fabric.text()})" for i in plan.acceptable[k]
+            )
+            for k in claimers
+        )
+        return (
+            f"engine {engine.name}: no pool takes every member, and {roles} claim devices, "
+            f"so a split needs pools sharing a fabric (EFA, or one InfiniBand fabric name): {fits}"
+        )
+
+    return Failure(Reason.NO_SHARED_FABRIC, describe)
 
 
 def _room_clauses(rooms: Sequence[_Room]) -> str:

@@ -25,7 +25,7 @@ from modelplane.scheduling.explain import (
     new_replica_failure,
     selector_failure,
 )
-from modelplane.scheduling.fleet import ClusterView, evicts, fleet, rank_engine
+from modelplane.scheduling.fleet import ClusterView, Pool, evicts, fleet, rank_engine
 from modelplane.scheduling.matching import match
 from modelplane.scheduling.model import (
     CacheState,
@@ -55,6 +55,7 @@ from modelplane.scheduling.placement import (
     engine_specs,
     member_placement,
     place_replica,
+    split_verdict,
 )
 from modelplane.scheduling.replicas import (
     identity,
@@ -639,6 +640,7 @@ class _Run:
             if len(stamped.members) != len(engine.members):
                 return None
             members: list[MemberPlacement] = []
+            pools: list[Pool] = []
             for member, pinned in zip(engine.members, stamped.members, strict=True):
                 if pinned.role != member.role:
                     return None
@@ -649,9 +651,15 @@ class _Run:
                 if not result.ok:
                     return None
                 members.append(member_placement(member, pool.name, result))
+                pools.append(pool)
             if not any(m.device_requests for m in members):
                 return None
-            placed.append(EnginePlacement(engine.name, tuple(members)))
+            # A split whose claiming members no longer share a fabric (the pools' fabrics
+            # changed, or it predates the rule) is re-placed like a changed shape.
+            allowed, note = split_verdict(members, pools)
+            if not allowed:
+                return None
+            placed.append(EnginePlacement(engine.name, tuple(members), note))
         return tuple(placed)
 
     def _trial(self, view: ClusterView) -> Trial | Failure:
