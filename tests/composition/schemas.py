@@ -48,6 +48,10 @@ CRD_FILES = {
     ("networking.gke.io", "HealthCheckPolicy"): "networking.gke.io_healthcheckpolicies.yaml",
     # Composed on the control plane beside a replica or a cache's staging (Crossplane v2.3.4).
     ("protection.crossplane.io", "Usage"): "protection.crossplane.io_usages.yaml",
+    # The collector's Release (provider-helm v1.4.0) and the autoscaling recipe (KEDA v2.20.2).
+    ("helm.m.crossplane.io", "Release"): "helm.m.crossplane.io_releases.yaml",
+    ("keda.sh", "ScaledObject"): "keda.sh_scaledobjects.yaml",
+    ("keda.sh", "TriggerAuthentication"): "keda.sh_triggerauthentications.yaml",
 }
 
 # The documented fields of the two policy kinds whose CRDs are not in ../shared/schemas:

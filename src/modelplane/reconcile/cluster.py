@@ -30,6 +30,8 @@ from modelplane.api.inferencecluster import (
     derived_gpu_pools,
 )
 from modelplane.api.meta import Condition, condition, holds
+from modelplane.api.metricmapping import MetricMapping
+from modelplane.api.telemetrydestination import TelemetryDestination
 from modelplane.composition.conditions import ready_flag
 from modelplane.composition.delivery import SUCCESSFUL_CREATE, shared_objects
 from modelplane.composition.observed import NOTHING_OBSERVED, Observed, ObservedObject
@@ -49,7 +51,7 @@ from modelplane.naming import (
 from modelplane.reconcile.stack import compose_stack, object_key
 from modelplane.scheduling.occupancy import published_occupancy
 from modelplane.stack.components import component
-from modelplane.stack.selection import INSTALLED_GATEWAY, plan_stack
+from modelplane.stack.selection import INSTALLED_GATEWAY, Telemetry, plan_stack, telemetry_for
 
 # Where a Managed stack's own Gateway and GatewayClass are observed (reconcile/stack.py).
 MANAGED_GATEWAY_KEY = object_key(component("inference-gateway"), "gateway")
@@ -247,13 +249,15 @@ def _existing_parts(
     observed: Observed,
     gpu_pools: tuple[GpuPool, ...] | None,
     pending: bool,
+    telemetry: Telemetry | None = None,
 ) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None, StackStatus, Condition]:
     """The composed objects of an Existing cluster and the status fields they publish."""
     existing = cluster.spec.cluster.existing
     assert existing is not None  # IC-02: validated for source Existing
     mode = existing.mode
     gateway_impl = _stack_gateway(cluster) if mode == "Managed" else None
-    plan = plan_stack(cluster.spec.stack, _plan_pools(cluster, gpu_pools, pending), gateway_impl)
+    pools = _plan_pools(cluster, gpu_pools, pending)
+    plan = plan_stack(cluster.spec.stack, pools, gateway_impl, telemetry)
     config = provider_config(cluster)
     stack = compose_stack(cluster.metadata.name or "", mode, plan, observed, config)
     objects = [
@@ -343,11 +347,15 @@ def compose_cluster(
     classes: ClassLookups,
     observed: Observed,
     replicas: Sequence[ModelReplica] | None = None,
+    destinations: Sequence[TelemetryDestination] | None = None,
+    mappings: Sequence[MetricMapping] | None = None,
 ) -> ClusterComposition:
     """The cluster's composed objects, published status, condition, events and readiness.
 
     ``replicas``: the ModelReplicas labelled for this cluster in every namespace (None:
     not fetched yet); what they occupy is published as ``status.occupancy``.
+    ``destinations``, ``mappings``: every TelemetryDestination and MetricMapping (None: not
+    fetched yet); a destination selecting the cluster puts a collector in its stack.
     """
     gpu_pools: tuple[GpuPool, ...] | None
     if classes.pending:
@@ -363,8 +371,9 @@ def compose_cluster(
     stack: StackStatus | None = None
     conditions = [_cluster_condition(cluster, classes.missing)]
     if cluster.spec.cluster.source == "Existing":
+        telemetry = telemetry_for(cluster.metadata.labels or {}, destinations, mappings)
         objects, provider_config_ref, gateway, stack, stack_condition = _existing_parts(
-            cluster, observed, gpu_pools, bool(classes.pending)
+            cluster, observed, gpu_pools, bool(classes.pending), telemetry
         )
         conditions.append(stack_condition)
     else:
