@@ -47,9 +47,11 @@ schemas: $(STAMP)
 	$(BIN)/python -c 'import sys; from modelplane.api.kinds import KINDS; from modelplane.api.openapi import schemas_module; sys.stdout.write(schemas_module([k.model for k in KINDS]))' > $(SCHEMAS).new
 	mv $(SCHEMAS).new $(SCHEMAS)
 
-# docs/stack.md's tables, generated from the stack table (tests/stack/test_stack_doc.py compares).
+# docs/stack.md's and docs/telemetry.md's tables, generated from the stack and vocabulary
+# tables (tests/stack/test_stack_doc.py compares).
 stack-doc: $(STAMP)
 	$(BIN)/python -c 'import pathlib; from modelplane.stack.table_doc import replace_generated as r; p = pathlib.Path("docs/stack.md"); p.write_text(r(p.read_text()))'
+	$(BIN)/python -c 'import pathlib; from modelplane.stack.table_doc import replace_telemetry as t; p = pathlib.Path("docs/telemetry.md"); p.write_text(t(p.read_text()))'
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -34,7 +34,10 @@ MUTABLE_BY_DESIGN = {
 
 
 def _examples() -> dict[str, list[KubeModel]]:
-    loaded = load([str(REPO / "examples"), str(REPO / "demo"), str(REPO / "tests" / "corpus")])
+    telemetry = REPO / "tests" / "fixtures" / "telemetry"
+    loaded = load(
+        [str(REPO / "examples"), str(REPO / "demo"), str(REPO / "tests" / "corpus"), str(telemetry)]
+    )
     by_kind: dict[str, list[KubeModel]] = {}
     for obj in loaded.objects:
         by_kind.setdefault(obj.info.kind, []).append(obj.model)

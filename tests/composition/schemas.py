@@ -60,6 +60,9 @@ CRD_FILES = {
     ("scheduling.run.ai", "Queue"): "scheduling.run.ai_queues.yaml",
     ("gateway.networking.k8s.io", "Gateway"): "gateway.networking.k8s.io_gateways.yaml",
     ("gateway.networking.k8s.io", "GatewayClass"): "gateway.networking.k8s.io_gatewayclasses.yaml",
+    # The autoscaling recipe (KEDA v2.20.2).
+    ("keda.sh", "ScaledObject"): "keda.sh_scaledobjects.yaml",
+    ("keda.sh", "TriggerAuthentication"): "keda.sh_triggerauthentications.yaml",
 }
 
 # The documented fields of the two policy kinds whose CRDs are not in ../shared/schemas:

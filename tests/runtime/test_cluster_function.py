@@ -60,6 +60,17 @@ def test_first_call_asks_for_classes_and_keeps_published_pools(stubs: Stubs) -> 
             "kind": "ModelReplica",
             "match_labels": {"labels": {"modelplane.ai/cluster": "us-east-1"}},
         },
+        # Every destination and mapping: which select it, what its collector renames.
+        "telemetry-destinations": {
+            "api_version": "modelplane.ai/v1alpha1",
+            "kind": "TelemetryDestination",
+            "match_labels": {},
+        },
+        "metric-mappings": {
+            "api_version": "modelplane.ai/v1alpha1",
+            "kind": "MetricMapping",
+            "match_labels": {},
+        },
     }
     assert composite_status(rsp)["gpuPools"] == published
 

@@ -73,6 +73,9 @@ def test_cluster_declares_one_class_key_per_distinct_class_sorted_then_its_repli
         Requirement(
             "replicas", "ModelReplica", match_labels=(("modelplane.ai/cluster", "us-east-1"),)
         ),
+        # Every TelemetryDestination and MetricMapping: its collector (docs/telemetry.md).
+        Requirement("telemetry-destinations", "TelemetryDestination"),
+        Requirement("metric-mappings", "MetricMapping"),
     ]
 
 

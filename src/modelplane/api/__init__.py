@@ -6,6 +6,7 @@ from modelplane.api.inferencecluster import GpuPool, InferenceCluster, PoolDevic
 from modelplane.api.inferencegateway import InferenceGateway
 from modelplane.api.kinds import KIND_BY_NAME, KINDS, KindInfo
 from modelplane.api.meta import Condition, ObjectMeta
+from modelplane.api.metricmapping import MetricMapping
 from modelplane.api.modelcache import ModelCache
 from modelplane.api.modeldeployment import (
     DeviceRequest,
@@ -22,6 +23,7 @@ from modelplane.api.modelreplica import (
     ResolvedDeviceRequest,
 )
 from modelplane.api.modelservice import ModelService
+from modelplane.api.telemetrydestination import TelemetryDestination
 
 __all__ = [
     "GROUP_VERSION",
@@ -39,6 +41,7 @@ __all__ = [
     "InferenceGateway",
     "KindInfo",
     "KubeModel",
+    "MetricMapping",
     "ModelCache",
     "ModelDeployment",
     "ModelEndpoint",
@@ -51,6 +54,7 @@ __all__ = [
     "ResolvedDeviceRequest",
     "Rule",
     "Taint",
+    "TelemetryDestination",
     "Toleration",
     "TypedValue",
 ]

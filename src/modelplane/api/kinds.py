@@ -1,4 +1,4 @@
-"""The eight kinds: identity, scope, names and printer columns (docs/api.md, "Kinds, identity and
+"""The ten kinds: identity, scope, names and printer columns (docs/api.md, "Kinds, identity and
 managed labels").
 """
 
@@ -11,11 +11,13 @@ from modelplane.api.base import KubeModel
 from modelplane.api.inferenceclass import InferenceClass
 from modelplane.api.inferencecluster import InferenceCluster
 from modelplane.api.inferencegateway import InferenceGateway
+from modelplane.api.metricmapping import MetricMapping
 from modelplane.api.modelcache import ModelCache
 from modelplane.api.modeldeployment import ModelDeployment
 from modelplane.api.modelendpoint import ModelEndpoint
 from modelplane.api.modelreplica import ModelReplica
 from modelplane.api.modelservice import ModelService
+from modelplane.api.telemetrydestination import TelemetryDestination
 
 Scope = Literal["Namespaced", "Cluster"]
 
@@ -136,6 +138,23 @@ KINDS: tuple[KindInfo, ...] = (
         "inferencegateways",
         "The control plane's front door; the one named default serves every ModelService.",
         (PrinterColumn("ADDRESS", ".status.address"),),
+    ),
+    KindInfo(
+        "TelemetryDestination",
+        TelemetryDestination,
+        "Cluster",
+        "td",
+        "telemetrydestinations",
+        "Where the fleet's metrics go, and which InferenceClusters send them.",
+        (PrinterColumn("EXPORTER", ".spec.exporter.type"),),
+    ),
+    KindInfo(
+        "MetricMapping",
+        MetricMapping,
+        "Cluster",
+        "mm",
+        "metricmappings",
+        "Renames from a component's metrics onto the modelplane_* vocabulary.",
     ),
 )
 

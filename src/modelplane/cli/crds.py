@@ -1,4 +1,4 @@
-"""`modelplane crds [--out DIR]`: the CompositeResourceDefinitions of the eight kinds (docs/cli.md)."""
+"""`modelplane crds [--out DIR]`: the CompositeResourceDefinitions of the ten kinds (docs/cli.md)."""
 
 from __future__ import annotations
 

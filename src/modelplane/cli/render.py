@@ -11,22 +11,32 @@ from typing import Any
 
 import yaml
 
-from modelplane.api import InferenceGateway, ModelService
+from modelplane.api import (
+    InferenceGateway,
+    MetricMapping,
+    ModelDeployment,
+    ModelService,
+    TelemetryDestination,
+)
 from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
 from modelplane.printable import printable
 from modelplane.runtime.local.render import (
+    RenderedAutoscaler,
     RenderedCache,
     RenderedCluster,
     RenderedDeployment,
+    RenderedDestination,
     RenderedEndpoint,
     RenderedFront,
     render,
+    render_autoscalers,
     render_caches,
     render_clusters,
     render_endpoints,
     render_fronts,
+    render_telemetry,
 )
 from modelplane.scheduling.model import namespace_of
 
@@ -44,7 +54,9 @@ every replica (the pickers' ServiceAccount, RBAC and default config);
 then, per ModelCache in (namespace, name) order, the cache with its
 computed status and the Objects staging it on each cluster; then, per ModelEndpoint (composed
 or given) in (namespace, name) order, the Service and EndpointSlice a Gateway routes it by
-(and, for an https URL, the BackendTLSPolicy that makes it speak TLS).
+(and, for an https URL, the BackendTLSPolicy that makes it speak TLS); then, per
+TelemetryDestination, the destination with its status and the collector Release of each
+cluster it selects; then the KEDA ScaledObject of each deployment that opts in.
 A short summary goes to stderr,
 after any warning about a deployment that would compose but cannot serve (as validate
 prints them; the exit code stays 0). Feed the output back (only its modelplane.ai
@@ -81,20 +93,34 @@ def run(args: argparse.Namespace) -> int:
     caches = render_caches(fleet)
     backends = render_endpoints(fleet, rendered)
     fronts = render_fronts(loaded.of_kind(InferenceGateway), loaded.of_kind(ModelService), backends)
+    destinations = loaded.of_kind(TelemetryDestination)
+    telemetry = render_telemetry(destinations, loaded.of_kind(MetricMapping), fleet.clusters)
+    scalers = render_autoscalers(loaded.of_kind(ModelDeployment), destinations)
     if args.out:
-        write_files(rendered, args.out, args.output, caches, [*backends, *fronts], clusters)
+        write_files(
+            rendered,
+            args.out,
+            args.output,
+            caches,
+            [*backends, *fronts],
+            clusters,
+            [*telemetry, *scalers],
+        )
     else:
         objects = [o for r in rendered for o in r.in_order()]
         objects.extend(o for c in clusters for o in c.in_order())
         objects.extend(o for c in caches for o in c.in_order())
         objects.extend(o for b in backends for o in b.in_order())
         objects.extend(o for f in fronts for o in f.in_order())
+        objects.extend(o for t in telemetry for o in t.in_order())
+        objects.extend(o for a in scalers for o in a.in_order())
         sys.stdout.write(serialise(objects, args.output))
     print(
         summary(rendered, caches)
         + _clusters_summary(clusters)
         + _endpoints_summary(backends)
-        + _fronts_summary(fronts),
+        + _fronts_summary(fronts)
+        + _telemetry_summary(telemetry, scalers),
         file=sys.stderr,
     )
     return 0
@@ -116,17 +142,25 @@ def write_files(
     caches: Sequence[RenderedCache] = (),
     backends: Sequence[RenderedEndpoint | RenderedFront] = (),
     shared: Sequence[RenderedCluster] = (),
+    telemetry: Sequence[RenderedDestination | RenderedAutoscaler] = (),
 ) -> None:
     """control-plane.<ext> and one cluster-<name>.<ext> per cluster with Objects (docs/cli.md)."""
     os.makedirs(directory, exist_ok=True)
     per_cluster: dict[str, list[dict[str, Any]]] = {}
     parts: list[
-        RenderedDeployment | RenderedCluster | RenderedCache | RenderedEndpoint | RenderedFront
+        RenderedDeployment
+        | RenderedCluster
+        | RenderedCache
+        | RenderedEndpoint
+        | RenderedFront
+        | RenderedDestination
+        | RenderedAutoscaler
     ] = [
         *rendered,
         *shared,
         *caches,
         *backends,
+        *telemetry,
     ]
     for r in parts:
         for cluster, obj in r.remote:
@@ -136,6 +170,25 @@ def write_files(
     for name, objects in files.items():
         with open(os.path.join(directory, name), "w", encoding="utf-8") as handle:
             handle.write(serialise(objects, output))
+
+
+def _telemetry_summary(
+    telemetry: Sequence[RenderedDestination], scalers: Sequence[RenderedAutoscaler]
+) -> str:
+    """One line per destination (the clusters sending), one per refused autoscaling opt-in."""
+    lines = []
+    for t in telemetry:
+        sending = [c.name for c in t.result.status.clusters or ()]
+        name = t.wire["metadata"]["name"]
+        lines.append(f"\n{name} (TelemetryDestination): clusters {', '.join(sending) or 'none'}")
+    for a in scalers:
+        if a.result.problem is not None:
+            meta = a.deployment.metadata
+            lines.append(
+                f"\n{namespace_of(meta.namespace)}/{meta.name} (ModelDeployment): no autoscaling: "
+                f"{a.result.problem}"
+            )
+    return "".join(lines)
 
 
 def summary(rendered: Sequence[RenderedDeployment], caches: Sequence[RenderedCache] = ()) -> str:

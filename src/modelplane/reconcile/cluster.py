@@ -33,6 +33,8 @@ from modelplane.api.inferencecluster import (
     derived_gpu_pools,
 )
 from modelplane.api.meta import Condition, condition, holds
+from modelplane.api.metricmapping import MetricMapping
+from modelplane.api.telemetrydestination import TelemetryDestination
 from modelplane.composition.conditions import ready_flag
 from modelplane.composition.delivery import SUCCESSFUL_CREATE, shared_objects
 from modelplane.composition.observed import NOTHING_OBSERVED, Observed, ObservedObject
@@ -57,7 +59,13 @@ from modelplane.reconcile.stack import (
 )
 from modelplane.scheduling.occupancy import published_occupancy
 from modelplane.stack.components import component
-from modelplane.stack.selection import INSTALLED_GATEWAY, StackPlan, plan_stack
+from modelplane.stack.selection import (
+    INSTALLED_GATEWAY,
+    StackPlan,
+    Telemetry,
+    plan_stack,
+    telemetry_for,
+)
 
 # Where a Managed stack's own Gateway and GatewayClass are observed (reconcile/stack.py).
 MANAGED_GATEWAY_KEY = object_key(component("inference-gateway"), "gateway")
@@ -255,12 +263,15 @@ def stack_mode(cluster: InferenceCluster) -> Components:
 
 
 def cluster_stack_plan(
-    cluster: InferenceCluster, pools: Sequence[GpuPool] | None
+    cluster: InferenceCluster,
+    pools: Sequence[GpuPool] | None,
+    telemetry: Telemetry | None = None,
 ) -> tuple[Components, StackPlan]:
-    """The cluster's stack mode and the components it needs on ``pools`` (None: not known)."""
+    """The cluster's stack mode and the components it needs on ``pools`` (None: not known)
+    and for the telemetry destinations selecting it (None: not fetched yet)."""
     mode = stack_mode(cluster)
     gateway = stack_gateway(cluster) if mode == "Managed" else None
-    return mode, plan_stack(cluster.spec.stack, pools, gateway)
+    return mode, plan_stack(cluster.spec.stack, pools, gateway, telemetry)
 
 
 # How a converged stack's objects read: Ready, and (an observe-only check) found.
@@ -329,9 +340,10 @@ def _existing_parts(
     observed: Observed,
     gpu_pools: tuple[GpuPool, ...] | None,
     pending: bool,
+    telemetry: Telemetry | None = None,
 ) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None, StackStatus, Condition]:
     """The composed objects of an Existing cluster and the status fields they publish."""
-    mode, plan = cluster_stack_plan(cluster, _plan_pools(cluster, gpu_pools, pending))
+    mode, plan = cluster_stack_plan(cluster, _plan_pools(cluster, gpu_pools, pending), telemetry)
     config = provider_config(cluster)
     stack = compose_stack(cluster.metadata.name or "", mode, plan, observed, config)
     objects = [
@@ -421,11 +433,15 @@ def compose_cluster(
     classes: ClassLookups,
     observed: Observed,
     replicas: Sequence[ModelReplica] | None = None,
+    destinations: Sequence[TelemetryDestination] | None = None,
+    mappings: Sequence[MetricMapping] | None = None,
 ) -> ClusterComposition:
     """The cluster's composed objects, published status, condition, events and readiness.
 
     ``replicas``: the ModelReplicas labelled for this cluster in every namespace (None:
     not fetched yet); what they occupy is published as ``status.occupancy``.
+    ``destinations``, ``mappings``: every TelemetryDestination and MetricMapping (None: not
+    fetched yet); a destination selecting the cluster puts a collector in its stack.
     """
     gpu_pools: tuple[GpuPool, ...] | None
     if classes.pending:
@@ -441,8 +457,9 @@ def compose_cluster(
     stack: StackStatus | None = None
     conditions = [_cluster_condition(cluster, classes.missing)]
     if cluster.spec.cluster.source == "Existing":
+        telemetry = telemetry_for(cluster.metadata.labels or {}, destinations, mappings)
         objects, provider_config_ref, gateway, stack, stack_condition = _existing_parts(
-            cluster, observed, gpu_pools, bool(classes.pending)
+            cluster, observed, gpu_pools, bool(classes.pending), telemetry
         )
         conditions.append(stack_condition)
     else:

@@ -33,6 +33,7 @@ from modelplane.naming import (
     child_name,
     provider_config_name,
 )
+from modelplane.stack.collector import collector_values
 from modelplane.stack.components import COMPONENTS_BY_NAME, configured_objects
 from modelplane.stack.model import Component, Requirement, ServedApi
 from modelplane.stack.selection import StackPlan
@@ -120,14 +121,20 @@ def _set_path(tree: Json, path: str, value: Json) -> None:
     node[leaf] = value
 
 
-def release(cluster: str, component: Component, pools: Sequence[str] = ()) -> Json:
+def release(
+    cluster: str,
+    component: Component,
+    pools: Sequence[str] = (),
+    extra_values: Json | None = None,
+) -> Json:
     """The provider-helm Release installing ``component`` on the cluster.
 
     ``pools``: for a driver, the pools claiming its devices, where its node plugin runs.
+    ``extra_values``: values computed for this cluster (the collector's configuration).
     """
     chart = component.chart
     assert chart is not None  # only charted components are released
-    values: Json = component.values_tree()
+    values: Json = {**component.values_tree(), **(extra_values or {})}
     if component.pool_affinity is not None and pools:
         _set_path(values, component.pool_affinity, pool_affinity(pools))
     return {
@@ -310,6 +317,16 @@ def _part(cluster: str, component: Component, plan: StackPlan, observed: Observe
     if component.chart is None:
         return _Part(component, _own_objects(cluster, component))
     key = release_key(component)
+    if component.need.kind == "telemetry":
+        telemetry = plan.telemetry
+        seen = observed.get(key)
+        if (telemetry is None or not telemetry.destinations) and seen is not None and seen.kept:
+            # Destinations not fetched yet: the collector stays as it was applied.
+            return _Part(component, ((key, dict(seen.kept)),))
+        destinations = telemetry.destinations if telemetry is not None else ()
+        mappings = telemetry.mappings if telemetry is not None else ()
+        extra = collector_values(cluster, destinations, mappings)
+        return _Part(component, ((key, release(cluster, component, extra_values=extra)),))
     if component.pool_affinity is not None:
         pools = plan.driver_pools.get(component.need.value, ())
         seen = observed.get(key)
@@ -369,7 +386,11 @@ def _with_kept(plan: StackPlan, observed: Observed) -> tuple[Component, ...]:
     kept = {
         c.name
         for c in COMPONENTS_BY_NAME.values()
-        if c.name not in planned and _composed_before(c, observed)
+        if c.name not in planned
+        and _composed_before(c, observed)
+        # No replica runs on the collector: once no fetched destination selects the
+        # cluster it goes (while destinations are not fetched, it is kept).
+        and not (c.need.kind == "telemetry" and plan.telemetry is not None)
     }
     if not kept:
         return plan.components

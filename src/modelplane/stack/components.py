@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Final
 
 from modelplane.naming import GATEWAY_NAME, SYSTEM_NAMESPACE
+from modelplane.stack.collector import COLLECTOR_IMAGE, COLLECTOR_RELEASE
 from modelplane.stack.model import (
     Chart,
     Component,
@@ -333,6 +334,41 @@ COMPONENTS: Final[tuple[Component, ...]] = (
         unchecked=(
             "kubelet cpuManagerPolicy none on the CPU nodes, and containerd 2.0 or CRI-O 1.30 "
             "with NRI and CDI enabled",
+        ),
+    ),
+    Component(
+        name="otel-collector",
+        title="OpenTelemetry Collector",
+        release=f"v{COLLECTOR_RELEASE}",
+        need=Need("telemetry"),
+        namespace=SYSTEM_NAMESPACE,
+        source=(
+            "open-telemetry/opentelemetry-helm-charts opentelemetry-collector-0.170.0 "
+            "charts/opentelemetry-collector/Chart.yaml (appVersion 0.158.0) and values.yaml; "
+            "the components of open-telemetry/opentelemetry-collector-releases v0.158.0 "
+            "distributions/otelcol-contrib/manifest.yaml; the configuration is generated per "
+            "cluster (stack/collector.py, docs/telemetry.md)"
+        ),
+        chart=Chart(
+            "https://open-telemetry.github.io/opentelemetry-helm-charts",
+            "opentelemetry-collector",
+            "0.170.0",
+        ),
+        values=(
+            Value("mode", "deployment", "one collector per cluster scrapes every target"),
+            Value(
+                "image.repository",
+                COLLECTOR_IMAGE,
+                "the contrib distribution: the prometheus receiver, transform, filter, "
+                "groupbyattrs and k8s_attributes processors and prometheus_remote_write are not "
+                "in the core image; the chart requires a repository and tags it with its "
+                f"appVersion {COLLECTOR_RELEASE}",
+            ),
+            Value(
+                "rewriteDeprecatedComponentNames",
+                False,
+                "the generated configuration already uses the release's names",
+            ),
         ),
     ),
 )

@@ -78,8 +78,9 @@ class PresentObject:
 Requirement = ServedApi | PresentObject
 
 # When a cluster needs a component: always, for a serving stack, for a DRA driver one of its
-# pools claims, or for the gateway implementation its routes are composed for.
-NeedKind = Literal["always", "stack", "driver", "gateway"]
+# pools claims, for the gateway implementation its routes are composed for, or where a
+# TelemetryDestination selects the cluster.
+NeedKind = Literal["always", "stack", "driver", "gateway", "telemetry"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,8 @@ class Need:
             return f"stack {self.value}"
         if self.kind == "driver":
             return f"a pool claiming {self.value} devices"
+        if self.kind == "telemetry":
+            return "a TelemetryDestination selects the cluster"
         return f"gateway {self.value}"
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from modelplane.api.inferencecluster import GatewayImplementation, GpuPool, Stack
+from modelplane.api.metricmapping import MetricMapping
+from modelplane.api.telemetrydestination import TelemetryDestination
 from modelplane.stack.components import COMPONENTS, DRIVERS
 from modelplane.stack.model import Component
 
@@ -30,10 +32,40 @@ class StackPlan:
     driver_pools: Mapping[str, tuple[str, ...]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    # What the collector sends and renames: None while the destinations are not fetched
+    # (a collector composed before is kept as applied meanwhile).
+    telemetry: Telemetry | None = None
 
     def names(self) -> frozenset[str]:
         """The names of the components planned."""
         return frozenset(c.name for c in self.components)
+
+
+@dataclass(frozen=True, slots=True)
+class Telemetry:
+    """The TelemetryDestinations selecting one cluster and every MetricMapping."""
+
+    destinations: tuple[TelemetryDestination, ...]
+    mappings: tuple[MetricMapping, ...] = ()
+
+
+def selects(destination: TelemetryDestination, labels: Mapping[str, str]) -> bool:
+    """Whether the destination's clusterSelector (absent: every cluster) matches ``labels``."""
+    selector = destination.spec.cluster_selector
+    wanted = (selector.match_labels if selector is not None else None) or {}
+    return all(labels.get(k) == v for k, v in wanted.items())
+
+
+def telemetry_for(
+    labels: Mapping[str, str],
+    destinations: Sequence[TelemetryDestination] | None,
+    mappings: Sequence[MetricMapping] | None,
+) -> Telemetry | None:
+    """What a cluster with ``labels`` sends: None while either list is not fetched."""
+    if destinations is None or mappings is None:
+        return None
+    chosen = tuple(d for d in destinations if selects(d, labels))
+    return Telemetry(chosen, tuple(mappings))
 
 
 def pools_by_driver(pools: Iterable[GpuPool]) -> Mapping[str, tuple[str, ...]]:
@@ -51,17 +83,21 @@ def plan_stack(
     stack: Stack,
     pools: Sequence[GpuPool] | None,
     gateway: GatewayImplementation | None,
+    telemetry: Telemetry | None = None,
 ) -> StackPlan:
     """The components a cluster of this stack, pools and gateway implementation needs.
 
     ``gateway``: the implementation its routes are composed for; the stack installs only
     the one it knows how to run (``INSTALLED_GATEWAY``), another one is the platform's.
+    ``telemetry``: the destinations selecting the cluster; the collector is planned when
+    there is one.
     """
     by_driver = pools_by_driver(pools) if pools is not None else MappingProxyType({})
     drivers = frozenset(by_driver)
-    chosen = tuple(c for c in COMPONENTS if _needed(c, stack, drivers, gateway))
+    sends = telemetry is not None and bool(telemetry.destinations)
+    chosen = tuple(c for c in COMPONENTS if _needed(c, stack, drivers, gateway, sends))
     unsupported = tuple(sorted(drivers - DRIVERS.keys()))
-    return StackPlan(chosen, pools is not None, unsupported, by_driver)
+    return StackPlan(chosen, pools is not None, unsupported, by_driver, telemetry)
 
 
 def _needed(
@@ -69,8 +105,11 @@ def _needed(
     stack: Stack,
     drivers: frozenset[str],
     gateway: GatewayImplementation | None,
+    sends: bool,
 ) -> bool:
     need = component.need
+    if need.kind == "telemetry":
+        return sends
     if need.kind == "always":
         return True
     if need.kind == "stack":

@@ -11,6 +11,7 @@ import json
 from modelplane.naming import POOL_LABEL
 from modelplane.stack.components import COMPONENTS
 from modelplane.stack.model import Component, PresentObject, Requirement, ServedApi
+from modelplane.stack.vocabulary import BUILTIN_MAPPINGS, SOURCES, VOCABULARY
 
 BEGIN = "<!-- BEGIN GENERATED: modelplane.stack.table_doc -->"
 END = "<!-- END GENERATED -->"
@@ -114,3 +115,43 @@ def replace_generated(text: str) -> str:
     """``text`` (docs/stack.md) with its generated block made current."""
     start, end = text.index(BEGIN), text.index(END) + len(END)
     return text[:start] + generated() + text[end:]
+
+
+# docs/telemetry.md's tables, generated from stack/vocabulary.py the same way.
+TELEMETRY_BEGIN = "<!-- BEGIN GENERATED: modelplane.stack.table_doc telemetry -->"
+
+
+def telemetry_generated() -> str:
+    """The vocabulary, the built-in mappings and their sources, as docs/telemetry.md shows them."""
+    vocabulary = [
+        "### Vocabulary",
+        "",
+        "| metric | type | unit | across replicas | means |",
+        "|---|---|---|---|---|",
+        *(
+            f"| `{m.name}` | {m.type} | `{m.unit}` | {m.across} | {_escape(m.meaning)} |"
+            for m in VOCABULARY
+        ),
+    ]
+    mappings = [
+        "### Built-in mappings",
+        "",
+        "| component | source | vocabulary | converted from |",
+        "|---|---|---|---|",
+        *(
+            f"| {m.component} | `{m.source}` | `{m.target}` | {m.from_unit or ''} |"
+            for m in BUILTIN_MAPPINGS
+        ),
+    ]
+    sources = [
+        "### Sources",
+        "",
+        *(f"- `{s.name}` ({s.title} {s.release}): {s.read_from}." for s in SOURCES),
+    ]
+    return "\n".join([TELEMETRY_BEGIN, "", *vocabulary, "", *mappings, "", *sources, "", END])
+
+
+def replace_telemetry(text: str) -> str:
+    """``text`` with its generated telemetry block replaced by the current one."""
+    start, end = text.index(TELEMETRY_BEGIN), text.index(END) + len(END)
+    return text[:start] + telemetry_generated() + text[end:]

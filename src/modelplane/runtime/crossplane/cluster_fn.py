@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.api import InferenceClass, InferenceCluster, ModelReplica
+from modelplane.api import (
+    InferenceClass,
+    InferenceCluster,
+    MetricMapping,
+    ModelReplica,
+    TelemetryDestination,
+)
 from modelplane.reconcile.cluster import ClassLookups, compose_cluster
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.held import held_response
@@ -21,6 +27,8 @@ from modelplane.runtime.crossplane.messages import (
     Result,
 )
 from modelplane.runtime.crossplane.requirements import (
+    DESTINATIONS,
+    MAPPINGS,
     PINNED_REPLICAS,
     class_key,
     cluster_class_names,
@@ -68,10 +76,12 @@ def run_cluster(request: FunctionRequest) -> FunctionResponse:
         # A malformed pinned replica holds the published status (occupancy included):
         # counting around it could under-count what the cluster holds.
         replicas = documents.required(request.required, PINNED_REPLICAS, ModelReplica)
+        destinations = documents.required(request.required, DESTINATIONS, TelemetryDestination)
+        mappings = documents.required(request.required, MAPPINGS, MetricMapping)
     except documents.Refused as refused:
         return held_response(request, str(refused), requirements, kept_object)
     observed = observed_objects({k: dict(v) for k, v in request.observed.items()})
-    composed = compose_cluster(cluster, classes, observed, replicas)
+    composed = compose_cluster(cluster, classes, observed, replicas, destinations, mappings)
     return FunctionResponse(
         resources=composed.objects,
         composite_status=composed.status.to_wire(),

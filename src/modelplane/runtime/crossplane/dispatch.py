@@ -33,10 +33,12 @@ from modelplane.runtime.crossplane.requirements import (
     cache_requirements,
     cluster_requirements,
     deployment_requirements,
+    destination_requirements,
     replica_requirements,
     service_requirements,
 )
 from modelplane.runtime.crossplane.service_fn import run_gateway, run_service
+from modelplane.runtime.crossplane.telemetry_fn import run_destination, run_mapping
 
 Handler = Callable[[FunctionRequest], FunctionResponse]
 
@@ -55,6 +57,8 @@ HANDLERS: dict[str, Handler] = {
     "ModelEndpoint": run_endpoint,
     "ModelService": run_service,
     "InferenceGateway": run_gateway,
+    "TelemetryDestination": run_destination,
+    "MetricMapping": run_mapping,
     **{kind: _record(kind) for kind in RECORD_MODELS},
 }
 
@@ -92,6 +96,7 @@ REQUIREMENTS: dict[str, Wanted] = {
     "ModelReplica": lambda c: replica_requirements(documents.composite(c, ModelReplica)),
     "InferenceCluster": lambda c: cluster_requirements(cluster_of(c)),
     "ModelCache": lambda c: cache_requirements(cache_of(c)),
+    "TelemetryDestination": lambda c: destination_requirements(),
     "ModelService": lambda c: service_requirements(
         documents.composite(c, ModelService).metadata.namespace or "default"
     ),

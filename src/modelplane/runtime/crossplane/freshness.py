@@ -72,7 +72,13 @@ READS: Mapping[str, tuple[Read, ...]] = {
         _OWN,
         Read("the InferenceClasses of its node pools", Change.EDITED),
         Read("the ModelReplicas labelled for it (status.occupancy)", Change.FLEET),
+        Read("every TelemetryDestination and MetricMapping (its collector)", Change.EDITED),
     ),
+    "TelemetryDestination": (
+        _OWN,
+        Read("every InferenceCluster (labels, the collector's phase)", Change.FLEET),
+    ),
+    "MetricMapping": (_OWN,),
     "ModelDeployment": (
         _OWN,
         Read("every InferenceCluster (readiness, occupancy) and InferenceClass", Change.FLEET),

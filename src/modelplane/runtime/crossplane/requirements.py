@@ -25,9 +25,13 @@ CLUSTER = "cluster"
 CLASS_PREFIX = "class-"
 INFERENCE_GATEWAY = "inference-gateway"
 SERVICE_ENDPOINTS = "endpoints"
+DESTINATIONS = "telemetry-destinations"
+MAPPINGS = "metric-mappings"
 
 ALL_CLUSTERS = Requirement(CLUSTERS, "InferenceCluster")
 ALL_CLASSES = Requirement(CLASSES, "InferenceClass")
+ALL_DESTINATIONS = Requirement(DESTINATIONS, "TelemetryDestination")
+ALL_MAPPINGS = Requirement(MAPPINGS, "MetricMapping")
 DEFAULT_INFERENCE_GATEWAY = Requirement(
     INFERENCE_GATEWAY, "InferenceGateway", match_name=DEFAULT_GATEWAY
 )
@@ -110,7 +114,16 @@ def cluster_requirements(cluster: InferenceCluster) -> list[Requirement]:
             for class_name in cluster_class_names(cluster)
         ),
         Requirement(PINNED_REPLICAS, "ModelReplica", match_labels=((CLUSTER_LABEL, name),)),
+        # Every destination and mapping: which select this cluster, and what its collector
+        # renames (docs/telemetry.md).
+        ALL_DESTINATIONS,
+        ALL_MAPPINGS,
     ]
+
+
+def destination_requirements() -> list[Requirement]:
+    """A TelemetryDestination's one lookup: every cluster (selection and collector status)."""
+    return [ALL_CLUSTERS]
 
 
 def fetched(

@@ -8,17 +8,26 @@ each replica is then composed on its cluster (docs/composition.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
 from modelplane.api import (
     InferenceCluster,
     InferenceGateway,
+    MetricMapping,
     ModelCache,
+    ModelDeployment,
     ModelEndpoint,
     ModelService,
+    TelemetryDestination,
 )
-from modelplane.api.inferencecluster import derived_gpu_pools
+from modelplane.api.inferencecluster import (
+    InferenceClusterStatus,
+    StackComponent,
+    StackStatus,
+    derived_gpu_pools,
+)
 from modelplane.api.meta import condition
 from modelplane.composition import compose_replica
 from modelplane.composition.delivery import shared_objects
@@ -26,13 +35,19 @@ from modelplane.composition.observed import ObservedObject, RouteParent
 from modelplane.composition.replica import derived_provider_config, provider_config_for
 from modelplane.composition.types import Json
 from modelplane.naming import front_gateway_name
+from modelplane.reconcile.autoscaling import Autoscaler, autoscaler
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.cluster import ConvergedStack, converged_stack
 from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
 from modelplane.reconcile.endpoint import EndpointResult, converged, reconcile_endpoint
 from modelplane.reconcile.gateway import GatewayResult, reconcile_gateway
 from modelplane.reconcile.service import ServiceResult, reconcile_service
+from modelplane.reconcile.stack import release
+from modelplane.reconcile.telemetry import COLLECTOR, DestinationResult, reconcile_destination
 from modelplane.runtime.wire import composed, condition_wire, deployment_status_wire
+from modelplane.stack.collector import collector_values
+from modelplane.stack.components import component
+from modelplane.stack.selection import telemetry_for
 
 
 @dataclass
@@ -315,3 +330,120 @@ def _accepted_route(gateway: InferenceGateway) -> ObservedObject:
     accepted = condition("Accepted", True, "")
     parent = RouteParent(front_gateway_name(gateway.metadata.name or ""), (accepted,))
     return ObservedObject(parents=(parent,))
+
+
+@dataclass
+class RenderedDestination:
+    """A TelemetryDestination with its status, then the collector each cluster it selects runs."""
+
+    wire: Json
+    result: DestinationResult
+    collectors: list[tuple[str, Json]] = field(default_factory=list)  # (cluster, Release)
+
+    @property
+    def remote(self) -> list[tuple[str, Json]]:
+        """``(cluster, Release)`` per collector this destination is first to select."""
+        return list(self.collectors)
+
+    def control_plane(self) -> list[Json]:
+        """The destination with its computed status."""
+        return [self.wire]
+
+    def in_order(self) -> list[Json]:
+        """The destination, then the collectors' Releases in cluster order."""
+        return [self.wire, *(o for _, o in self.collectors)]
+
+
+def render_telemetry(
+    destinations: list[TelemetryDestination],
+    mappings: list[MetricMapping],
+    clusters: Sequence[InferenceCluster],
+) -> list[RenderedDestination]:
+    """Every destination by name; each Managed cluster a destination selects gets its collector,
+    printed once under the first destination (by name) selecting it.
+
+    The collector is what the cluster's stack composes (``reconcile/stack.release``) with every
+    destination selecting the cluster; ``render`` shows it Ready (the converged state).
+    """
+    out: list[RenderedDestination] = []
+    shown: set[str] = set()
+    ordered_clusters = sorted(clusters, key=lambda c: c.metadata.name or "")
+    converged = [_collector_ready(c) for c in ordered_clusters]
+    for destination in sorted(destinations, key=lambda d: d.metadata.name or ""):
+        result = reconcile_destination(destination, converged)
+        wire = destination.to_wire()
+        wire["status"] = {
+            **result.status.to_wire(),
+            "conditions": [condition_wire(c) for c in result.conditions],
+        }
+        rendered = RenderedDestination(wire, result)
+        for cluster in ordered_clusters:
+            name = cluster.metadata.name or ""
+            if name in shown or not _managed(cluster):
+                continue
+            telemetry = telemetry_for(cluster.metadata.labels or {}, destinations, mappings)
+            if telemetry is None or destination not in telemetry.destinations:
+                continue
+            shown.add(name)
+            values = collector_values(name, telemetry.destinations, telemetry.mappings)
+            rendered.collectors.append(
+                (name, release(name, component(COLLECTOR), extra_values=values))
+            )
+        out.append(rendered)
+    return out
+
+
+def _managed(cluster: InferenceCluster) -> bool:
+    existing = cluster.spec.cluster.existing
+    return (
+        cluster.spec.cluster.source == "Existing"
+        and existing is not None
+        and existing.mode == "Managed"
+    )
+
+
+def _collector_ready(cluster: InferenceCluster) -> InferenceCluster:
+    """The cluster as its converged stack reports a Managed collector: Ready."""
+    if not _managed(cluster):
+        return cluster
+    item = StackComponent(name=COLLECTOR, version=component(COLLECTOR).release, phase="Ready")
+    status = cluster.status or InferenceClusterStatus()
+    stack = status.stack or StackStatus(components="Managed", phase="Ready", items=())
+    items = tuple(i for i in stack.items or () if i.name != COLLECTOR) + (item,)
+    stack = stack.model_copy(update={"items": items})
+    return cluster.model_copy(update={"status": status.model_copy(update={"stack": stack})})
+
+
+@dataclass
+class RenderedAutoscaler:
+    """The KEDA objects of a deployment that opts in to autoscaling, or why there are none."""
+
+    deployment: ModelDeployment
+    result: Autoscaler
+
+    @property
+    def remote(self) -> list[tuple[str, Json]]:
+        """Nothing: KEDA runs on the control plane, beside the ModelDeployment."""
+        return []
+
+    def control_plane(self) -> list[Json]:
+        """The ScaledObject, then any TriggerAuthentication."""
+        return list(self.result.objects)
+
+    def in_order(self) -> list[Json]:
+        """What ``render`` prints for it."""
+        return self.control_plane()
+
+
+def render_autoscalers(
+    deployments: list[ModelDeployment], destinations: list[TelemetryDestination]
+) -> list[RenderedAutoscaler]:
+    """Every deployment that opts in (its annotation), in (namespace, name) order."""
+    out: list[RenderedAutoscaler] = []
+    for deployment in sorted(
+        deployments, key=lambda d: (d.metadata.namespace or "default", d.metadata.name or "")
+    ):
+        result = autoscaler(deployment, destinations)
+        if result is not None:
+            out.append(RenderedAutoscaler(deployment, result))
+    return out
