@@ -20,6 +20,13 @@ from typing import Any
 GV = "modelplane.ai/v1alpha1"
 # The NVIDIA DRA driver's name; its DeviceClass carries the same name (k8s-dra-driver-gpu).
 GPU_DRIVER = "gpu.nvidia.com"
+# ROCm/k8s-gpu-dra-driver's driver and DeviceClass; and kubernetes-sigs/dra-driver-cpu's.
+AMD_DRIVER = "gpu.amd.com"
+CPU_DRIVER = "dra.cpu"
+# The node taints our pods tolerate by pool (docs/composition.md, "Tolerations by pool").
+NVIDIA_TAINT = "nvidia.com/gpu"
+AMD_TAINT = "amd.com/gpu"
+CPU_TAINT = "modelplane.ai/cpu"
 H100_MEMORY = "81559Mi"  # what the driver publishes for an 80 GB H100
 L4_MEMORY = "23034Mi"  # ... and for a 24 GB L4
 # The provider config of us-east-1 in the worked example.
@@ -182,6 +189,34 @@ def gpu_device(
     if attributes:
         device["attributes"] = attributes
     return device
+
+
+def amd_device(count: int = 8, memory: str = "192Gi") -> dict[str, Any]:
+    """A device of an AMD Instinct pool, claimed through the AMD DRA driver's class."""
+    return gpu_device(count, memory, driver=AMD_DRIVER, device_class=AMD_DRIVER)
+
+
+def cpu_device(cpus: str = "6") -> dict[str, Any]:
+    """A node's CPUs as the CPU DRA driver publishes them in grouped mode: one device whose
+    ``cpu`` capacity is the allocatable CPUs (upstream Modelplane's CPU class shape)."""
+    return {
+        "name": "cpu",
+        "claim": "DRA",
+        "driver": CPU_DRIVER,
+        "deviceClassName": CPU_DRIVER,
+        "count": 1,
+        "capacity": {"cpu": {"value": cpus}},
+    }
+
+
+def driver_selector(driver: str) -> str:
+    """A DRA CEL selector: any device of ``driver``."""
+    return f'device.driver == "{driver}"'
+
+
+def toleration(key: str) -> dict[str, str]:
+    """The toleration a pod gets for a pool taint."""
+    return {"key": key, "operator": "Exists", "effect": "NoSchedule"}
 
 
 def gpu_pool(name: str, nodes: int, *devices: dict[str, Any]) -> dict[str, Any]:

@@ -248,3 +248,57 @@ def test_an_invalid_document_gets_its_error_and_no_warning(
     assert main(["validate", str(path)]) == 1
     _, err = capsys.readouterr()
     assert "spec.replicas" in err and "warning" not in err
+
+
+# --- vLLM's image must match the member's accelerator, from vllm-project/vllm:
+# docs/deployment/docker.md (CUDA), docs/getting_started/installation/gpu.rocm.inc.md and
+# docs/getting_started/installation/cpu.md (their pre-built images)
+
+
+def _on(driver: str, image: str) -> dict[str, Any]:
+    member = _member("Standalone", {"name": "engine", "image": image})
+    member["nodeSelector"]["devices"][0]["selectors"] = [{"cel": f'device.driver == "{driver}"'}]
+    return _deployment([{"name": "e", "members": [member]}])
+
+
+IMAGE_PATH = "spec.template.spec.engines[0].members[0].template.spec.containers[0].image"
+
+
+@pytest.mark.parametrize(
+    ("driver", "image", "built_for", "wanted"),
+    [
+        ("gpu.amd.com", "vllm/vllm-openai:v0.23.0", "NVIDIA", "vllm/vllm-openai-rocm"),
+        ("gpu.amd.com", "docker.io/vllm/vllm-openai-cpu:v0.23.0", "CPU", "vllm/vllm-openai-rocm"),
+        ("dra.cpu", "vllm/vllm-openai:v0.23.0", "NVIDIA", "vllm/vllm-openai-cpu"),
+        ("dra.cpu", "vllm/vllm-openai-rocm:v0.23.0", "AMD", "vllm/vllm-openai-cpu"),
+        ("gpu.nvidia.com", "vllm/vllm-openai-rocm@sha256:" + "0" * 64, "AMD", "vllm/vllm-openai"),
+    ],
+)
+def test_a_vllm_image_for_another_accelerator_warns(
+    driver: str, image: str, built_for: str, wanted: str
+) -> None:
+    (warning,) = serving_warnings(ModelDeployment.model_validate(_on(driver, image)))
+    assert warning.path == IMAGE_PATH
+    assert f"vLLM's {built_for} image" in warning.message
+    assert warning.message.endswith(f"vLLM's image for them is {wanted}")
+
+
+@pytest.mark.parametrize(
+    ("driver", "image"),
+    [
+        ("gpu.amd.com", "vllm/vllm-openai-rocm:v0.23.0"),
+        ("gpu.amd.com", "rocm/vllm:latest"),  # AMD's own build: not vLLM's, not judged
+        ("dra.cpu", "vllm/vllm-openai-cpu:v0.23.0-x86_64"),
+        ("gpu.nvidia.com", "vllm/vllm-openai:v0.23.0"),
+        ("gpu.example.com", "vllm/vllm-openai-rocm:v0.23.0"),  # a driver we do not know
+    ],
+)
+def test_the_matching_image_or_an_unknown_one_is_silent(driver: str, image: str) -> None:
+    assert serving_warnings(ModelDeployment.model_validate(_on(driver, image))) == []
+
+
+def test_a_member_naming_two_accelerators_is_silent() -> None:
+    doc = _on("gpu.amd.com", "vllm/vllm-openai:v0.23.0")
+    selectors = doc["spec"]["template"]["spec"]["engines"][0]["members"][0]["nodeSelector"]
+    selectors["devices"][0]["selectors"].append({"cel": 'device.driver != "gpu.nvidia.com"'})
+    assert serving_warnings(ModelDeployment.model_validate(doc)) == []

@@ -131,7 +131,7 @@ def allowed_by(domain: str) -> str:
 
 
 NO_FABRIC_NEEDED = (
-    "split across pools a, b: allowed, only Worker claims devices, so no device collective "
+    "split across pools a, b: allowed, only Worker claims accelerators, so no device collective "
     "crosses pools and no fabric is needed"
 )
 

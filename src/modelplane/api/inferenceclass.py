@@ -60,6 +60,19 @@ ICL_09 = rule(
     "!has(self.version) || isSemver(self.version)",
     'version must be a semantic version major.minor.patch, such as "9.0.0"',
 )
+# A class that claims CPUs and nothing else through DRA describes a node without an
+# accelerator, so its provisioning blocks may omit one (docs/api.md, "Rules this project adds").
+ICL_10 = rule(
+    "ICL-10",
+    "!has(self.provisioning) || (self.devices.exists(d, d.driver == 'dra.cpu') && "
+    "self.devices.all(d, d.driver == 'dra.cpu' || d.claim == 'Synthetic')) || "
+    + " && ".join(
+        f"(!has(self.provisioning.{block}) || has(self.provisioning.{block}.accelerator))"
+        for _, block in _PROVIDERS
+    ),
+    "spec.provisioning.<provider>.accelerator is required unless the class is CPU-only "
+    "(it claims dra.cpu devices and nothing else through DRA)",
+)
 
 
 class Accelerator(KubeModel):
@@ -74,7 +87,9 @@ class GKEPool(KubeModel):
 
     machine_type: str = Field(min_length=1)
     disk_size_gb: int = Field(default=100, ge=10)
-    accelerator: Accelerator
+    accelerator: Accelerator | None = Field(
+        default=None, description="Required unless the class is CPU-only (ICL-10)."
+    )
 
 
 class EKSPool(KubeModel):
@@ -82,7 +97,9 @@ class EKSPool(KubeModel):
 
     instance_type: str = Field(min_length=1)
     disk_size_gb: int = Field(default=100, ge=10)
-    accelerator: Accelerator
+    accelerator: Accelerator | None = Field(
+        default=None, description="Required unless the class is CPU-only (ICL-10)."
+    )
 
 
 class AKSPool(KubeModel):
@@ -90,7 +107,9 @@ class AKSPool(KubeModel):
 
     vm_size: str = Field(min_length=1)
     disk_size_gb: int = Field(default=100, ge=10)
-    accelerator: Accelerator
+    accelerator: Accelerator | None = Field(
+        default=None, description="Required unless the class is CPU-only (ICL-10)."
+    )
 
 
 class NebiusPool(KubeModel):
@@ -100,14 +119,18 @@ class NebiusPool(KubeModel):
     preset: str = Field(min_length=1, max_length=63)
     disk_size_gb: int = Field(default=100, ge=10)
     drivers_preset: str = Field(default="cuda13.0", min_length=1, max_length=63)
-    accelerator: Accelerator
+    accelerator: Accelerator | None = Field(
+        default=None, description="Required unless the class is CPU-only (ICL-10)."
+    )
 
 
 class VultrPool(KubeModel):
     """How Vultr would create such a pool."""
 
     plan: str = Field(min_length=1, max_length=63)
-    accelerator: Accelerator
+    accelerator: Accelerator | None = Field(
+        default=None, description="Required unless the class is CPU-only (ICL-10)."
+    )
 
 
 class Provisioning(KubeModel):
@@ -168,6 +191,8 @@ class Device(KubeModel):
 
 class InferenceClassSpec(KubeModel):
     """A hardware recipe."""
+
+    model_config = ConfigDict(json_schema_extra=validations(ICL_10))
 
     description: str | None = None
     provisioning: Provisioning | None = None

@@ -4,6 +4,8 @@ Objects.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from modelplane.api import ModelReplica
 from modelplane.api.inferencecluster import GatewayImplementation
 from modelplane.composition.claims import claim_template
@@ -23,6 +25,7 @@ from modelplane.composition.routing import (
     route_policies,
     target_port,
 )
+from modelplane.composition.taints import pool_drivers
 from modelplane.composition.types import Json, Stack
 from modelplane.composition.workloads import engine_workload
 from modelplane.naming import SYSTEM_NAMESPACE, child_name
@@ -154,17 +157,21 @@ def remote_objects(
     names: ReplicaNames,
     stack: Stack,
     gateway: GatewayImplementation | None,
+    pools: Mapping[str, frozenset[str]] | None = None,
 ) -> list[tuple[str, Json]]:
     """Every remote object of the replica with its resource key, in object order.
 
-    ``gateway`` adds the policy objects its implementation needs (docs/composition.md).
+    ``gateway`` adds the policy objects its implementation needs (docs/composition.md);
+    ``pools`` are the drivers known of each pool (``taints.pool_drivers``; the replica's own
+    claims when absent).
     """
     cache = replica.spec.model_cache_ref
     cache_pvc = cache_pvc_name(names.namespace, cache.name) if cache is not None else None
+    known = pools if pools is not None else pool_drivers(replica)
     objects: list[tuple[str, Json]] = []
     for engine in replica.spec.engines:
         objects.append(
-            (workload_key(engine.name), engine_workload(names, engine, stack, cache_pvc))
+            (workload_key(engine.name), engine_workload(names, engine, stack, cache_pvc, known))
         )
         for member in engine.members:
             template = claim_template(names, engine, member)

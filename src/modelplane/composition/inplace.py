@@ -38,6 +38,7 @@ from modelplane.composition.names import (
     replica_names,
     workload_key,
 )
+from modelplane.composition.taints import pool_drivers
 from modelplane.composition.types import Json, Stack
 from modelplane.composition.workloads import engine_workload
 
@@ -187,8 +188,9 @@ def _guarded(
     """
     cache = replica.spec.model_cache_ref
     cache_pvc = cache_pvc_name(names.namespace, cache.name) if cache is not None else None
+    pools = pool_drivers(replica)
     for engine in replica.spec.engines:
-        yield workload_key(engine.name), engine_workload(names, engine, stack, cache_pvc)
+        yield workload_key(engine.name), engine_workload(names, engine, stack, cache_pvc, pools)
         for member in engine.members:
             template = claim_template(names, engine, member)
             if template is not None:

@@ -78,6 +78,8 @@ class MemberContext:
     member: ReplicaMember
     stack: Stack
     cache_pvc: str | None
+    # The DRA drivers known of the member's pool (composition/taints.py): what it tolerates.
+    pool_drivers: frozenset[str] = frozenset()
 
     @property
     def kind(self) -> WorkloadKind:

@@ -10,6 +10,7 @@ from modelplane.composition.containers import (
 )
 from modelplane.composition.marker import wait_for_cache_container
 from modelplane.composition.members import MemberContext, containers_of
+from modelplane.composition.taints import pool_taints, toleration
 from modelplane.composition.types import Json
 from modelplane.naming import (
     DEPLOYMENT_LABEL,
@@ -23,7 +24,6 @@ from modelplane.naming import (
     WORKLOAD_LABEL,
 )
 
-GPU_TOLERATION: Json = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 KAI_SCHEDULER = "kai-scheduler"
 KAI_QUEUE_LABEL = "kai.scheduler/queue"
 KAI_QUEUE = "modelplane"
@@ -85,11 +85,19 @@ def pod_volumes(ctx: MemberContext) -> list[Json]:
     return volumes
 
 
+def pod_tolerations(ctx: MemberContext) -> list[Json]:
+    """The taints of the member's pool, by the drivers of its devices (docs/composition.md,
+    "Tolerations by pool"). The template has no tolerations of its own to keep: a
+    deployment's tolerations are matched against cluster taints by the scheduler.
+    """
+    return [toleration(key) for key in pool_taints(ctx.pool_drivers)]
+
+
 def pod_spec(ctx: MemberContext) -> Json:
     """The pod spec of every pod of the member: the template plus our plumbing."""
     spec: Json = {
         "nodeSelector": {POOL_LABEL: ctx.member.node_pool_name},
-        "tolerations": [dict(GPU_TOLERATION)],
+        "tolerations": pod_tolerations(ctx),
     }
     if ctx.claims:
         rct = ctx.names.claim_template(ctx.engine.name, ctx.member.role)

@@ -22,6 +22,7 @@ from modelplane.composition.members import containers_of, engine_container
 from modelplane.composition.names import replica_names, workload_key
 from modelplane.composition.observed import Observed
 from modelplane.composition.routing import gateway_implementation
+from modelplane.composition.taints import pool_drivers
 from modelplane.composition.types import ComposedObject, Stack
 from modelplane.events import Event
 from modelplane.naming import PROVIDER_CONFIG_KIND, provider_config_name
@@ -131,7 +132,11 @@ def compose_replica(
             ready_flag(readiness(manifest)["policy"], seen.get(key)),
         )
         for key, manifest in remote_objects(
-            replica, names, cluster_stack(cluster), gateway_implementation(cluster)
+            replica,
+            names,
+            cluster_stack(cluster),
+            gateway_implementation(cluster),
+            pool_drivers(replica, cluster),
         )
     ]
     return ReplicaComposition(objects, conditions, events, composite_ready(conditions), False)

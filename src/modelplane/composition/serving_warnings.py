@@ -23,6 +23,18 @@ NIXL_CONNECTOR = "NixlConnector"
 NIXL_SIDE_CHANNEL_HOST = "VLLM_NIXL_SIDE_CHANNEL_HOST"
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
+# vLLM's official images by the DRA driver of the devices they run on, from vllm-project/vllm:
+# vllm/vllm-openai for CUDA (docs/deployment/docker.md), vllm/vllm-openai-rocm for ROCm,
+# official since January 2026 (docs/getting_started/installation/gpu.rocm.inc.md, its
+# pre-built images), vllm/vllm-openai-cpu for CPUs (docs/getting_started/installation/cpu.md,
+# its pre-built images). Each is built for its own backend only.
+VLLM_IMAGES: dict[str, str] = {
+    "gpu.nvidia.com": "vllm/vllm-openai",
+    "gpu.amd.com": "vllm/vllm-openai-rocm",
+    "dra.cpu": "vllm/vllm-openai-cpu",
+}
+_ACCELERATOR_NAMES = {"gpu.nvidia.com": "NVIDIA", "gpu.amd.com": "AMD", "dra.cpu": "CPU"}
+
 
 @dataclass(frozen=True, slots=True)
 class ServingWarning:
@@ -40,6 +52,7 @@ def serving_warnings(deployment: ModelDeployment) -> list[ServingWarning]:
     if spec.serving is not None and spec.serving.mode == "PrefillDecode":
         out += _decode_sidecar_warnings(engines)
     out += [w for i, engine in enumerate(engines) for w in _nixl_warnings(i, engine)]
+    out += [w for i, engine in enumerate(engines) for w in _image_warnings(i, engine)]
     return out
 
 
@@ -147,3 +160,47 @@ def _reachable_side_channel(container: Container) -> bool:
     if entry.value_from is not None:
         return True
     return entry.value is not None and entry.value not in LOOPBACK
+
+
+def _member_driver(member: EngineMember) -> str | None:
+    """The one known DRA driver the member's selectors name, if exactly one."""
+    selector = member.node_selector
+    texts = [
+        s.cel
+        for request in (selector.devices if selector is not None else None) or ()
+        for s in request.selectors
+        if s.cel is not None
+    ]
+    named = {driver for driver in VLLM_IMAGES if any(driver in text for text in texts)}
+    return named.pop() if len(named) == 1 else None
+
+
+def _repository(image: str) -> str:
+    """The image without registry host ``docker.io`` (Docker Hub), tag or digest."""
+    name = image.split("@", 1)[0]
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    if colon > slash:
+        name = name[:colon]
+    return name.removeprefix("docker.io/").removeprefix("index.docker.io/")
+
+
+def _image_warnings(index: int, engine: Engine) -> Iterator[ServingWarning]:
+    """A vLLM image built for another accelerator than the member's devices never starts."""
+    for j, member in enumerate(engine.members):
+        driver = _member_driver(member)
+        if driver is None:
+            continue
+        wanted = VLLM_IMAGES[driver]
+        for k, container in enumerate(_containers(member)):
+            repository = _repository(container.image)
+            built_for = next((d for d, r in VLLM_IMAGES.items() if r == repository), None)
+            if built_for is None or built_for == driver:
+                continue
+            yield ServingWarning(
+                f"{_member_path(index, j)}[{k}].image",
+                f"container {container.name} runs {repository}, vLLM's "
+                f"{_ACCELERATOR_NAMES[built_for]} image, but the member selects "
+                f"{_ACCELERATOR_NAMES[driver]} devices ({driver}): it cannot use them; "
+                f"vLLM's image for them is {wanted}",
+            )

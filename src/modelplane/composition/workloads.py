@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from modelplane.api import ReplicaEngine
 from modelplane.composition.gangs import GANG_GROUP, LEADER_CLIQUE, WORKER_CLIQUE
 from modelplane.composition.members import MemberContext, worker_nodes, workload_kind
@@ -14,9 +16,18 @@ from modelplane.naming import WORKLOAD_LABEL
 
 
 def _contexts(
-    names: ReplicaNames, engine: ReplicaEngine, stack: Stack, cache_pvc: str | None
+    names: ReplicaNames,
+    engine: ReplicaEngine,
+    stack: Stack,
+    cache_pvc: str | None,
+    pools: Mapping[str, frozenset[str]],
 ) -> dict[str, MemberContext]:
-    return {m.role: MemberContext(names, engine, m, stack, cache_pvc) for m in engine.members}
+    return {
+        m.role: MemberContext(
+            names, engine, m, stack, cache_pvc, pools.get(m.node_pool_name, frozenset())
+        )
+        for m in engine.members
+    }
 
 
 def engine_deployment(ctx: MemberContext) -> Json:
@@ -114,10 +125,16 @@ def pod_clique_set(leader: MemberContext, worker: MemberContext) -> Json:
 
 
 def engine_workload(
-    names: ReplicaNames, engine: ReplicaEngine, stack: Stack, cache_pvc: str | None
+    names: ReplicaNames,
+    engine: ReplicaEngine,
+    stack: Stack,
+    cache_pvc: str | None,
+    pools: Mapping[str, frozenset[str]] | None = None,
 ) -> Json:
-    """The one workload an engine yields on a cluster of the given stack."""
-    contexts = _contexts(names, engine, stack, cache_pvc)
+    """The one workload an engine yields on a cluster of the given stack; ``pools`` are the
+    DRA drivers known of each pool (``taints.pool_drivers``), which decide the tolerations.
+    """
+    contexts = _contexts(names, engine, stack, cache_pvc, pools or {})
     kind = workload_kind(engine, stack)
     if kind == "Deployment":
         return engine_deployment(contexts[engine.members[0].role])

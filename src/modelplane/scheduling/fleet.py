@@ -40,6 +40,7 @@ class Dev:
     device_class_name: str | None
     count: int
     profile: DeviceProfile
+    driver: str = ""
 
 
 class PoolShape:
@@ -262,6 +263,7 @@ def _pool_shape(devices: tuple[RawDeviceKey, ...]) -> PoolShape:
                 device_class_name=class_name,
                 count=max(0, count),
                 profile=_profile(driver, attributes, capacity),
+                driver=driver,
             )
             for name, claim, driver, class_name, count, attributes, capacity in devices
         )

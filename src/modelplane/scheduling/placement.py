@@ -104,6 +104,28 @@ def place_replica(
     return Trial(tuple(placed), state)
 
 
+# Drivers of host resources, not accelerators: a member claiming only these (a coordinator
+# pinned to CPUs) holds no device that takes part in a collective, so it needs no fabric.
+HOST_DRIVERS: frozenset[str] = frozenset({"dra.cpu"})
+
+
+def _collective(result: Match, shape: PoolShape) -> bool:
+    """The member claims an accelerator on this pool (a device of a non-host driver)."""
+    return result.claims and any(
+        shape.devices[i].driver not in HOST_DRIVERS for i, _ in result.demand
+    )
+
+
+def _collective_requests(member: MemberPlacement, pool: Pool) -> bool:
+    """A placed member holds an accelerator on its pool; a class the pool does not publish
+    counts as one (the safe reading)."""
+    classes = {r.device_class_name for r in member.device_requests}
+    if not classes:
+        return False
+    drivers = {d.driver for d in pool.shape.devices if d.device_class_name in classes}
+    return not drivers or any(d not in HOST_DRIVERS for d in drivers)
+
+
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """What matching decides for an engine on a list of pool shapes, before any packing."""
@@ -111,6 +133,7 @@ class _Plan:
     matches: tuple[tuple[Match, ...], ...]  # [member][pool]
     unmatched: int  # the first member that matches no pool, or -1
     claimers: tuple[bool, ...]  # [member] -> it claims on some pool
+    collective: tuple[bool, ...]  # [member] -> it claims an accelerator on some pool
     acceptable: tuple[tuple[int, ...], ...]  # [member] -> acceptable pool indexes
     whole: tuple[int, ...]  # pools acceptable for every member
 
@@ -134,7 +157,10 @@ def _plan(engine: EngineSpec, shapes: tuple[PoolShape, ...]) -> _Plan:
         for row, can in zip(matches, claimers, strict=True)
     )
     whole = tuple(i for i in range(len(shapes)) if all(i in a for a in acceptable))
-    return _Plan(matches, unmatched, claimers, acceptable, whole)
+    collective = tuple(
+        any(_collective(r, shape) for r, shape in zip(row, shapes, strict=True)) for row in matches
+    )
+    return _Plan(matches, unmatched, claimers, collective, acceptable, whole)
 
 
 def place_engine(
@@ -197,12 +223,12 @@ def _split_phase(
     """No pool takes every member: split them across pools, on one fabric when the split
     needs one (docs/scheduling.md, "Splitting an engine across pools").
 
-    A split needs a fabric when two or more members claim devices: they are the device
-    collective, and no pool takes them both, so the collective would cross pools. The
-    claiming members then go to pools of one fabric domain, the domains tried in pool
-    order; claimless members go anywhere acceptable, as before.
+    A split needs a fabric when two or more members claim accelerators: they are the device
+    collective, and no pool takes them both, so the collective would cross pools. Those
+    members then go to pools of one fabric domain, the domains tried in pool order; the others
+    (claimless, or holding host CPUs only) go anywhere acceptable, as before.
     """
-    claimers = tuple(k for k, claims in enumerate(plan.claimers) if claims)
+    claimers = tuple(k for k, claims in enumerate(plan.collective) if claims)
     if len(claimers) < 2:
         return _split_on(engine, pools, state, plan.matches, plan.acceptable, None)
     acceptable = plan.acceptable
@@ -279,11 +305,11 @@ def split_verdict(members: Sequence[MemberPlacement], pools: Sequence[Pool]) -> 
     if len(names) < 2:
         return True, ""
     where = ", ".join(names)
-    claiming = [(m, p) for m, p in zip(members, pools, strict=True) if m.device_requests]
+    claiming = [(m, p) for m, p in zip(members, pools, strict=True) if _collective_requests(m, p)]
     if len({p.name for _, p in claiming}) < 2:
         roles = " and ".join(m.role for m, _ in claiming) or "no member"
         return True, (
-            f"split across pools {where}: allowed, only {roles} claims devices, "
+            f"split across pools {where}: allowed, only {roles} claims accelerators, "
             "so no device collective crosses pools and no fabric is needed"
         )
     domains = {p.fabric.domain for _, p in claiming}
