@@ -21,7 +21,8 @@ example:
 Prints "ok: N objects" and exits 0, or one line per problem on stderr and exits 1:
   <file>:<line>: <Kind> <namespace>/<name>: <field.path>: <message>
 A deployment that is valid but cannot serve (a gang whose workers never name the leader,
-decode pods without a routing sidecar, NIXL without a side-channel host) gets a warning
+decode pods without a routing sidecar, NIXL without a side-channel host, a cached engine
+that names no model) gets a warning
 line on stderr; the exit code stays 0:
   <file>:<line>: <Kind> <namespace>/<name>: <field.path>: warning: <message>
 """
