@@ -12,6 +12,8 @@ LWS = "ml-team-qwen3-8b-e7f0a-big-206b3"
 PCS = "ml-team-qwen3-8b-e-206b3"
 GROVE_ADDRESS = f"{PCS}-0-gang-$(MODELPLANE_GANG_INDEX)-leader-0.{PCS}-0.default.svc.cluster.local"
 LWS_ADDRESS = f"{LWS}-$(MODELPLANE_GANG_INDEX).{LWS}.default"
+# Every container of a pod that mounts a ModelCache: the hub cache there, offline.
+CACHE_ENV = [("HF_HUB_CACHE", "/mnt/models"), ("HF_HUB_OFFLINE", "1")]
 
 
 def _label(label: str) -> dict[str, Any]:
@@ -48,8 +50,8 @@ def test_standard_gang_gets_address_and_rank_from_lws_labels_in_every_container(
     ]
     for pod in (leader, worker):
         env = _env_by_container(pod)
-        assert env["engine"] == expected
-        assert env["agent"] == [*expected, ("A", "1")]
+        assert env["engine"] == [*expected, *CACHE_ENV]
+        assert env["agent"] == [*expected, *CACHE_ENV, ("A", "1")]
 
 
 def test_dynamo_gang_ranks_only_the_leader() -> None:
@@ -60,10 +62,13 @@ def test_dynamo_gang_ranks_only_the_leader() -> None:
         ("MODELPLANE_LEADER_ADDRESS", GROVE_ADDRESS),
     ]
     assert _env_by_container(leader) == {
-        "engine": [*base, ("MODELPLANE_RANK", "0")],
-        "agent": [*base, ("MODELPLANE_RANK", "0"), ("A", "1")],
+        "engine": [*base, ("MODELPLANE_RANK", "0"), *CACHE_ENV],
+        "agent": [*base, ("MODELPLANE_RANK", "0"), *CACHE_ENV, ("A", "1")],
     }
-    assert _env_by_container(worker) == {"engine": base, "agent": [*base, ("A", "1")]}
+    assert _env_by_container(worker) == {
+        "engine": [*base, *CACHE_ENV],
+        "agent": [*base, *CACHE_ENV, ("A", "1")],
+    }
 
 
 def test_standalone_gets_no_leader_or_rank() -> None:
@@ -88,8 +93,32 @@ def test_a_user_entry_with_an_injected_name_replaces_it_where_the_user_put_it() 
         ("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b"),
         ("MODELPLANE_GANG_INDEX", _label("leaderworkerset.sigs.k8s.io/group-index")),
         ("MODELPLANE_LEADER_ADDRESS", LWS_ADDRESS),
+        *CACHE_ENV,
         ("FIRST", "1"),
         ("MODELPLANE_RANK", "7"),
+    ]
+
+
+def test_a_cache_sets_the_hub_cache_offline_and_the_user_may_override_it() -> None:
+    def env(cache: bool, user: list[dict[str, str]] | None = None) -> list[tuple[str, Any]]:
+        engine = standalone_engine()
+        if user is not None:
+            engine["members"][0]["template"]["spec"]["containers"][0]["env"] = user
+        extra = {"modelCacheRef": {"name": "c"}} if cache else {}
+        pod = manifests(compose_replica(replica([engine], **extra), cluster()))
+        template = pod["model-serving-qwen3-8b"]["spec"]["template"]
+        return _env_by_container(template)["engine"]
+
+    served = ("MODELPLANE_SERVED_MODEL_NAME", "ml-team/qwen3-8b")
+    assert env(cache=True) == [served, *CACHE_ENV]
+    # Without a cache the engine downloads from the hub as before: nothing hub-related set.
+    assert env(cache=False) == [served]
+    # A user who wants the hub reachable says so; the user's entry wins where the user put it.
+    online = [{"name": "HF_HUB_OFFLINE", "value": "0"}]
+    assert env(cache=True, user=online) == [
+        served,
+        ("HF_HUB_CACHE", "/mnt/models"),
+        ("HF_HUB_OFFLINE", "0"),
     ]
 
 

@@ -54,7 +54,9 @@ def _deployment(engines: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
 def gang(worker_args: list[str], worker_env: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """A Leader + Worker deployment whose Worker runs ``worker_args``."""
     worker = _engine_container(*worker_args, **({"env": worker_env} if worker_env else {}))
-    leader = _engine_container("--master-addr=$(MODELPLANE_LEADER_ADDRESS)")
+    leader = _engine_container(
+        "--model=Qwen/Qwen3-235B-A22B", "--master-addr=$(MODELPLANE_LEADER_ADDRESS)"
+    )
     return _deployment(
         [
             {
@@ -120,6 +122,18 @@ def _warnings(doc: dict[str, Any]) -> list[ServingWarning]:
 
 
 WORKER_PATH = "spec.template.spec.engines[0].members[1].template.spec.containers"
+ENGINE_ARGS = "spec.template.spec.engines[0].members[0].template.spec.containers[0].args"
+NAMES_NO_MODEL = "engine one: the engine names no model (no --model, no command) but mounts"
+FLAT_PATH = "engine one: --model=/mnt/models loads a flat model directory"
+
+
+def cached(*args: str, command: list[str] | None = None, cache: bool = True) -> dict[str, Any]:
+    """A Standalone deployment whose engine runs ``args`` (and ``command``), with a cache."""
+    engine = _engine_container(*args, **({"command": command} if command else {}))
+    spec = {"modelCacheRef": {"name": "weights"}} if cache else {}
+    return _deployment([{"name": "one", "members": [_member("Standalone", engine)]}], **spec)
+
+
 DECODE_PATH = "spec.template.spec.engines[1].members[0].template.spec.containers"
 
 # (case, document, expected [(path, start of message)]): each trigger and its twin.
@@ -142,6 +156,41 @@ CASES: list[tuple[str, Callable[[], dict[str, Any]], list[tuple[str, str]]]] = [
     (
         "worker names the leader in an env value",
         lambda: gang([], [{"name": "MASTER", "value": "$(MODELPLANE_LEADER_ADDRESS)"}]),
+        [],
+    ),
+    (
+        "a cache and an engine naming no model",
+        lambda: cached("--port=8000"),
+        [(ENGINE_ARGS, NAMES_NO_MODEL)],
+    ),
+    ("the same engine without a cache", lambda: cached("--port=8000", cache=False), []),
+    ("a cache and --model=<repo id>", lambda: cached("--model=Qwen/Qwen3-8B"), []),
+    ("a cache and --model <repo id>", lambda: cached("--model", "Qwen/Qwen3-8B"), []),
+    ("a cache and a positional model", lambda: cached("Qwen/Qwen3-8B", "--port=8000"), []),
+    ("a cache and a command the check cannot read", lambda: cached(command=["/bin/sh"]), []),
+    (
+        "a cache and --model=<the flat mount>",
+        lambda: cached("--model=/mnt/models"),
+        [(ENGINE_ARGS, FLAT_PATH)],
+    ),
+    (
+        "a cache and --model <the flat mount>/",
+        lambda: cached("--model", "/mnt/models/"),
+        [(ENGINE_ARGS, FLAT_PATH)],
+    ),
+    (
+        "a cache and a command with --model=<the flat mount>",
+        lambda: cached("--model=/mnt/models", command=["vllm", "serve"]),
+        [(ENGINE_ARGS, FLAT_PATH)],
+    ),
+    (
+        "a cache and a Worker loading the flat mount",
+        lambda: gang(["--model=/mnt/models", "--master-addr=$(MODELPLANE_LEADER_ADDRESS)"]),
+        [(f"{WORKER_PATH}[0].args", "engine big: --model=/mnt/models loads a flat model")],
+    ),
+    (
+        "a cache and a snapshot path under the mount",
+        lambda: cached("--model=/mnt/models/models--Qwen--Qwen3-8B/snapshots/abc"),
         [],
     ),
     (

@@ -90,6 +90,11 @@ MOUNTS = [
     {"name": "dshm", "mountPath": "/dev/shm"},
     {"name": "model-cache", "mountPath": "/mnt/models"},
 ]
+# Every container mounting the cache reads it as the hub cache, offline.
+CACHE_ENV = [
+    {"name": "HF_HUB_CACHE", "value": "/mnt/models"},
+    {"name": "HF_HUB_OFFLINE", "value": "1"},
+]
 
 
 def _leader_container(gang: list[dict[str, Any]]) -> dict[str, Any]:
@@ -101,6 +106,7 @@ def _leader_container(gang: list[dict[str, Any]]) -> dict[str, Any]:
         "env": [
             {"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "ml-team/qwen3-8b"},
             *gang,
+            *CACHE_ENV,
         ],
         "ports": [{"name": "http", "containerPort": 8000}],
         "readinessProbe": PROBE,
@@ -110,12 +116,16 @@ def _leader_container(gang: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _worker_container(env: list[dict[str, Any]]) -> dict[str, Any]:
-    # A Worker's engine: no http port, no probe, no --model injection, no serving label.
+    # A Worker's engine: no http port, no probe, no serving label.
     return {
         "name": "engine",
         "image": "vllm/vllm-openai:v0.23.0",
         "args": ["--worker"],
-        "env": [{"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "ml-team/qwen3-8b"}, *env],
+        "env": [
+            {"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "ml-team/qwen3-8b"},
+            *env,
+            *CACHE_ENV,
+        ],
         "resources": {"claims": [{"name": "devices"}]},
         "volumeMounts": MOUNTS,
     }
@@ -276,16 +286,18 @@ def test_claimless_leader_keeps_pin_and_toleration_but_claims_nothing() -> None:
         assert "resource-claim-big-worker" in objs
 
 
-def test_cache_mounts_every_container_and_injects_model_only_when_needed() -> None:
+def test_cache_mounts_every_container_and_keeps_the_args_verbatim() -> None:
+    # The seed's deployment with a cache: `--model=<repo id>` resolves from the hub cache.
     objs = manifests(compose_replica(*SHAPES["cache"]))
     pod = objs["model-serving-qwen3-8b"]["spec"]["template"]["spec"]
     assert pod["volumes"][1] == {"name": "model-cache", "persistentVolumeClaim": {"claimName": PVC}}
+    assert pod["initContainers"] == [WAIT_FOR_CACHE]
     engine = pod["containers"][0]
-    # The seed's args already set --model=, so nothing is injected.
     assert engine["args"] == [
         "--model=Qwen/Qwen3-8B",
         "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)",
     ]
+    assert engine["env"][-2:] == CACHE_ENV
     assert engine["volumeMounts"] == MOUNTS
 
     bare = standalone_engine()
@@ -296,14 +308,33 @@ def test_cache_mounts_every_container_and_injects_model_only_when_needed() -> No
     pod = manifests(compose_replica(replica([bare], modelCacheRef={"name": "qwen"}), cluster()))[
         "model-serving-qwen3-8b"
     ]["spec"]["template"]["spec"]
-    assert pod["containers"][0]["args"] == ["--port=8000", "--model=/mnt/models"]
+    # Nothing is appended any more (validate warns about this engine instead).
+    assert pod["containers"][0]["args"] == ["--port=8000"]
     assert pod["containers"][1]["volumeMounts"] == [
         {"name": "model-cache", "mountPath": "/mnt/models"}
     ]
+    assert pod["containers"][1]["env"][-2:] == CACHE_ENV
     assert "args" not in pod["containers"][1]
 
 
-def test_model_injection_rules() -> None:
+def test_the_same_deployment_without_a_cache_downloads_as_before() -> None:
+    engine = standalone_engine()
+    pod = manifests(compose_replica(replica([engine]), cluster()))["model-serving-qwen3-8b"][
+        "spec"
+    ]["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["args"] == [
+        "--model=Qwen/Qwen3-8B",
+        "--served-model-name=$(MODELPLANE_SERVED_MODEL_NAME)",
+    ]
+    names = {e["name"] for e in container["env"]}
+    assert not names & {"HF_HUB_CACHE", "HF_HUB_OFFLINE"}
+    assert "initContainers" not in pod
+    assert [v["name"] for v in pod["volumes"]] == ["dshm"]
+    assert container["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+
+
+def test_args_and_command_are_never_rewritten() -> None:
     def engine_args(args: list[str] | None, command: list[str] | None = None) -> Any:
         eng = standalone_engine()
         container = eng["members"][0]["template"]["spec"]["containers"][0]
@@ -317,9 +348,9 @@ def test_model_injection_rules() -> None:
         ]["spec"]["template"]["spec"]
         return pod["containers"][0].get("args")
 
-    assert engine_args(None) == ["--model=/mnt/models"]
+    assert engine_args(None) is None
     assert engine_args(["--model", "x"]) == ["--model", "x"]
-    assert engine_args(["--model-name=x"]) == ["--model-name=x", "--model=/mnt/models"]
+    assert engine_args(["--model-name=x"]) == ["--model-name=x"]
     assert engine_args(["serve"], command=["vllm"]) == ["serve"]
     assert engine_args(None, command=["vllm"]) is None
 

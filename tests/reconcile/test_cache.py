@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from modelplane.composition.cache import (
     owner_part,
     resource_key,
 )
+from modelplane.naming import dns_name
 from modelplane.reconcile.cache import reconcile_cache
 from modelplane.runtime.local.render import render, render_caches
 from modelplane.runtime.wire import condition_wire, observed_objects
@@ -128,6 +130,20 @@ def test_three_clusters_two_matching_get_exactly_two_pvcs_and_two_jobs() -> None
     assert "Qwen" not in DOWNLOAD_SCRIPT
     assert {"name": "MODELPLANE_CACHE_SOURCE", "value": "Qwen/Qwen3-8B@main"} in container["env"]
     assert not any(e["name"] == "HF_TOKEN" for e in container["env"])
+    # The hub cache layout: huggingface_hub writes under HF_HUB_CACHE, the mount, into
+    # models--Qwen--Qwen3-8B/snapshots/<commit>/; never --local-dir (a flat directory).
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["HF_HUB_CACHE"] == "/mnt/models"
+    assert env["MODELPLANE_CACHE_FOLDER"] == "models--Qwen--Qwen3-8B"
+    assert env["MODELPLANE_CACHE_REF"] == "main"
+    assert "HF_HUB_OFFLINE" not in env  # the Job is the one pod that asks the hub
+    assert '"$cli" download "$MODELPLANE_CACHE_REPO" --revision "$MODELPLANE_CACHE_REVISION"\n' in (
+        DOWNLOAD_SCRIPT
+    )
+    assert "--local-dir" not in DOWNLOAD_SCRIPT
+    assert pod["containers"][0]["volumeMounts"] == [
+        {"name": "model-cache", "mountPath": "/mnt/models"}
+    ]
     # Distinct Object names per cluster, stable keys.
     names = [o.object["metadata"]["name"] for o in result.objects]
     assert len(set(names)) == len(names)
@@ -140,6 +156,17 @@ def test_three_clusters_two_matching_get_exactly_two_pvcs_and_two_jobs() -> None
         f"{owner}-b",
         "cache-download-b",
     ]
+
+
+def test_the_hub_layouts_job_is_not_an_earlier_releases_job() -> None:
+    # An earlier release named the Job (and keyed its owner) by sha256(source) alone; a
+    # Job it left running with the flat script is not adopted: its owner is no longer
+    # composed, so it goes, and the new Job stages the hub layout.
+    hf = _cache().spec.hugging_face
+    assert hf is not None
+    flat_digest = hashlib.sha256(b"Qwen/Qwen3-8B@main").hexdigest()[:8]
+    assert dns_name("ml-team/qwen", "download", flat_digest) != JOB
+    assert owner_part(hf) != f"owner-{flat_digest}"
 
 
 def test_pvc_name_is_the_claim_the_deployment_pods_mount_on_each_cluster() -> None:
@@ -227,9 +254,16 @@ JOB_FAILED = {
     ),
 }
 STAGED = "Qwen/Qwen3-8B@main staged in PVC " + PVC
-READY_BEFORE = {
-    "clusters": [{"name": "a", "phase": "Ready", "message": STAGED, "source": "Qwen/Qwen3-8B@main"}]
+READY_ENTRY = {
+    "name": "a",
+    "phase": "Ready",
+    "message": STAGED,
+    "source": "Qwen/Qwen3-8B@main",
+    "layout": "HubCache",
 }
+READY_BEFORE = {"clusters": [READY_ENTRY]}
+# What an earlier release left: Ready for the same source, staged flat (no layout).
+READY_FLAT = {"clusters": [{k: v for k, v in READY_ENTRY.items() if k != "layout"}]}
 
 # observed, previous status -> phase, message, summary, ArtifactReady (reason, status), kinds composed
 STATUS_TABLE = [
@@ -357,6 +391,27 @@ def test_ready_is_not_kept_for_another_revision() -> None:
     # Staging again starts with the new source's owner; its Job follows once that is observed.
     [(_, owner)] = _manifests(moved, "ConfigMap")
     assert owner["spec"]["forProvider"]["manifest"]["metadata"]["name"] != JOB
+
+
+def test_a_cache_staged_flat_by_an_earlier_release_is_staged_again() -> None:
+    # Same source, but the entry carries no layout: its PVC holds a flat directory that
+    # `--model=<repo id>` cannot load, so the cluster stages again (a new owner and Job).
+    result = reconcile_cache(_cache(status=READY_FLAT), _typed(THREE[:1]), observed_objects(BOUND))
+    [entry] = result.status.to_wire()["clusters"]
+    assert (entry["phase"], entry["layout"]) == ("Hydrating", "HubCache")
+    assert [e.message for e in result.events] == ["Staging Qwen/Qwen3-8B@main on cluster a"]
+    assert len(_manifests(result, "ConfigMap")) == 1
+    # The scheduler does not count it warm meanwhile.
+    assert _cache(status=READY_FLAT).staged_on() == []
+    assert _cache(status=READY_BEFORE).staged_on() == ["a"]
+    # Staged again, the entry is kept Ready with the layout.
+    done = reconcile_cache(
+        _cache(status=result.status), _typed(THREE[:1]), observed_objects(JOB_DONE)
+    )
+    assert done.status.to_wire()["clusters"][0]["phase"] == "Ready"
+    kept = reconcile_cache(_cache(status=done.status), _typed(THREE[:1]))
+    assert kept.status.to_wire()["clusters"][0]["phase"] == "Ready"
+    assert _manifests(kept, "ConfigMap") == []
 
 
 def test_no_matching_cluster_is_no_clusters() -> None:

@@ -193,7 +193,14 @@ def test_listed_clusters_keep_their_place_past_the_status_bound() -> None:
     listed = names[10:]
     before = {
         "clusters": [
-            {"name": n, "phase": "Ready", "message": "staged", "source": SOURCE} for n in listed
+            {
+                "name": n,
+                "phase": "Ready",
+                "message": "staged",
+                "source": SOURCE,
+                "layout": "HubCache",
+            }
+            for n in listed
         ]
     }
     result = reconcile_cache(_cache(before), _clusters(names))

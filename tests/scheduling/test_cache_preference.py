@@ -52,9 +52,11 @@ def test_only_ready_entries_of_the_current_source_are_warm() -> None:
     raw = model_cache("qwen").to_wire()
     raw["status"] = {
         "clusters": [
-            {"name": "a", "phase": "Ready", "source": "Qwen/Qwen3-8B@main"},
+            {"name": "a", "phase": "Ready", "source": "Qwen/Qwen3-8B@main", "layout": "HubCache"},
             {"name": "b", "phase": "Hydrating", "source": "Qwen/Qwen3-8B@main"},
-            {"name": "c", "phase": "Ready", "source": "Qwen/Qwen3-8B@old"},
+            {"name": "c", "phase": "Ready", "source": "Qwen/Qwen3-8B@old", "layout": "HubCache"},
+            # Staged flat by an earlier release: staged again before it counts.
+            {"name": "d", "phase": "Ready", "source": "Qwen/Qwen3-8B@main"},
         ]
     }
     state = cache_state(deployment("chat", 1, cache="qwen"), [ModelCache.model_validate(raw)])

@@ -65,6 +65,13 @@ class ModelCacheSpec(KubeModel):
 
 CachePhase = Literal["Pending", "Hydrating", "Ready", "Failed"]
 
+# How a staged PVC lays the weights out: the Hugging Face hub cache
+# (models--<org>--<name>/snapshots/<commit>/), so an engine loads them by repo id. An entry
+# without it was written by an earlier release, which staged a flat directory: that PVC
+# is staged again (docs/composition.md, "What a ModelCache composes").
+CacheLayout = Literal["HubCache"]
+HUB_CACHE_LAYOUT: CacheLayout = "HubCache"
+
 # Bounds of the status the cache function writes (docs/api.md): one entry per cluster of
 # the footprint, at most MAX_CACHE_CLUSTERS of them (about 300 KB of status at most).
 MAX_CACHE_CLUSTERS = 1024
@@ -81,6 +88,10 @@ class CacheClusterStatus(KubeModel):
         default=None,
         max_length=1024,
         description="<repo>@<revision> the phase refers to; Ready is kept only for the same source.",
+    )
+    layout: CacheLayout | None = Field(
+        default=None,
+        description="How the PVC lays the weights out; Ready is kept only for HubCache.",
     )
 
 
@@ -110,12 +121,16 @@ class ModelCache(KubeModel):
     """Weights staged once per matching cluster."""
 
     def staged_on(self) -> list[str]:
-        """The clusters whose status entry is Ready for the current source."""
+        """The clusters whose status entry is Ready for the current source, in the hub layout."""
         hf = self.spec.hugging_face
         entries = self.status.clusters if self.status is not None else None
         if hf is None:
             return []
-        return [e.name for e in entries or () if e.phase == "Ready" and e.source == hf.source]
+        return [
+            e.name
+            for e in entries or ()
+            if e.phase == "Ready" and e.source == hf.source and e.layout == HUB_CACHE_LAYOUT
+        ]
 
     api_version: Literal["modelplane.ai/v1alpha1"] = GROUP_VERSION
     kind: Literal["ModelCache"] = "ModelCache"

@@ -22,7 +22,8 @@ Prints "ok: N objects" and exits 0, or one line per problem on stderr and exits 
   <file>:<line>: <Kind> <namespace>/<name>: <field.path>: <message>
 A deployment that is valid but cannot serve (a gang whose workers never name the leader,
 decode pods without a routing sidecar, NIXL without a side-channel host, a vLLM image built
-for another accelerator than the member selects) gets a warning
+for another accelerator than the member selects, a cached engine that names no model) gets a
+warning
 line on stderr; the exit code stays 0:
   <file>:<line>: <Kind> <namespace>/<name>: <field.path>: warning: <message>
 """

@@ -14,13 +14,14 @@ cluster, and the Job reads it there by ``secretKeyRef`` (docs/composition.md,
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from modelplane.api import InferenceCluster, ModelCache
-from modelplane.api.modelcache import DEFAULT_REVISION, HuggingFaceSource
-from modelplane.composition.containers import CACHE_MOUNT_PATH, CACHE_VOLUME
+from modelplane.api.modelcache import DEFAULT_REVISION, HUB_CACHE_LAYOUT, HuggingFaceSource
+from modelplane.composition.containers import CACHE_MOUNT_PATH, CACHE_VOLUME, HF_HUB_CACHE
 from modelplane.composition.delivery import deliver
-from modelplane.composition.marker import MARKER
+from modelplane.composition.marker import LEGACY_MARKER, MARKER
 from modelplane.composition.names import cache_pvc_name
 from modelplane.composition.types import REMOTE_NAMESPACE, Json
 from modelplane.naming import CACHE_LABEL, CACHE_NAMESPACE_LABEL, dns_name
@@ -57,25 +58,68 @@ LEGACY_TOKEN_PREFIX = "cache-token-"
 
 # Remote scripts. Repository, revision and source come in through the environment and
 # are always quoted, so no user text is ever parsed by the shell.
+#
+# The weights land in the Hugging Face hub cache layout under HF_HUB_CACHE (the mount):
+# models--<org>--<name>/{blobs,refs,snapshots/<commit>}, so an engine given
+# `--model=<repo id>` and the same HF_HUB_CACHE finds them offline. The PVC holds one
+# repository: anything else at its root (a flat directory an earlier release staged, a
+# previous repository) is removed first, so the new copy fits in sizeGiB.
+# huggingface_hub writes refs/<revision> only for a branch or tag (v0.36.2,
+# src/huggingface_hub/_snapshot_download.py), and an engine given no --revision resolves
+# refs/main offline: refs/main is pointed at the staged commit when another revision is
+# staged, so `main` in this cache is what the cache pins.
 DOWNLOAD_SCRIPT = f"""set -eu
 marker={MARKER}
 if [ -f "$marker" ] && [ "$(cat "$marker")" = "$MODELPLANE_CACHE_SOURCE" ]; then
   echo "already staged: $MODELPLANE_CACHE_SOURCE"
   exit 0
 fi
-rm -f "$marker"
+rm -f "$marker" {LEGACY_MARKER}
+for entry in {CACHE_MOUNT_PATH}/* {CACHE_MOUNT_PATH}/.[!.]*; do
+  case "${{entry##*/}}" in
+    "$MODELPLANE_CACHE_FOLDER" | .locks | lost+found | "*" | ".[!.]*") ;;
+    *) echo "removing $entry (not part of $MODELPLANE_CACHE_SOURCE)"; rm -rf "$entry" ;;
+  esac
+done
 # `hf` since huggingface_hub 0.34; `huggingface-cli` (same flags) before it.
 cli=hf
 command -v hf >/dev/null 2>&1 || cli=huggingface-cli
-"$cli" download "$MODELPLANE_CACHE_REPO" --revision "$MODELPLANE_CACHE_REVISION" \\
-  --local-dir {CACHE_MOUNT_PATH}
+"$cli" download "$MODELPLANE_CACHE_REPO" --revision "$MODELPLANE_CACHE_REVISION"
+repo={CACHE_MOUNT_PATH}/"$MODELPLANE_CACHE_FOLDER"
+if [ -n "$MODELPLANE_CACHE_REF" ]; then
+  commit=$(cat "$repo/refs/$MODELPLANE_CACHE_REF")
+else
+  commit=$MODELPLANE_CACHE_REVISION
+fi
+if [ ! -d "$repo/snapshots/$commit" ]; then
+  echo "no snapshot $commit of $MODELPLANE_CACHE_SOURCE under $repo" >&2
+  exit 1
+fi
+if [ "$MODELPLANE_CACHE_REF" != main ]; then
+  mkdir -p "$repo/refs"
+  printf '%s' "$commit" > "$repo/refs/main"
+fi
 printf '%s' "$MODELPLANE_CACHE_SOURCE" > "$marker.tmp"
 # The serving pods' wait runs as a non-root user: it must be able to see the marker.
 chmod a+rx {CACHE_MOUNT_PATH} 2>/dev/null || true
 chmod a+r "$marker.tmp"
 mv "$marker.tmp" "$marker"
-echo "staged: $MODELPLANE_CACHE_SOURCE"
+echo "staged: $MODELPLANE_CACHE_SOURCE (snapshot $commit)"
 """
+
+# A full commit id, as huggingface_hub tells one from a branch or tag (REGEX_COMMIT_HASH,
+# src/huggingface_hub/file_download.py): for it, no refs/ file is written.
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def repo_folder(repo: str) -> str:
+    """The repository's folder in the hub cache: ``models--<org>--<name>``."""
+    return "models--" + repo.replace("/", "--")
+
+
+def revision_ref(revision: str) -> str:
+    """The refs/ file the download writes for ``revision``; empty for a full commit id."""
+    return "" if _COMMIT.match(revision) else revision
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +148,10 @@ def source_of(hf: HuggingFaceSource) -> str:
 
 
 def _source_digest(hf: HuggingFaceSource) -> str:
-    return hashlib.sha256(source_of(hf).encode("utf-8")).hexdigest()[:8]
+    # The layout is part of it: a Job an earlier release started (flat layout) is not
+    # adopted, its owner goes and takes it along, and a new Job stages the hub layout.
+    staged = f"{HUB_CACHE_LAYOUT}:{source_of(hf)}"
+    return hashlib.sha256(staged.encode("utf-8")).hexdigest()[:8]
 
 
 def cache_storage_class(cluster: InferenceCluster) -> str | None:
@@ -196,10 +243,14 @@ def download_job(names: CacheNames, hf: HuggingFaceSource, owner_uid: str) -> Js
     Owned by the ConfigMap ``download_owner`` (UID ``owner_uid``, as observed), so it goes,
     pods included, when that ConfigMap does.
     """
+    revision = hf.revision or DEFAULT_REVISION
     env: list[Json] = [
         {"name": "MODELPLANE_CACHE_REPO", "value": hf.repo},
-        {"name": "MODELPLANE_CACHE_REVISION", "value": hf.revision or DEFAULT_REVISION},
+        {"name": "MODELPLANE_CACHE_REVISION", "value": revision},
         {"name": "MODELPLANE_CACHE_SOURCE", "value": source_of(hf)},
+        {"name": "MODELPLANE_CACHE_FOLDER", "value": repo_folder(hf.repo)},
+        {"name": "MODELPLANE_CACHE_REF", "value": revision_ref(revision)},
+        {"name": HF_HUB_CACHE, "value": CACHE_MOUNT_PATH},
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
     ]
     if hf.auth_secret is not None:

@@ -21,7 +21,14 @@ CLAIM_NAME = "devices"
 DSHM_VOLUME = "dshm"
 CACHE_VOLUME = "model-cache"
 CACHE_MOUNT_PATH = "/mnt/models"
-CACHE_MODEL_ARG = f"--model={CACHE_MOUNT_PATH}"
+# Where huggingface_hub keeps its hub cache (models--<org>--<name>/snapshots/<commit>/);
+# it takes precedence over HF_HOME/hub (huggingface/huggingface_hub v0.36.2,
+# src/huggingface_hub/constants.py). The download Job and every pod that mounts the cache
+# set it to the mount, so `--model=<repo id>` resolves there.
+HF_HUB_CACHE = "HF_HUB_CACHE"
+# A pod mounting the cache starts only once it is staged (the wait-for-model-cache init
+# container), so the hub is never asked: a repo id resolves from the cache alone.
+HF_HUB_OFFLINE = "HF_HUB_OFFLINE"
 
 # The engine's health path: our readiness probe and GKE's load balancer health check both
 # ask it, so a pod the kubelet counts ready is one the load balancer counts healthy.
@@ -51,27 +58,24 @@ def merge_env(injected: Sequence[Json], user: Sequence[EnvVar] | None) -> list[J
     return [e for e in injected if e["name"] not in user_names] + user_entries
 
 
+def cache_env() -> list[Json]:
+    """The hub cache of a mounted ModelCache, offline: what every container that mounts it gets."""
+    return [env_entry(HF_HUB_CACHE, CACHE_MOUNT_PATH), env_entry(HF_HUB_OFFLINE, "1")]
+
+
 def member_env(ctx: MemberContext) -> list[Json]:
     """The entries injected into every container of a member's pods, in order.
 
     The served model name everywhere; in a gang, the gang index, leader address and
-    rank of ``gangs.gang_env``, which never name an operator-injected variable.
+    rank of ``gangs.gang_env``, which never name an operator-injected variable; with a
+    ModelCache, ``HF_HUB_CACHE`` and ``HF_HUB_OFFLINE`` last (the user may override them).
     """
     env = [env_entry(SERVED_MODEL_NAME, ctx.names.served_model_name)]
-    if ctx.member.role == "Standalone":
-        return env
-    return env + gang_env(ctx.names, ctx.engine.name, ctx.member.role, ctx.stack)
-
-
-def with_cache_model_arg(container: ReplicaContainer, has_cache: bool) -> list[str] | None:
-    """The engine args, with ``--model=/mnt/models`` appended when a cache is mounted and
-    the user set neither a command nor ``--model``."""
-    args = list(container.args) if container.args is not None else None
-    if not has_cache or container.command is not None:
-        return args
-    if any(a == "--model" or a.startswith("--model=") for a in args or []):
-        return args
-    return [*(args or []), CACHE_MODEL_ARG]
+    if ctx.member.role != "Standalone":
+        env += gang_env(ctx.names, ctx.engine.name, ctx.member.role, ctx.stack)
+    if ctx.cache_pvc is not None:
+        env += cache_env()
+    return env
 
 
 def resources(user: Resources | None, claim: bool) -> Json | None:
@@ -105,8 +109,8 @@ def member_container(ctx: MemberContext, container: ReplicaContainer) -> Json:
     serving_engine = engine and ctx.serving
     out: Json = {"name": container.name, "image": container.image}
     _put(out, "command", list(container.command) if container.command is not None else None)
-    # Only a serving engine gets --model injected; elsewhere the args stay verbatim.
-    _put(out, "args", with_cache_model_arg(container, serving_engine and ctx.cache_pvc is not None))
+    # Verbatim, with or without a cache: the same `--model=<repo id>` works in both.
+    _put(out, "args", list(container.args) if container.args is not None else None)
     out["env"] = merge_env(member_env(ctx), container.env)
     _put(out, "ports", _ports(container, prepend_http=serving_engine))
     if serving_engine:

@@ -9,8 +9,11 @@ from modelplane.composition.containers import CACHE_MOUNT_PATH, CACHE_VOLUME
 from modelplane.composition.types import Json
 
 # Written last by the download Job, after every file is in place: its content is the
-# source (`<repo>@<revision>`) the PVC holds.
-MARKER = f"{CACHE_MOUNT_PATH}/.modelplane-complete"
+# source (`<repo>@<revision>`) the PVC holds, in the hub cache layout. Its name is new with
+# that layout: a PVC an earlier release staged flat holds only LEGACY_MARKER, so no serving
+# pod starts on it before the Job has staged it again.
+MARKER = f"{CACHE_MOUNT_PATH}/.modelplane-hub-complete"
+LEGACY_MARKER = f"{CACHE_MOUNT_PATH}/.modelplane-complete"
 WAIT_CONTAINER = "wait-for-model-cache"
 # The wait image of the serving pods' init container: small, pinned, has /bin/sh.
 WAIT_IMAGE = "busybox:1.37.0"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from modelplane.api import ModelDeployment
 from modelplane.api.modeldeployment import Engine, EngineMember
 from modelplane.api.pod import Container
+from modelplane.composition.containers import CACHE_MOUNT_PATH
 from modelplane.composition.gangs import LEADER_ADDRESS
 from modelplane.composition.members import DEFAULT_HTTP_PORT, ENGINE_CONTAINER
 
@@ -53,6 +54,8 @@ def serving_warnings(deployment: ModelDeployment) -> list[ServingWarning]:
         out += _decode_sidecar_warnings(engines)
     out += [w for i, engine in enumerate(engines) for w in _nixl_warnings(i, engine)]
     out += [w for i, engine in enumerate(engines) for w in _image_warnings(i, engine)]
+    if spec.model_cache_ref is not None:
+        out += [w for i, engine in enumerate(engines) for w in _cache_model_warnings(i, engine)]
     return out
 
 
@@ -204,3 +207,53 @@ def _image_warnings(index: int, engine: Engine) -> Iterator[ServingWarning]:
                 f"{_ACCELERATOR_NAMES[driver]} devices ({driver}): it cannot use them; "
                 f"vLLM's image for them is {wanted}",
             )
+
+
+def _model_arg(args: Sequence[str]) -> str | None:
+    """The model the engine's args name: ``--model=X``, ``--model X`` or a first positional
+    argument (``vllm serve X``); None when they name none."""
+    for i, arg in enumerate(args):
+        if arg.startswith("--model="):
+            return arg.removeprefix("--model=")
+        if arg == "--model":
+            return args[i + 1] if i + 1 < len(args) else ""
+    if args and not args[0].startswith("-"):
+        return args[0]
+    return None
+
+
+def _cache_model_warnings(index: int, engine: Engine) -> Iterator[ServingWarning]:
+    """With a ModelCache, every engine loads the weights by repo id from the hub cache.
+
+    An earlier release appended ``--model=/mnt/models`` to a serving engine that named no
+    model and staged the weights flat at the mount; now nothing is appended and the mount
+    holds the hub cache layout (docs/composition.md, "Pods"), so neither form finds them.
+    """
+    serving = _serving_member(engine)
+    for j, member in enumerate(engine.members):
+        for k, container in enumerate(_containers(member)):
+            if container.name != ENGINE_CONTAINER:
+                continue
+            model = _model_arg(container.args or ())
+            path = f"{_member_path(index, j)}[{k}].args"
+            if model is not None and model.rstrip("/") == CACHE_MOUNT_PATH:
+                yield ServingWarning(
+                    path,
+                    f"engine {engine.name}: --model={CACHE_MOUNT_PATH} loads a flat model "
+                    "directory, but the ModelCache is staged in the Hugging Face hub cache "
+                    "layout there; use --model=<the cache's huggingFace.repo>, which resolves "
+                    "from the cache offline",
+                )
+            elif (
+                model is None
+                and container.command is None
+                and serving is not None
+                and serving[0] == j
+            ):
+                yield ServingWarning(
+                    path,
+                    f"engine {engine.name}: the engine names no model (no --model, no command) "
+                    f"but mounts a ModelCache: {CACHE_MOUNT_PATH} is no longer passed as "
+                    "--model, so vLLM would serve its default model; add --model=<the cache's "
+                    "huggingFace.repo>, which resolves from the cache offline",
+                )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from modelplane.api import InferenceCluster, ModelCache
 from modelplane.api.meta import Condition, condition, get_condition, holds, is_ready
 from modelplane.api.modelcache import (
+    HUB_CACHE_LAYOUT,
     MAX_CACHE_CLUSTERS,
     MAX_CACHE_MESSAGE,
     CacheClusterStatus,
@@ -149,8 +150,14 @@ def _site(
     if provider is None:
         return _Site("Pending", f"InferenceCluster {name} publishes no providerConfigRef yet", None)
     before = _previous(cache).get(name)
-    if before is not None and before.phase == "Ready" and before.source == source:
-        # Staged: the Job and its owner are gone (or going); only the PVC stays.
+    if (
+        before is not None
+        and before.phase == "Ready"
+        and before.source == source
+        and before.layout == HUB_CACHE_LAYOUT
+    ):
+        # Staged: the Job and its owner are gone (or going); only the PVC stays. An entry
+        # without the layout was staged flat by an earlier release: staged again.
         return _Site("Ready", f"{source} staged in PVC {names.pvc}", Stage(False))
     job = _remote(observed.get(resource_key(name, KEY_DOWNLOAD)), names.job(hf))
     if holds(job.conditions, "Complete") or holds(job.conditions, "SuccessCriteriaMet"):
@@ -317,7 +324,11 @@ def reconcile_cache(
         site, provider = sites[name], providers[name]
         entries.append(
             CacheClusterStatus(
-                name=name, phase=site.phase, message=_bounded(site.message), source=source
+                name=name,
+                phase=site.phase,
+                message=_bounded(site.message),
+                source=source,
+                layout=HUB_CACHE_LAYOUT,
             )
         )
         storage_class = cache_storage_class(cluster)
