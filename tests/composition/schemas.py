@@ -141,6 +141,8 @@ CORE_KINDS = {
     "Job",
     # The routable backend of a ModelEndpoint
     "EndpointSlice",
+    # The pickers' disruption budget
+    "PodDisruptionBudget",
 }
 
 _EMBEDDED_FIELDS = {
@@ -273,6 +275,7 @@ def validate_manifest(obj: dict[str, Any]) -> None:
             "apps",
             "batch",
             "discovery.k8s.io",
+            "policy",
             "resource.k8s.io",
             "rbac.authorization.k8s.io",
         }
