@@ -4,7 +4,7 @@ The upstream facts, read at the tags named:
 
 - llm-d/llm-d-router v0.10.0 ``pkg/epp/server/options.go``: ``--ha-enable-leader-election``
   (default off) makes readiness pass only on the leader (``cmd/epp/runner/health.go``);
-  ``config/charts/README.md`` and ``docs/operations.md``: with it off every replica serves
+  ``config/charts/README.md`` and ``llm-d-router/docs/operations.md``: with it off every replica serves
   (active-active), and each keeps its own approximate prefix state.
 - kubernetes/api v0.34.10 ``policy/v1/types.go``: with ``maxUnavailable`` "an eviction is
   allowed if at most maxUnavailable pods selected by selector are unavailable after the
