@@ -160,6 +160,8 @@ CORE_KINDS = {
     "Namespace",
     "ClusterRole",
     "ClusterRoleBinding",
+    # The pickers' disruption budget
+    "PodDisruptionBudget",
 }
 
 _EMBEDDED_FIELDS = {
@@ -292,6 +294,7 @@ def validate_manifest(obj: dict[str, Any]) -> None:
             "apps",
             "batch",
             "discovery.k8s.io",
+            "policy",
             "resource.k8s.io",
             "rbac.authorization.k8s.io",
         }

@@ -179,14 +179,12 @@ def test_default_picker_ports_meet_the_pool_and_the_service() -> None:
     assert service_ports["http-metrics"]["targetPort"] == METRICS_PORT
 
 
-def test_default_picker_requests_cpu_and_memory_and_rolls_by_recreate() -> None:
+def test_default_picker_requests_cpu_and_memory() -> None:
     deployment = _default()["epp"]
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     # The chart refuses to render without both requests.
     assert set(container["resources"]["requests"]) == {"cpu", "memory"}
     assert "cpu" not in container["resources"].get("limits", {})
-    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
-    assert deployment["spec"]["replicas"] == 1  # one replica: no leader-election RBAC
 
 
 def test_default_config_loads_on_the_release_without_deprecation() -> None:
@@ -233,4 +231,6 @@ def test_user_picker_keeps_its_own_command_line_and_no_metrics_port() -> None:
     container = objs["epp"]["spec"]["template"]["spec"]["containers"][0]
     assert "livenessProbe" not in container and "readinessProbe" not in container
     assert [p["name"] for p in objs["epp-service"]["spec"]["ports"]] == ["grpc-ext-proc"]
-    assert objs["epp"]["spec"]["strategy"] == {"type": "Recreate"}
+    # The same two-picker frame as the default's (tests/composition/test_picker_ha.py).
+    assert objs["epp"]["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert "epp-disruption-budget" in objs

@@ -213,24 +213,53 @@ def test_only_a_finished_rollout_reads_ready(
     assert _ready(manifest, obj) is (step == "done"), f"{workload}: {step}"
 
 
-@pytest.mark.parametrize(
-    ("generation", "status", "ready"),
-    [
-        (1, {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1}, False),
-        (1, {"observedGeneration": 1, "replicas": 1, "availableReplicas": 1}, False),
-        (2, {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
-             "availableReplicas": 1}, False),
-        (1, {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
-             "readyReplicas": 1, "availableReplicas": 1}, True),
-    ],
-)  # fmt: skip
-def test_the_picker_deployment_waits_for_its_recreated_pod(
-    generation: int, status: Json, ready: bool
-) -> None:
-    """The picker's Recreate rollout: the old pod goes, then the new one must be available."""
+PICKER_STEPS: list[tuple[str, int, Json | None, bool]] = [
+    ("created", 1, None, False),
+    ("created, no picker available yet", 1, _deployment(1, 2, 2, 0, 0), False),
+    ("created, one of two available", 1, _deployment(1, 2, 2, 1, 1), True),
+    ("both available", 1, _deployment(1, 2, 2, 2, 2), True),
+    ("a drain evicted one, its replacement starting", 1, _deployment(1, 2, 2, 1, 1), True),
+    ("config changed, not observed", 2, _deployment(1, 2, 2, 2, 2), False),
+    ("rolling: one old gone, one surged, one old serving", 2, _deployment(2, 2, 1, 1, 1), False),
+    ("rolling: the surged picker ready beside the old", 2, _deployment(2, 2, 1, 2, 2), False),
+    ("rolling: the last old picker gone, one new available", 2, _deployment(2, 2, 2, 1, 1), True),
+    ("done", 2, _deployment(2, 2, 2, 2, 2), True),
+    ("every picker lost", 2, _deployment(2, 2, 2, 0, 0), False),
+]
+"""The picker Deployment (two pickers, ``maxSurge: 1, maxUnavailable: 1``) through a create,
+a drain and a config rollout. Its counts are of non-terminating pods (kubernetes/api v0.34.10
+``apps/v1/types.go`` ``DeploymentStatus``), so an old picker that is terminating is not
+counted and one still running keeps ``updatedReplicas`` below ``spec.replicas``; one
+available picker serves the replica (docs/composition.md, "Two pickers per replica")."""
+
+
+def _picker_ready(generation: int, status: Json | None) -> bool:
     manifest = _picker()
-    assert manifest["spec"]["strategy"] == {"type": "Recreate"}
-    assert _ready(manifest, _observed(manifest, generation, status)) is ready
+    obj = _observed(manifest, generation, status)
+    validate_manifest(obj)
+    delivered = next(
+        o.object for o in compose_replica(replica(), cluster()).objects if o.key == "epp"
+    )
+    query = delivered["spec"]["readiness"]
+    assert query == readiness(manifest, "epp")
+    return compile_readiness(query["celQuery"]).ready(_as_provider_sees_it(obj))
+
+
+@pytest.mark.parametrize(("step", "generation", "status", "ready"), PICKER_STEPS)
+def test_the_picker_is_ready_with_one_available_picker_at_the_current_template(
+    step: str, generation: int, status: Json | None, ready: bool
+) -> None:
+    assert _picker_ready(generation, status) is ready, step
+
+
+def test_only_the_picker_deployment_reads_one_available_picker_as_ready() -> None:
+    # An engine Deployment with one of two copies available is not rolled out: the
+    # picker's query is the picker's, by its resource key, never the kind's.
+    engine = WORKLOADS["engine Deployment"]()
+    half = _observed(engine, 1, _deployment(1, 2, 2, 1, 1))
+    assert _ready(engine, half) is False
+    assert readiness(engine, "epp") != readiness(engine)
+    assert readiness(_picker())["celQuery"] == readiness(engine)["celQuery"]
 
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))

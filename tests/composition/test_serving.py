@@ -19,6 +19,7 @@ B = "ml-team-qwen3-8b-e7f0a-84943"
 PICKER_KEYS = [
     "epp-config",
     "epp",
+    "epp-disruption-budget",
     "epp-service",
 ]
 
@@ -53,6 +54,19 @@ def test_unified_user_picker_runs_exactly_what_the_user_wrote() -> None:
     assert template["spec"] == {
         "serviceAccountName": "modelplane-epp",
         "terminationGracePeriodSeconds": 130,
+        "affinity": {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 100,
+                        "podAffinityTerm": {
+                            "labelSelector": {"matchLabels": {"app": EPP}},
+                            "topologyKey": "kubernetes.io/hostname",
+                        },
+                    }
+                ]
+            }
+        },
         "containers": [
             {
                 "name": "router",

@@ -169,6 +169,7 @@ def test_leader_worker_on_standard_is_a_leader_worker_set() -> None:
         "inference-pool",
         "model-route",
         "epp",
+        "epp-disruption-budget",
         "epp-service",
     ]
     for key, rct in (
@@ -440,16 +441,17 @@ def test_composition_is_deterministic() -> None:
 @pytest.mark.parametrize(
     ("shape", "workload_kind", "count"),
     [
-        ("standalone", "Deployment", 6),
-        ("leader-worker-standard", "LeaderWorkerSet", 7),
-        ("leader-worker-dynamo", "PodCliqueSet", 7),
+        ("standalone", "Deployment", 7),
+        ("leader-worker-standard", "LeaderWorkerSet", 8),
+        ("leader-worker-dynamo", "PodCliqueSet", 8),
     ],
 )
-def test_a_one_engine_replica_composes_at_most_seven_objects(
+def test_a_one_engine_replica_composes_at_most_eight_objects(
     shape: str, workload_kind: str, count: int
 ) -> None:
-    # The picker's ServiceAccount, RBAC and default config are the cluster's, once.
+    # The picker's ServiceAccount, RBAC and default config are the cluster's, once; its
+    # disruption budget is the replica's own (one more than before the pickers were two).
     objs = manifests(compose_replica(*SHAPES[shape]))
-    assert len(objs) == count <= 7
+    assert len(objs) == count <= 8
     assert [m["kind"] for m in objs.values()][0] == workload_kind
     assert not {"epp-serviceaccount", "epp-role", "epp-rolebinding", "epp-config"} & set(objs)

@@ -36,7 +36,7 @@ CONFIG_TEXT = (
     '"kv-cache-utilization-scorer","weight":2},{"pluginRef":"prefix-cache-scorer","weight":3}]}]}'
 )
 # Rolled out at the current generation, as `kubectl rollout status` checks (docs/composition.md,
-# "Ready means rolled out").
+# "Ready means rolled out"): the engine Deployment.
 AVAILABLE = (
     "has(object.status) && has(object.status.observedGeneration) && "
     "object.status.observedGeneration == object.metadata.generation && "
@@ -44,6 +44,15 @@ AVAILABLE = (
     " && has(object.status.replicas) && object.status.replicas == object.spec.replicas && "
     "has(object.status.availableReplicas) && "
     "object.status.availableReplicas == object.spec.replicas"
+)
+# The picker Deployment: every picker at the current template and at least one available
+# (docs/composition.md, "Two pickers per replica").
+SERVING = (
+    "has(object.status) && has(object.status.observedGeneration) && "
+    "object.status.observedGeneration == object.metadata.generation && "
+    "has(object.status.updatedReplicas) && object.status.updatedReplicas == object.spec.replicas"
+    " && has(object.status.replicas) && object.status.replicas == object.spec.replicas && "
+    "has(object.status.availableReplicas)"
 )
 
 # key, Object name, remote kind, remote name, readiness policy (the example's table): the
@@ -71,7 +80,14 @@ TABLE = [
         "SuccessfulCreate",
     ),
     ("model-route", "qwen3-8b-e7f0a-model-route-df1c8", "HTTPRoute", B, "SuccessfulCreate"),
-    ("epp", "qwen3-8b-e7f0a-epp-98f23", "Deployment", EPP, "AVAILABLE"),
+    ("epp", "qwen3-8b-e7f0a-epp-98f23", "Deployment", EPP, "SERVING"),
+    (
+        "epp-disruption-budget",
+        "qwen3-8b-e7f0a-epp-disruption-budget-fe2ed",
+        "PodDisruptionBudget",
+        EPP,
+        "SuccessfulCreate",
+    ),
     ("epp-service", "qwen3-8b-e7f0a-epp-service-7fd25", "Service", EPP, "SuccessfulCreate"),
 ]
 
@@ -192,8 +208,8 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {{name: {EPP}, namespace: default}}
 spec:
-  replicas: 1
-  strategy: {{type: Recreate}}
+  replicas: 2
+  strategy: {{type: RollingUpdate, rollingUpdate: {{maxSurge: 1, maxUnavailable: 1}}}}
   selector: {{matchLabels: {{app: {EPP}}}}}
   template:
     metadata:
@@ -202,6 +218,13 @@ spec:
     spec:
       serviceAccountName: {SHARED}
       terminationGracePeriodSeconds: 130
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 100
+            podAffinityTerm:
+              labelSelector: {{matchLabels: {{app: {EPP}}}}}
+              topologyKey: kubernetes.io/hostname
       containers:
       - name: epp
         image: ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0
@@ -214,6 +237,7 @@ spec:
         - --grpc-port=9002
         - --grpc-health-port=9003
         - --tracing=false
+        - --ha-enable-leader-election=false
         env:
         - {{name: MODELPLANE_SERVED_MODEL_NAME, value: ml-team/qwen3-8b}}
         - {{name: MODELPLANE_POOL_NAME, value: {POOL}}}
@@ -225,6 +249,15 @@ spec:
         resources: {{requests: {{cpu: "8", memory: 8Gi}}, limits: {{memory: 16Gi}}}}
         volumeMounts: [{{name: config, mountPath: /config}}]
       volumes: [{{name: config, configMap: {{name: {SHARED}}}}}]
+"""),
+    "epp-disruption-budget": _y(f"""
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {{name: {EPP}, namespace: default}}
+spec:
+  maxUnavailable: 1
+  selector: {{matchLabels: {{app: {EPP}}}}}
+  unhealthyPodEvictionPolicy: AlwaysAllow
 """),
     "epp-service": _y(f"""
 apiVersion: v1
@@ -271,9 +304,10 @@ def test_each_object_is_wrapped_as_the_table_says(
     policy: str,
 ) -> None:
     obj = next(o.object for o in composed.objects if o.key == key)
+    queries = {"AVAILABLE": AVAILABLE, "SERVING": SERVING}
     readiness = (
-        {"policy": "DeriveFromCelQuery", "celQuery": AVAILABLE}
-        if policy == "AVAILABLE"
+        {"policy": "DeriveFromCelQuery", "celQuery": queries[policy]}
+        if policy in queries
         else {"policy": "SuccessfulCreate"}
     )
     manifest = obj["spec"]["forProvider"]["manifest"]
@@ -290,7 +324,7 @@ def test_each_object_is_wrapped_as_the_table_says(
             "forProvider": {"manifest": manifest},
             "readiness": readiness,
             # Workloads are watched (docs/composition.md); the rest is polled.
-            **({"watch": True} if policy == "AVAILABLE" else {}),
+            **({"watch": True} if policy in queries else {}),
         },
     }
     assert (manifest["kind"], manifest["metadata"]["name"]) == (kind, remote_name)

@@ -42,9 +42,9 @@ def test_fresh_placement_is_scheduling_and_starting() -> None:
     assert [e.message for e in r.result.events] == [
         "Scheduled 2 replicas across 2 clusters: us-east-1, us-west-2"
     ]
-    # Six remote objects per replica (the picker's ServiceAccount, RBAC and default config
-    # are the cluster's).
-    assert len(r.remote) == 12
+    # Seven remote objects per replica (the picker's ServiceAccount, RBAC and default config
+    # are the cluster's; its disruption budget is the replica's).
+    assert len(r.remote) == 14
     assert {c for c, _ in r.remote} == {"us-east-1", "us-west-2"}
 
 

@@ -32,6 +32,7 @@ KEYS = [
     "inference-pool",
     "model-route",
     "epp",
+    "epp-disruption-budget",
     "epp-service",
 ]
 WORLD = [worked_example_cluster()]

@@ -10,6 +10,7 @@ from modelplane.api import ModelReplica
 from modelplane.api.inferencecluster import GatewayImplementation
 from modelplane.composition.claims import claim_template
 from modelplane.composition.names import (
+    KEY_EPP,
     KEY_POOL,
     KEY_ROUTE,
     ReplicaNames,
@@ -58,6 +59,17 @@ DEPLOYMENT_ROLLED_OUT = _all(_OBSERVED, _counts("updatedReplicas", "replicas", "
 ``kubectl rollout status`` (docs/composition.md, "Ready means rolled out"). The Available
 condition is not read: it is minimum availability, true with no pod ready when one copy may
 be unavailable."""
+PICKER_SERVING = _all(
+    _OBSERVED,
+    _counts("updatedReplicas", "replicas"),
+    # Omitted while zero (kubernetes/api v0.34.10 apps/v1 DeploymentStatus): at least one.
+    "has(object.status.availableReplicas)",
+)
+"""The picker Deployment: every picker runs the current template, no old one is left, and
+at least one is available (docs/composition.md, "Two pickers per replica"). One serving
+picker serves the replica, so a drain or a lost node that takes the other leaves the
+replica Ready and routed; counts exclude terminating pods, so a rollout reads Ready only
+once the old pickers are gone."""
 LWS_ROLLED_OUT = _all(
     _OBSERVED,
     "has(object.status.conditions)",
@@ -79,6 +91,9 @@ JOB_COMPLETE = (
 )
 DERIVE_FROM_CEL = "DeriveFromCelQuery"
 SUCCESSFUL_CREATE = "SuccessfulCreate"
+
+# Resource keys whose readiness is their own query, not their kind's.
+_KEY_READINESS = {(KEY_EPP, "apps/v1", "Deployment"): PICKER_SERVING}
 
 # Remote kinds whose readiness is a CEL query on their status.
 _CEL_READINESS = {
@@ -103,9 +118,12 @@ def watched(manifest: Json) -> bool:
     return (manifest["apiVersion"], manifest["kind"]) in _CEL_READINESS
 
 
-def readiness(manifest: Json) -> Json:
-    """The Object's readiness policy for a remote object."""
-    query = _CEL_READINESS.get((manifest["apiVersion"], manifest["kind"]))
+def readiness(manifest: Json, key: str | None = None) -> Json:
+    """The Object's readiness policy for a remote object under resource key ``key``."""
+    kind = (manifest["apiVersion"], manifest["kind"])
+    query = _KEY_READINESS.get((key, *kind)) if key is not None else None
+    if query is None:
+        query = _CEL_READINESS.get(kind)
     if query is None:
         return {"policy": SUCCESSFUL_CREATE}
     return {"policy": DERIVE_FROM_CEL, "celQuery": query}
@@ -124,7 +142,7 @@ def deliver(
     spec: Json = {
         "providerConfigRef": {"kind": kind, "name": config},
         "forProvider": {"manifest": manifest},
-        "readiness": readiness(manifest),
+        "readiness": readiness(manifest, key),
     }
     if watched(manifest):
         spec["watch"] = True

@@ -23,6 +23,7 @@ KEY_EPP_ROLE = "epp-role"
 KEY_EPP_ROLE_BINDING = "epp-rolebinding"
 KEY_EPP_CONFIG = "epp-config"
 KEY_EPP = "epp"
+KEY_EPP_DISRUPTION_BUDGET = "epp-disruption-budget"
 KEY_EPP_SERVICE = "epp-service"
 KEY_EPP_DESTINATION_RULE = "epp-destination-rule"
 

@@ -23,6 +23,7 @@ from modelplane.composition.containers import (
 from modelplane.composition.names import (
     KEY_EPP,
     KEY_EPP_CONFIG,
+    KEY_EPP_DISRUPTION_BUDGET,
     KEY_EPP_ROLE,
     KEY_EPP_ROLE_BINDING,
     KEY_EPP_SERVICE,
@@ -52,6 +53,24 @@ PICKER_HEALTH_SERVICE = "inference-extension"
 PICKER_RESOURCES: Json = {"requests": {"cpu": "8", "memory": "8Gi"}, "limits": {"memory": "16Gi"}}
 # Mirrors the longest grace period of the pods in the pool (the chart's comment).
 PICKER_TERMINATION_GRACE_SECONDS = 130
+
+# High availability (docs/composition.md, "Two pickers per replica"). Every replica runs
+# this many pickers, all serving: leader election stays off (its v0.10.0 readiness passes
+# only on the leader, pkg/epp/server/options.go and cmd/epp/runner/health.go, which no
+# disruption budget or rolling update can work with), so each keeps its own prefix index.
+PICKER_REPLICAS = 2
+# At most one picker down at a time, for a drain (the PodDisruptionBudget) and for a
+# rollout alike: one surge pod, and one old pod may go before its replacement is ready, so
+# a rollout never waits for room for a third picker and never leaves none available.
+PICKER_MAX_UNAVAILABLE = 1
+PICKER_MAX_SURGE = 1
+# Preferred, not required: spread across nodes when there is room, and still run both on a
+# one-node cluster (the budget alone keeps a drain from taking both).
+PICKER_SPREAD_TOPOLOGY_KEY = "kubernetes.io/hostname"
+PICKER_SPREAD_WEIGHT = 100
+# An unready picker is out of the Service and serves nothing, so evicting it costs nothing;
+# the default (IfHealthyBudget) would block every drain while both are unready.
+PICKER_UNHEALTHY_EVICTION = "AlwaysAllow"
 CONFIG_KEY = "epp-config.yaml"
 CONFIG_DIR = "/config"
 CONFIG_PATH = f"{CONFIG_DIR}/{CONFIG_KEY}"
@@ -162,6 +181,10 @@ def default_picker_container(names: ReplicaNames) -> Json:
             # The binary defaults tracing on, exporting to localhost:4317; the chart turns
             # it off unless a collector is configured, and Modelplane configures none.
             "--tracing=false",
+            # Both pickers serve (active-active). The chart turns leader election on for
+            # more than one replica; off is the binary's default and its documented
+            # active-active setting, written out so the manifest says which mode runs.
+            "--ha-enable-leader-election=false",
         ],
         "env": picker_env(names, has_config=True),
         "ports": [
@@ -204,6 +227,26 @@ def _named(name: str) -> Json:
     return {"name": name, "namespace": REMOTE_NAMESPACE}
 
 
+def picker_selector(names: ReplicaNames) -> Json:
+    """The labels that select the replica's picker pods (Deployment, Service, budget)."""
+    return {"app": names.epp}
+
+
+def _spread(names: ReplicaNames) -> Json:
+    """Prefer the replica's pickers on different nodes."""
+    term = {
+        "labelSelector": {"matchLabels": picker_selector(names)},
+        "topologyKey": PICKER_SPREAD_TOPOLOGY_KEY,
+    }
+    return {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": PICKER_SPREAD_WEIGHT, "podAffinityTerm": term}
+            ]
+        }
+    }
+
+
 def picker_deployment(
     names: ReplicaNames,
     container: Json,
@@ -219,7 +262,7 @@ def picker_deployment(
     """
     template_meta: Json = {
         "labels": {
-            "app": names.epp,
+            **picker_selector(names),
             DEPLOYMENT_LABEL: names.deployment,
             DEPLOYMENT_NAMESPACE_LABEL: names.namespace,
             REPLICA_LABEL: names.replica,
@@ -231,6 +274,7 @@ def picker_deployment(
     pod: Json = {
         "serviceAccountName": SHARED_PICKER_NAME,
         "terminationGracePeriodSeconds": PICKER_TERMINATION_GRACE_SECONDS,
+        "affinity": _spread(names),
         "containers": [container],
     }
     if checksum is not None:
@@ -242,12 +286,30 @@ def picker_deployment(
         "kind": "Deployment",
         "metadata": _meta(names),
         "spec": {
-            "replicas": 1,
-            # One active picker holds the prefix-cache state; Recreate hands over at once
-            # instead of running two pickers side by side (the chart's strategy).
-            "strategy": {"type": "Recreate"},
-            "selector": {"matchLabels": {"app": names.epp}},
+            "replicas": PICKER_REPLICAS,
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {
+                    "maxSurge": PICKER_MAX_SURGE,
+                    "maxUnavailable": PICKER_MAX_UNAVAILABLE,
+                },
+            },
+            "selector": {"matchLabels": picker_selector(names)},
             "template": {"metadata": template_meta, "spec": pod},
+        },
+    }
+
+
+def picker_disruption_budget(names: ReplicaNames) -> Json:
+    """The budget that lets a drain evict at most one of the replica's pickers at a time."""
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": _meta(names),
+        "spec": {
+            "maxUnavailable": PICKER_MAX_UNAVAILABLE,
+            "selector": {"matchLabels": picker_selector(names)},
+            "unhealthyPodEvictionPolicy": PICKER_UNHEALTHY_EVICTION,
         },
     }
 
@@ -323,7 +385,7 @@ def picker_service(names: ReplicaNames, metrics: bool) -> Json:
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": _meta(names),
-        "spec": {"selector": {"app": names.epp}, "ports": ports},
+        "spec": {"selector": picker_selector(names), "ports": ports},
     }
 
 
@@ -363,5 +425,6 @@ def picker_objects(replica: ModelReplica, names: ReplicaNames) -> list[tuple[str
     config_name = names.epp if own_config else SHARED_PICKER_NAME
     deployment = picker_deployment(names, container, checksum, secrets, config_name)
     objects.append((KEY_EPP, deployment))
+    objects.append((KEY_EPP_DISRUPTION_BUDGET, picker_disruption_budget(names)))
     objects.append((KEY_EPP_SERVICE, picker_service(names, uses_default_picker(replica))))
     return objects

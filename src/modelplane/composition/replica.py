@@ -129,7 +129,7 @@ def compose_replica(
         ComposedObject(
             key,
             wrap(names, key, manifest, provider),
-            ready_flag(readiness(manifest)["policy"], seen.get(key)),
+            ready_flag(readiness(manifest, key)["policy"], seen.get(key)),
         )
         for key, manifest in remote_objects(
             replica,
