@@ -33,13 +33,17 @@ class Provisioned:
     ``ready``: every one of them is observed Ready, so the cluster's API server answers
     with the kubeconfig in ``connection``; ``connection``: (namespace, Secret name, key)
     where the cluster's kubeconfig lands; ``message``: what is still provisioning, or the
-    error that stops provisioning (a pool whose class has no recipe for the cloud), else None.
+    error that stops provisioning (a pool whose class has no recipe for the cloud), else None;
+    ``identity``: what the provider configs add to the kubeconfig when it carries no
+    credentials of its own (a GKE kubeconfig): (provider-kubernetes identity type, namespace,
+    Secret name, key), else None.
     """
 
     objects: tuple[ComposedObject, ...]
     ready: bool
     connection: tuple[str, str, str]  # (namespace, secret name, key) of the kubeconfig
     message: str | None
+    identity: tuple[str, str, str, str] | None = None  # (type, namespace, secret name, key)
 
 
 def provision(
