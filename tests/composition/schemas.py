@@ -60,6 +60,22 @@ CRD_FILES = {
     ("scheduling.run.ai", "Queue"): "scheduling.run.ai_queues.yaml",
     ("gateway.networking.k8s.io", "Gateway"): "gateway.networking.k8s.io_gateways.yaml",
     ("gateway.networking.k8s.io", "GatewayClass"): "gateway.networking.k8s.io_gatewayclasses.yaml",
+    # A GKE cluster we provision (provider-upjet-gcp v3.0.0, docs/provisioning.md).
+    **{
+        (f"{service}.gcp.m.upbound.io", kind): f"{service}.gcp.m.upbound.io_{plural}.yaml"
+        for service, kind, plural in (
+            ("compute", "Network", "networks"),
+            ("compute", "Subnetwork", "subnetworks"),
+            ("compute", "Router", "routers"),
+            ("compute", "RouterNAT", "routernats"),
+            ("container", "Cluster", "clusters"),
+            ("container", "NodePool", "nodepools"),
+            ("cloudplatform", "ServiceAccount", "serviceaccounts"),
+            ("cloudplatform", "ServiceAccountKey", "serviceaccountkeys"),
+            ("cloudplatform", "ProjectIAMMember", "projectiammembers"),
+            ("cloudplatform", "ProjectService", "projectservices"),
+        )
+    },
 }
 
 # The documented fields of the two policy kinds whose CRDs are not in ../shared/schemas:
@@ -157,6 +173,8 @@ CORE_KINDS = {
     "Namespace",
     "ClusterRole",
     "ClusterRoleBinding",
+    # The ReadWriteMany class of a cluster we provision
+    "StorageClass",
 }
 
 _EMBEDDED_FIELDS = {
@@ -291,6 +309,7 @@ def validate_manifest(obj: dict[str, Any]) -> None:
             "discovery.k8s.io",
             "resource.k8s.io",
             "rbac.authorization.k8s.io",
+            "storage.k8s.io",
         }
     ):
         for version in kubernetes_versions():

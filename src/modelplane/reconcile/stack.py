@@ -120,14 +120,17 @@ def _set_path(tree: Json, path: str, value: Json) -> None:
     node[leaf] = value
 
 
-def release(cluster: str, component: Component, pools: Sequence[str] = ()) -> Json:
+def release(
+    cluster: str, component: Component, pools: Sequence[str] = (), platform: str | None = None
+) -> Json:
     """The provider-helm Release installing ``component`` on the cluster.
 
-    ``pools``: for a driver, the pools claiming its devices, where its node plugin runs.
+    ``pools``: for a driver, the pools claiming its devices, where its node plugin runs;
+    ``platform``: the cloud this project provisioned the cluster on, if it did.
     """
     chart = component.chart
     assert chart is not None  # only charted components are released
-    values: Json = component.values_tree()
+    values: Json = component.values_tree(platform)
     if component.pool_affinity is not None and pools:
         _set_path(values, component.pool_affinity, pool_affinity(pools))
     return {
@@ -317,8 +320,8 @@ def _part(cluster: str, component: Component, plan: StackPlan, observed: Observe
             # Pools not known yet, or none claims the driver any more: the Release stays as it
             # was applied, so its node plugin is never moved off nodes mid-flight.
             return _Part(component, ((key, dict(seen.kept)),))
-        return _Part(component, ((key, release(cluster, component, pools)),))
-    return _Part(component, ((key, release(cluster, component)),))
+        return _Part(component, ((key, release(cluster, component, pools, plan.platform)),))
+    return _Part(component, ((key, release(cluster, component, (), plan.platform)),))
 
 
 def _composed_before(component: Component, observed: Observed) -> bool:

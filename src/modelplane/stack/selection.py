@@ -30,6 +30,9 @@ class StackPlan:
     driver_pools: Mapping[str, tuple[str, ...]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    # The cloud this project provisioned the cluster on (its Releases take that cloud's
+    # values, ``Component.platform_values``); None: a cluster someone else brought.
+    platform: str | None = None
 
     def names(self) -> frozenset[str]:
         """The names of the components planned."""
@@ -51,17 +54,19 @@ def plan_stack(
     stack: Stack,
     pools: Sequence[GpuPool] | None,
     gateway: GatewayImplementation | None,
+    platform: str | None = None,
 ) -> StackPlan:
     """The components a cluster of this stack, pools and gateway implementation needs.
 
     ``gateway``: the implementation its routes are composed for; the stack installs only
     the one it knows how to run (``INSTALLED_GATEWAY``), another one is the platform's.
+    ``platform``: the cloud this project provisioned the cluster on, if it did.
     """
     by_driver = pools_by_driver(pools) if pools is not None else MappingProxyType({})
     drivers = frozenset(by_driver)
     chosen = tuple(c for c in COMPONENTS if _needed(c, stack, drivers, gateway))
     unsupported = tuple(sorted(drivers - DRIVERS.keys()))
-    return StackPlan(chosen, pools is not None, unsupported, by_driver)
+    return StackPlan(chosen, pools is not None, unsupported, by_driver, platform)
 
 
 def _needed(
