@@ -102,18 +102,23 @@ class RenderedCluster:
     name: str
     stack: ConvergedStack
     shared: list[Json]
-    # What the cluster's source provisioned (GKE, EKS), Usages last; empty for the others.
+    # What the cluster's source provisioned (GKE, EKS): its managed resources, the Objects it
+    # delivers once the cluster answers, the Usages ordering its teardown after the stack's.
     provisioned: tuple[Json, ...] = ()
+    delivered: tuple[Json, ...] = ()
+    provisioned_usages: tuple[Json, ...] = ()
 
     @property
     def objects(self) -> list[Json]:
-        """What was provisioned, provider configs, the stack in install order, its Usages,
-        the shared Objects."""
+        """What was provisioned, provider configs, what the cloud delivers, the stack in
+        install order, its Usages and the provisioned ones, the shared Objects."""
         return [
             *self.provisioned,
             *self.stack.provider_configs,
+            *self.delivered,
             *self.stack.stack,
             *self.stack.usages,
+            *self.provisioned_usages,
             *self.shared,
         ]
 
@@ -150,15 +155,16 @@ def render_clusters(fleet: Fleet) -> list[RenderedCluster]:
         shared = [o for _, o in keyed_shared]
         provisioned = converged_provisioning(cluster, classes)
         stack = converged_stack(cluster, pools, provisioned)
-        printed: tuple[Json, ...] = ()
+        rendered = RenderedCluster(name, stack, shared)
         if provisioned is not None:
             objects = [o.object for o in provisioned.objects]
-            printed = (
-                *(o for o in objects if o["kind"] != "Usage"),
+            rendered.provisioned = tuple(o for o in objects if o["kind"] not in ("Usage", "Object"))
+            rendered.delivered = tuple(o for o in objects if o["kind"] == "Object")
+            rendered.provisioned_usages = (
                 *(o for o in objects if o["kind"] == "Usage"),
                 *provisioned_usages(cluster, provisioned, stack, keyed_shared),
             )
-        out.append(RenderedCluster(name, stack, shared, printed))
+        out.append(rendered)
     return out
 
 
