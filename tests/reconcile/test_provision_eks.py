@@ -1,6 +1,6 @@
 """EKS provisioning (reconcile/provision_eks.py): what an InferenceCluster with ``source: EKS``
-composes, validated against provider-upjet-aws v2.6.0's released CRDs (../shared/schemas,
-SOURCES-provisioning.md), CEL rules included; the EKS and EC2 enums it writes are botocore's
+composes, validated against provider-upjet-aws v2.6.0's released CRDs (../shared/schemas and its
+schemas/SOURCES-provisioning.md), CEL rules included; the EKS and EC2 enums it writes are botocore's
 (boto/botocore 1.43.67, botocore/data/eks/2017-11-01/service-2.json and
 botocore/data/ec2/2016-11-15/service-2.json).
 """

@@ -4,7 +4,7 @@ Pure: the InferenceCluster, the InferenceClasses its pools name and its observed
 resources in; a ``Provisioned`` out (reconcile/provision.py). Every resource is a namespaced
 managed resource of provider-upjet-aws v2.6.0 (``*.aws.m.upbound.io``) in
 ``naming.SYSTEM_NAMESPACE``, named ``child_name(cluster, key)`` after its resource key, and
-goes through ``spec.cluster.eks.credentials`` (docs/provisioning.md, "EKS").
+goes through ``spec.cluster.eks.credentials`` (docs/provisioning-eks.md).
 
 What is composed, by resource key:
 
@@ -46,6 +46,7 @@ from modelplane.api.inferencecluster import Credentials, EKSCluster, NodePool
 from modelplane.api.meta import get_condition, holds
 from modelplane.composition.observed import Observed
 from modelplane.composition.types import ComposedObject, Json
+from modelplane.errors import ModelplaneError
 from modelplane.naming import CLUSTER_LABEL, POOL_LABEL, SYSTEM_NAMESPACE, child_name
 from modelplane.reconcile.provision import Provisioned
 from modelplane.reconcile.stack import USAGE_KEY_PREFIX, usage
@@ -117,7 +118,7 @@ NODE_POLICIES = (
 EFS_CSI_POLICY = "service-role/AmazonEFSCSIDriverPolicy"
 
 # The EFS CSI driver's controller ServiceAccount (aws-efs-csi-driver) and the cluster
-# autoscaler's, as the stack's Release names it (docs/provisioning.md, "EKS").
+# autoscaler's, as the stack's Release names it (docs/provisioning-eks.md).
 EFS_CSI_SERVICE_ACCOUNT = ("kube-system", "efs-csi-controller-sa")
 AUTOSCALER_SERVICE_ACCOUNT = ("kube-system", "cluster-autoscaler")
 # The storage class the cluster publishes in status.cache.storageClassName: EFS access points
@@ -165,7 +166,7 @@ MAX_MESSAGE = 1024
 _HASH = re.compile(r"[0-9a-f]{8}")
 
 
-class PoolError(Exception):
+class PoolError(ModelplaneError):
     """A pool this cloud cannot provision; the message names the pool, class and field."""
 
 
@@ -789,8 +790,8 @@ def connection_secret(cluster: str) -> tuple[str, str, str]:
 
 def efs_storage_class(file_system_id: str) -> Json:
     """The StorageClass ``EFS_STORAGE_CLASS`` on the workload cluster, once the FileSystem's id
-    (its external name) is known: dynamic EFS access points (aws-efs-csi-driver
-    docs/README.md, "Dynamic Provisioning"), one directory per volume."""
+    (its external name) is known: dynamic EFS access points (the aws-efs-csi-driver
+    README's "Dynamic Provisioning"), one directory per volume."""
     return {
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
