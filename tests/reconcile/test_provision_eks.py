@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.meta import condition
@@ -593,3 +595,31 @@ def test_zones_and_their_fixed_subnets(zones: tuple[str, ...], expected: list[st
     slots = {"a": "10.0.0.0/19", "b": "10.0.32.0/19", "c": "10.0.64.0/19", "d": "10.0.96.0/19"}
     assert all(cidrs[z] == slots[z[-1]] for z in cidrs)
     assert len(of_kind(result, "MountTarget")) == len(expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    node_count=st.integers(0, 50),
+    low=st.none() | st.integers(0, 50),
+    top=st.none() | st.integers(1, 50),
+)
+def test_every_scaling_eks_accepts(node_count: int, low: int | None, top: int | None) -> None:
+    """Whatever the pool says, the node group's sizes are ones EKS takes (min <= desired <= max,
+    max >= 1: botocore eks NodegroupScalingConfig), or the pool is an error naming them."""
+    fields: dict[str, Any] = {"nodeCount": node_count}
+    if low is not None:
+        fields["minNodeCount"] = low
+    if top is not None:
+        fields["maxNodeCount"] = top
+    result = converged(eks_cluster(pool(**fields)))
+    groups = node_groups(result)
+    if top is not None and low is not None and low > top:
+        assert not groups and result.message is not None and "minNodeCount" in result.message
+        return
+    spec = groups["h100"]["spec"]
+    sizes = spec["forProvider"]["scalingConfig"]
+    desired = sizes.get(
+        "desiredSize", spec.get("initProvider", {}).get("scalingConfig", {}).get("desiredSize")
+    )
+    assert 0 <= sizes["minSize"] <= desired <= sizes["maxSize"] and sizes["maxSize"] >= 1
+    assert sizes["maxSize"] == (top if top is not None else max(node_count, 1))
