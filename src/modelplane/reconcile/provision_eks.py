@@ -346,9 +346,10 @@ def plan_pool(region: str, pool: NodePool, classes: Mapping[str, InferenceClass]
 # The composition
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Out:
-    """The objects of one answer, in order, and the Usages between them (built once)."""
+    """The objects of one answer, in order, and the Usages between them: filled by the one
+    call that builds it, never shared."""
 
     ctx: _Ctx
     observed: Observed
