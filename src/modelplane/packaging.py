@@ -45,6 +45,14 @@ PROVIDER_GCP = tuple(
     f"xpkg.crossplane.io/crossplane-contrib/provider-gcp-{service}"
     for service in PROVIDER_GCP_SERVICES
 )
+# An EKS cluster's are provider-upjet-aws's (*.aws.m.upbound.io, its v2.6.0 schemas), published
+# the same way, one package per service (crossplane-contrib/provider-aws-<service>).
+PROVIDER_AWS_VERSION = ">=v2.6.0"
+PROVIDER_AWS_SERVICES = ("ec2", "eks", "iam", "efs")
+PROVIDER_AWS = tuple(
+    f"xpkg.crossplane.io/crossplane-contrib/provider-aws-{service}"
+    for service in PROVIDER_AWS_SERVICES
+)
 FUNCTION_PACKAGE = "xpkg.crossplane.io/modelplane/function-modelplane"
 FUNCTION_META_NAME = "function-modelplane"
 # The name Crossplane gives the Function it installs as the Configuration's dependency
@@ -93,6 +101,7 @@ def configuration(version: str = __version__) -> dict[str, Any]:
                 {"provider": PROVIDER_KUBERNETES, "version": PROVIDER_KUBERNETES_VERSION},
                 {"provider": PROVIDER_HELM, "version": PROVIDER_HELM_VERSION},
                 *({"provider": p, "version": PROVIDER_GCP_VERSION} for p in PROVIDER_GCP),
+                *({"provider": p, "version": PROVIDER_AWS_VERSION} for p in PROVIDER_AWS),
                 {"function": FUNCTION_PACKAGE, "version": f">=v{version}"},
             ],
         },

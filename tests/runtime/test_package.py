@@ -138,6 +138,14 @@ def test_configuration_metadata() -> None:
             }
             for service in ("compute", "container", "cloudplatform")
         ),
+        # An EKS cluster's: provider-upjet-aws v2.6.0's, one package per service it composes.
+        *(
+            {
+                "provider": f"xpkg.crossplane.io/crossplane-contrib/provider-aws-{service}",
+                "version": ">=v2.6.0",
+            }
+            for service in ("ec2", "eks", "iam", "efs")
+        ),
         {
             "function": "xpkg.crossplane.io/modelplane/function-modelplane",
             "version": f">=v{__version__}",
