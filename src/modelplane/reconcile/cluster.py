@@ -558,24 +558,17 @@ def _provider_config_usages(
     """Teardown order between the stack and what was provisioned (docs/provisioning.md).
 
     A Usage's user must share its namespace, so the cluster-scoped provider configs cannot
-    keep anything: the Objects and Releases that go through them do. Each provisioned
-    resource no other provisioned resource keeps (the node pools: the cloud module orders
-    the rest below them) is kept by the object of each stack component that goes last (its
-    first: Usages delete a component's objects last to first), by each shared Object and by
-    each Object the cloud module delivers: the stack is uninstalled from a cluster that
-    still runs, on nodes still there, reached with an identity still valid.
+    keep anything: the Objects and Releases that go through them do. What the uninstall
+    talks to (the cluster, and the identity or kubeconfig resource the provider configs
+    read; the cloud module keeps the network under the cluster and the cluster under its
+    pools) is kept by the last object to go of each stack component that needs no other
+    (every other component goes before those, by the stack's own Usages), by each shared
+    Object and by each Object the cloud module delivers: the stack is uninstalled from a
+    cluster that still answers, with an identity still valid. Node pools may go first: an
+    uninstall is API calls, and keeping every pool under every component would cost a Usage
+    per pair, each polled by Crossplane (docs/scale.md).
     """
-    used = {
-        str(o.object["spec"]["of"]["resourceRef"]["name"])
-        for o in provisioned.objects
-        if o.object.get("kind") == "Usage"
-    }
-    tops = [
-        o
-        for o in provisioned.objects
-        if o.object.get("kind") not in ("Usage", "Object")
-        and o.object["metadata"]["name"] not in used
-    ]
+    tops = [o for o in provisioned.objects if o.object.get("kind") in _KEPT_UNDER_THE_STACK]
     users: list[ComposedObject] = []
     seen_components: set[str] = set()
     for composed in objects:
@@ -584,7 +577,7 @@ def _provider_config_usages(
             continue
         component = _stack_component(composed.key)
         if component is not None:
-            if component in seen_components:
+            if component in seen_components or COMPONENTS_BY_NAME[component].needs:
                 continue
             seen_components.add(component)
         users.append(composed)
@@ -593,6 +586,11 @@ def _provider_config_usages(
         usage(cluster, top.key, top.object, user.key, user.object) for top in tops for user in users
     ]
     return [ComposedObject(k, o, True if k in observed else None) for k, o in out]
+
+
+# The provisioned kinds the stack's uninstall talks to: the cluster and the credentials
+# its provider configs read (GKE's access key, EKS's kubeconfig).
+_KEPT_UNDER_THE_STACK = frozenset({"Cluster", "ServiceAccountKey", "ClusterAuth"})
 
 
 def _stack_component(key: str) -> str | None:
