@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.meta import condition
 from modelplane.composition.observed import ObservedObject
+from modelplane.reconcile.cluster import cluster_stack_plan
 from modelplane.reconcile.provision import Provisioned
 from modelplane.reconcile.provision_eks import provision_eks
+from modelplane.reconcile.stack import compose_stack
 from tests.builders import GV, cpu_device, gpu_device
 from tests.composition import schemas
 from tests.composition.schemas import validate_manifest
@@ -647,3 +649,22 @@ def test_a_cpu_only_pool_runs_the_standard_ami_with_the_cpu_pool_taint() -> None
     assert group["instanceTypes"] == ["c7i.24xlarge"]
     assert "modelplane.ai/accelerator" not in group["tags"]
     validate_manifest(node_groups(result)["cpu"])
+
+
+def test_the_autoscaler_discovers_this_clusters_node_groups() -> None:
+    """The stack's cluster-autoscaler Release names the EKS Cluster (its external name is
+    its object name) and region: auto-discovery matches the tags EKS puts on each managed
+    node group's Auto Scaling group (kubernetes/autoscaler cluster-autoscaler-chart-9.59.0
+    values.yaml autoDiscovery.clusterName, awsRegion; cloudprovider/aws/README.md)."""
+    cluster = eks_cluster(region="eu-west-1")
+    result = converged(cluster)
+    (eks,) = of_kind(result, "Cluster")
+    mode, plan = cluster_stack_plan(cluster, ())
+    assert "cluster-autoscaler" in plan.names()
+    stack = compose_stack("aws-1", mode, plan, {}, {"spec": {}})
+    (release,) = [o.object for o in stack.objects if o.key == "stack-cluster-autoscaler"]
+    values = release["spec"]["forProvider"]["values"]
+    assert values["autoDiscovery"]["clusterName"] == eks["metadata"]["name"]
+    assert values["awsRegion"] == "eu-west-1"
+    assert values["cloudProvider"] == "aws"
+    assert "annotations" not in eks["metadata"]  # no external name: AWS names it as we do

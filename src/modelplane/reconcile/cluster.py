@@ -55,6 +55,7 @@ from modelplane.naming import (
     provider_config_name,
 )
 from modelplane.reconcile.provision import Provisioned, provision
+from modelplane.reconcile.provision_eks import CLUSTER_KEY as EKS_CLUSTER_KEY
 from modelplane.reconcile.provision_gke import STORAGE_CLASS_NAME
 from modelplane.reconcile.stack import (
     HELM_PROVIDER_CONFIG_KEY,
@@ -326,7 +327,22 @@ def cluster_stack_plan(
     gateway = stack_gateway(cluster) if mode == "Managed" else None
     if gateway == "GKE" and platform != "GKE":
         gateway = None
-    return mode, plan_stack(cluster.spec.stack, pools, gateway, telemetry, platform)
+    return mode, plan_stack(
+        cluster.spec.stack, pools, gateway, telemetry, platform, _cluster_values(cluster)
+    )
+
+
+def _cluster_values(cluster: InferenceCluster) -> dict[str, dict[str, object]]:
+    """Values of stack components only this cluster knows.
+
+    The EKS autoscaler discovers the node groups of the cluster it is told the name of (the
+    Cluster's name, its external name: provision_eks names it), in its region.
+    """
+    eks = cluster.spec.cluster.eks
+    if cluster.spec.cluster.source != "EKS" or eks is None:
+        return {}
+    name = child_name(cluster.metadata.name or "", EKS_CLUSTER_KEY)
+    return {"cluster-autoscaler": {"awsRegion": eks.region, "autoDiscovery.clusterName": name}}
 
 
 def managed_gateway_key(plan: StackPlan) -> str | None:

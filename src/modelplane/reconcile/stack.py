@@ -113,7 +113,7 @@ def pool_affinity(pools: Sequence[str]) -> Json:
     }
 
 
-def _set_path(tree: Json, path: str, value: Json) -> None:
+def _set_path(tree: Json, path: str, value: object) -> None:
     node = tree
     *parents, leaf = path.split(".")
     for part in parents:
@@ -136,7 +136,7 @@ def release(
     """
     chart = component.chart
     assert chart is not None  # only charted components are released
-    values: Json = {**component.values_tree(platform), **(extra_values or {})}
+    values: Json = _merged(component.values_tree(platform), extra_values or {})
     if component.pool_affinity is not None and pools:
         _set_path(values, component.pool_affinity, pool_affinity(pools))
     return {
@@ -342,7 +342,40 @@ def _part(cluster: str, component: Component, plan: StackPlan, observed: Observe
         return _Part(
             component, ((key, release(cluster, component, pools, platform=plan.platform)),)
         )
-    return _Part(component, ((key, release(cluster, component, platform=plan.platform)),))
+    own = plan.cluster_values.get(component.name)
+    return _Part(
+        component,
+        (
+            (
+                key,
+                release(
+                    cluster,
+                    component,
+                    extra_values=_nested(own) if own else None,
+                    platform=plan.platform,
+                ),
+            ),
+        ),
+    )
+
+
+def _merged(base: Json, extra: Json) -> Json:
+    """``base`` with ``extra`` laid over it, nested mappings merged key by key."""
+    out = dict(base)
+    for key, value in extra.items():
+        below = out.get(key)
+        out[key] = (
+            _merged(below, value) if isinstance(below, dict) and isinstance(value, dict) else value
+        )
+    return out
+
+
+def _nested(flat: Mapping[str, object]) -> Json:
+    """Dotted value paths as the nested mapping Helm reads."""
+    tree: Json = {}
+    for path, value in flat.items():
+        _set_path(tree, path, value)
+    return tree
 
 
 def _composed_before(component: Component, observed: Observed) -> bool:

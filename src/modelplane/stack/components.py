@@ -412,6 +412,30 @@ COMPONENTS: Final[tuple[Component, ...]] = (
             ),
         ),
     ),
+    Component(
+        name="cluster-autoscaler",
+        title="Cluster Autoscaler",
+        release="v1.35.0",
+        need=Need("platform", "EKS"),
+        # The pod identity provisioning composes is for this account in this namespace.
+        namespace="kube-system",
+        source=(
+            "kubernetes/autoscaler cluster-autoscaler-chart-9.59.0 "
+            "cluster-autoscaler/charts/cluster-autoscaler/Chart.yaml (appVersion 1.35.0) and "
+            "values.yaml; cloudprovider/aws/README.md for auto-discovery by the tags EKS puts "
+            "on a managed node group's Auto Scaling group"
+        ),
+        chart=Chart("https://kubernetes.github.io/autoscaler", "cluster-autoscaler", "9.59.0"),
+        values=(
+            Value("cloudProvider", "aws", "the AWS cloud provider"),
+            Value(
+                "rbac.serviceAccount.name",
+                "cluster-autoscaler",
+                "the account the provisioned pod identity association names",
+            ),
+        ),
+        # awsRegion and autoDiscovery.clusterName are the cluster's own (cluster_values).
+    ),
 )
 
 COMPONENTS_BY_NAME: Final[Mapping[str, Component]] = MappingProxyType(

@@ -80,7 +80,7 @@ Requirement = ServedApi | PresentObject
 # When a cluster needs a component: always, for a serving stack, for a DRA driver one of its
 # pools claims, for the gateway implementation its routes are composed for, or where a
 # TelemetryDestination selects the cluster.
-NeedKind = Literal["always", "stack", "driver", "gateway", "telemetry"]
+NeedKind = Literal["always", "stack", "driver", "gateway", "telemetry", "platform"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +101,8 @@ class Need:
             return f"a pool claiming {self.value} devices"
         if self.kind == "telemetry":
             return "a TelemetryDestination selects the cluster"
+        if self.kind == "platform":
+            return f"a cluster this project provisions on {self.value}"
         return f"gateway {self.value}"
 
 

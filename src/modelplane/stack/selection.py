@@ -38,6 +38,10 @@ class StackPlan:
     # The cloud this project provisioned the cluster on (its Releases take that cloud's
     # values, ``Component.platform_values``); None: a cluster someone else brought.
     platform: str | None = None
+    # Values only this cluster knows, by component name (an autoscaler's cluster name).
+    cluster_values: Mapping[str, Mapping[str, object]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     def names(self) -> frozenset[str]:
         """The names of the components planned."""
@@ -88,6 +92,7 @@ def plan_stack(
     gateway: GatewayImplementation | None,
     telemetry: Telemetry | None = None,
     platform: str | None = None,
+    cluster_values: Mapping[str, Mapping[str, object]] | None = None,
 ) -> StackPlan:
     """The components a cluster of this stack, pools and gateway implementation needs.
 
@@ -96,13 +101,17 @@ def plan_stack(
     ``telemetry``: the destinations selecting the cluster; the collector is planned when
     there is one.
     ``platform``: the cloud this project provisioned the cluster on, if it did.
+    ``cluster_values``: values only this cluster knows, by component (its cloud name, region).
     """
     by_driver = pools_by_driver(pools) if pools is not None else MappingProxyType({})
     drivers = frozenset(by_driver)
     sends = telemetry is not None and bool(telemetry.destinations)
-    chosen = tuple(c for c in COMPONENTS if _needed(c, stack, drivers, gateway, sends))
+    chosen = tuple(c for c in COMPONENTS if _needed(c, stack, drivers, gateway, sends, platform))
     unsupported = tuple(sorted(drivers - DRIVERS.keys()))
-    return StackPlan(chosen, pools is not None, unsupported, by_driver, telemetry, platform)
+    values = MappingProxyType(
+        {name: MappingProxyType(dict(v)) for name, v in (cluster_values or {}).items()}
+    )
+    return StackPlan(chosen, pools is not None, unsupported, by_driver, telemetry, platform, values)
 
 
 def _needed(
@@ -111,10 +120,13 @@ def _needed(
     drivers: frozenset[str],
     gateway: GatewayImplementation | None,
     sends: bool,
+    platform: str | None,
 ) -> bool:
     need = component.need
     if need.kind == "telemetry":
         return sends
+    if need.kind == "platform":
+        return need.value == platform
     if need.kind == "always":
         return True
     if need.kind == "stack":
