@@ -20,8 +20,9 @@ from modelplane.api.meta import condition
 from modelplane.composition.observed import ObservedObject
 from modelplane.reconcile.cluster import cluster_stack_plan
 from modelplane.reconcile.provision import Provisioned
-from modelplane.reconcile.provision_eks import provision_eks
+from modelplane.reconcile.provision_eks import EFS_KEY, STORAGE_CLASS_KEY, provision_eks
 from modelplane.reconcile.stack import compose_stack
+from modelplane.runtime.wire import observed_object
 from tests.builders import GV, cpu_device, gpu_device
 from tests.composition import schemas
 from tests.composition.schemas import validate_manifest
@@ -668,3 +669,47 @@ def test_the_autoscaler_discovers_this_clusters_node_groups() -> None:
     assert values["awsRegion"] == "eu-west-1"
     assert values["cloudProvider"] == "aws"
     assert "annotations" not in eks["metadata"]  # no external name: AWS names it as we do
+
+
+def test_the_efs_storage_class_names_the_file_system_once_its_id_is_known() -> None:
+    """ModelCache PVCs bind to `modelplane-efs`: dynamic access points on the file system whose
+    id upjet records as its external name (aws-efs-csi-driver README, "Dynamic Provisioning")."""
+    cluster = eks_cluster()
+    result = converged(cluster)
+    observed = all_ready(result)
+    assert not [o for o in result.objects if o.key == STORAGE_CLASS_KEY]  # id not known yet
+    fs = observed[EFS_KEY]
+    observed[EFS_KEY] = ObservedObject(
+        conditions=fs.conditions, kept=fs.kept, external_name="fs-0123456789abcdef0"
+    )
+    again = provision_eks(cluster, classes(), observed)
+    (storage,) = [o.object for o in again.objects if o.key == STORAGE_CLASS_KEY]
+    manifest = storage["spec"]["forProvider"]["manifest"]
+    assert manifest["metadata"]["name"] == "modelplane-efs"
+    assert manifest["provisioner"] == "efs.csi.aws.com"
+    assert manifest["parameters"]["fileSystemId"] == "fs-0123456789abcdef0"
+    assert manifest["parameters"]["provisioningMode"] == "efs-ap"
+    # A later observation without the id keeps the class as applied.
+    observed[STORAGE_CLASS_KEY] = ObservedObject(conditions=READY.conditions, kept=storage)
+    observed[EFS_KEY] = fs
+    kept = provision_eks(cluster, classes(), observed)
+    assert [o.object for o in kept.objects if o.key == STORAGE_CLASS_KEY] == [storage]
+
+
+@pytest.mark.parametrize(
+    ("annotations", "expected"),
+    [
+        ({"crossplane.io/external-name": "fs-0abc"}, "fs-0abc"),
+        ({"crossplane.io/external-name": ""}, None),
+        ({}, None),
+        (None, None),
+    ],
+)
+def test_the_wire_reads_a_managed_resources_external_name(
+    annotations: dict[str, str] | None, expected: str | None
+) -> None:
+    metadata: dict[str, Any] = {"name": "aws-1-eks-efs-1a2b3", "namespace": "modelplane-system"}
+    if annotations is not None:
+        metadata["annotations"] = annotations
+    raw = {"apiVersion": "efs.aws.m.upbound.io/v1beta1", "kind": "FileSystem", "metadata": metadata}
+    assert observed_object(raw).external_name == expected

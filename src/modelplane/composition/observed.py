@@ -43,6 +43,9 @@ class ObservedObject:
     parents: tuple[RouteParent, ...] = ()  # status.parents (an HTTPRoute)
     active: bool = False  # status.active (a Job) is non-zero
     phase: str | None = None  # status.phase (a PersistentVolumeClaim)
+    # metadata.annotations[crossplane.io/external-name], non-empty: a managed resource's id in
+    # its cloud once created (an EFS file system's fs-...)
+    external_name: str | None = None
     email: str | None = None  # status.atProvider.email (a GCP ServiceAccount), non-empty
     project: str | None = None  # status.atProvider.project (a GCP managed resource), non-empty
     # The object as an apply intent (apiVersion, kind, identity, spec): what a reconcile

@@ -56,6 +56,7 @@ from modelplane.naming import (
 )
 from modelplane.reconcile.provision import Provisioned, provision
 from modelplane.reconcile.provision_eks import CLUSTER_KEY as EKS_CLUSTER_KEY
+from modelplane.reconcile.provision_eks import EFS_STORAGE_CLASS
 from modelplane.reconcile.provision_gke import STORAGE_CLASS_NAME
 from modelplane.reconcile.stack import (
     HELM_PROVIDER_CONFIG_KEY,
@@ -84,7 +85,7 @@ GKE_GATEWAY_KEY = object_key(component("gke-gateway"), "gateway")
 # The sources this project provisions (reconcile/provision.py) besides bringing one's own.
 PROVISIONED_SOURCES = ("GKE", "EKS")
 # Where the Filestore-backed class lives on a cluster we provisioned on GKE.
-CACHE_STORAGE_CLASSES = {"GKE": STORAGE_CLASS_NAME}
+CACHE_STORAGE_CLASSES = {"GKE": STORAGE_CLASS_NAME, "EKS": EFS_STORAGE_CLASS}
 
 PROVIDER_API = "kubernetes.m.crossplane.io/v1alpha1"
 GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"

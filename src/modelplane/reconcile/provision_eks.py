@@ -44,11 +44,19 @@ from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.inferenceclass import EKSPool
 from modelplane.api.inferencecluster import Credentials, EKSCluster, NodePool
 from modelplane.api.meta import get_condition, holds
-from modelplane.composition.observed import Observed
+from modelplane.composition.delivery import deliver
+from modelplane.composition.observed import Observed, ObservedObject
 from modelplane.composition.taints import CPU_POOL_TAINT
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.errors import ModelplaneError
-from modelplane.naming import CLUSTER_LABEL, POOL_LABEL, SYSTEM_NAMESPACE, child_name
+from modelplane.naming import (
+    CLUSTER_LABEL,
+    POOL_LABEL,
+    PROVIDER_CONFIG_KIND,
+    SYSTEM_NAMESPACE,
+    child_name,
+    provider_config_name,
+)
 from modelplane.reconcile.provision import Provisioned
 from modelplane.reconcile.stack import USAGE_KEY_PREFIX, usage
 
@@ -126,6 +134,7 @@ AUTOSCALER_SERVICE_ACCOUNT = ("kube-system", "cluster-autoscaler")
 # The storage class the cluster publishes in status.cache.storageClassName: EFS access points
 # (efs.csi.aws.com, provisioningMode efs-ap) on the cluster's file system.
 EFS_STORAGE_CLASS = "modelplane-efs"
+STORAGE_CLASS_KEY = "eks-storage-class"
 EFS_PROVISIONER = "efs.csi.aws.com"
 
 # kubernetes/autoscaler cluster-autoscaler-chart-9.59.0, cloudprovider/aws/README.md "Full
@@ -1050,4 +1059,32 @@ def provision_eks(
         names = [_describe(k, ctx, pools) for k in waiting]
         parts.append("provisioning: " + ", ".join(names))
     message = "; ".join(parts)[:MAX_MESSAGE] if parts else None
+    storage = _storage_class(name, observed) if ready or STORAGE_CLASS_KEY in observed else None
+    if storage is not None:
+        composed.append(storage)
     return Provisioned(tuple(composed), ready, connection, message)
+
+
+def _storage_class(cluster: str, observed: Observed) -> ComposedObject | None:
+    """The EFS StorageClass ModelCaches use, once the cluster answers and the file system's id
+    (its external name) is known; kept as applied when the id is not observed this time."""
+    seen = observed.get(STORAGE_CLASS_KEY)
+    file_system = observed.get(EFS_KEY)
+    fs_id = file_system.external_name if file_system is not None else None
+    if fs_id is None:
+        if seen is None or not seen.kept:
+            return None
+        return ComposedObject(STORAGE_CLASS_KEY, dict(seen.kept), _ready_flag(seen))
+    provider = (PROVIDER_CONFIG_KIND, provider_config_name(cluster))
+    obj = deliver(
+        child_name(cluster, STORAGE_CLASS_KEY),
+        SYSTEM_NAMESPACE,
+        STORAGE_CLASS_KEY,
+        efs_storage_class(fs_id),
+        provider,
+    )
+    return ComposedObject(STORAGE_CLASS_KEY, obj, _ready_flag(seen))
+
+
+def _ready_flag(seen: ObservedObject | None) -> bool | None:
+    return True if seen is not None and holds(seen.conditions, "Ready") else None

@@ -99,6 +99,11 @@ def kept_object(observed: Json) -> Json:
     return kept
 
 
+# The annotation a managed resource carries its cloud id in (crossplane-runtime's
+# meta.AnnotationKeyExternalName).
+EXTERNAL_NAME = "crossplane.io/external-name"
+
+
 def _nonempty(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -132,6 +137,9 @@ def _view(raw: Mapping[str, Any], kept: Json) -> ObservedObject:
         ),
         active=bool(status.get("active")),
         phase=_text(status.get("phase")),
+        external_name=_nonempty(
+            _mapping(_mapping(raw.get("metadata")).get("annotations")).get(EXTERNAL_NAME)
+        ),
         email=_nonempty(at_provider.get("email")),
         project=_nonempty(at_provider.get("project")),
         kept=kept,
