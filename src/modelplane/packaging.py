@@ -213,6 +213,67 @@ def crossplane_rbac() -> dict[str, Any]:
     }
 
 
+# Every managed resource kind the functions compose, as its ManagedResourceDefinition name
+# (<plural>.<group>): the providers' packages ship many more, and Crossplane v2 activates
+# only those an activation policy names once its default "*" policy is turned off
+# (docs.crossplane.io v2.3, "Managed Resource Activation Policies").
+ACTIVATED_MANAGED_RESOURCES: tuple[str, ...] = (
+    "objects.kubernetes.m.crossplane.io",
+    "releases.helm.m.crossplane.io",
+    *(
+        f"{plural}.{service}.gcp.m.upbound.io"
+        for service, plural in (
+            ("compute", "networks"),
+            ("compute", "subnetworks"),
+            ("compute", "routers"),
+            ("compute", "routernats"),
+            ("container", "clusters"),
+            ("container", "nodepools"),
+            ("cloudplatform", "serviceaccounts"),
+            ("cloudplatform", "serviceaccountkeys"),
+            ("cloudplatform", "projectiammembers"),
+            ("cloudplatform", "projectservices"),
+        )
+    ),
+    *(
+        f"{plural}.{service}.aws.m.upbound.io"
+        for service, plural in (
+            ("ec2", "vpcs"),
+            ("ec2", "subnets"),
+            ("ec2", "internetgateways"),
+            ("ec2", "eips"),
+            ("ec2", "natgateways"),
+            ("ec2", "routetables"),
+            ("ec2", "routes"),
+            ("ec2", "routetableassociations"),
+            ("ec2", "securitygroups"),
+            ("ec2", "securitygroupingressrules"),
+            ("ec2", "launchtemplates"),
+            ("eks", "clusters"),
+            ("eks", "clusterauths"),
+            ("eks", "nodegroups"),
+            ("eks", "addons"),
+            ("eks", "podidentityassociations"),
+            ("iam", "roles"),
+            ("iam", "rolepolicyattachments"),
+            ("iam", "policies"),
+            ("efs", "filesystems"),
+            ("efs", "mounttargets"),
+        )
+    ),
+)
+
+
+def activation_policy() -> dict[str, Any]:
+    """``install/activation-policy.yaml``: the managed resources the functions compose."""
+    return {
+        "apiVersion": "apiextensions.crossplane.io/v1alpha1",
+        "kind": "ManagedResourceActivationPolicy",
+        "metadata": {"name": "modelplane"},
+        "spec": {"activate": list(ACTIVATED_MANAGED_RESOURCES)},
+    }
+
+
 def package_files(version: str = __version__) -> dict[str, str]:
     """Every file of the package by relative path, in a stable order."""
     files: dict[str, str] = {"configuration/crossplane.yaml": to_yaml(configuration(version))}
@@ -224,4 +285,5 @@ def package_files(version: str = __version__) -> dict[str, str]:
     files["function/crossplane.yaml"] = to_yaml(function_meta())
     files["install/function.yaml"] = to_yaml(function_install(version))
     files["install/rbac.yaml"] = to_yaml(crossplane_rbac())
+    files["install/activation-policy.yaml"] = to_yaml(activation_policy())
     return files

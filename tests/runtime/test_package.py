@@ -59,6 +59,7 @@ def test_package_files_are_exactly_the_specified_set() -> None:
         "function/crossplane.yaml",
         "install/function.yaml",
         "install/rbac.yaml",
+        "install/activation-policy.yaml",
     }
     for info in KINDS:
         expected |= {
