@@ -18,6 +18,7 @@ from modelplane.api import (
     ModelService,
     TelemetryDestination,
 )
+from modelplane.api.modelservice import ModelServiceStatus
 from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
@@ -120,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
         + _clusters_summary(clusters)
         + _endpoints_summary(backends)
         + _fronts_summary(fronts)
-        + _telemetry_summary(telemetry, scalers),
+        + _telemetry_summary(telemetry, scalers)
+        + _try_it_summary(fronts),
         file=sys.stderr,
     )
     return 0
@@ -250,6 +252,28 @@ def _fronts_summary(fronts: Sequence[RenderedFront]) -> str:
             f"{c.type} {c.reason}: {printable(c.message or '')}" for c in f.result.conditions
         )
         lines.append(f"\n{printable(ident or '')} ({f.model.kind}): {printable(where)}; {states}")
+    return "".join(lines)
+
+
+def _try_it_summary(fronts: Sequence[RenderedFront]) -> str:
+    """Last: the fleet's address and, per routed ModelService, a curl line to paste."""
+    lines = []
+    for f in fronts:
+        status = f.result.status
+        if f.model.kind != "ModelService" or not isinstance(status, ModelServiceStatus):
+            continue
+        if not status.address or not status.model:
+            continue
+        body = json.dumps(
+            {"model": status.model, "messages": [{"role": "user", "content": "Hello!"}]},
+            separators=(",", ":"),
+        )
+        if not lines:
+            lines.append(f"\nfleet address: {printable(status.address)}")
+        lines.append(
+            f"\ncurl {printable(status.address)}/v1/chat/completions "
+            f"-H 'content-type: application/json' -d '{printable(body)}'"
+        )
     return "".join(lines)
 
 

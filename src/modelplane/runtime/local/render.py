@@ -40,7 +40,11 @@ from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.cluster import ConvergedStack, converged_stack
 from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
 from modelplane.reconcile.endpoint import EndpointResult, converged, reconcile_endpoint
-from modelplane.reconcile.gateway import GatewayResult, reconcile_gateway
+from modelplane.reconcile.gateway import (
+    ENVOY_GATEWAY_CONTROLLER,
+    GatewayResult,
+    reconcile_gateway,
+)
 from modelplane.reconcile.service import ServiceResult, reconcile_service
 from modelplane.reconcile.stack import release
 from modelplane.reconcile.telemetry import COLLECTOR, DestinationResult, reconcile_destination
@@ -302,7 +306,8 @@ def render_fronts(
             if given
             else None
         )
-        result = reconcile_gateway(gateway, observed)
+        # render assumes the named GatewayClass is Envoy Gateway's, as the stack installs it.
+        result = reconcile_gateway(gateway, observed, ENVOY_GATEWAY_CONTROLLER)
         if given:  # the input's address is already host[:port]
             status = result.status.model_copy(update={"address": given})
             result = GatewayResult(result.objects, status, result.conditions, result.events)
@@ -326,10 +331,9 @@ def gateway_has_address(gateway: InferenceGateway) -> bool:
 
 
 def _accepted_route(gateway: InferenceGateway) -> ObservedObject:
-    """The route as a Gateway that accepted it reports it."""
-    accepted = condition("Accepted", True, "")
-    parent = RouteParent(front_gateway_name(gateway.metadata.name or ""), (accepted,))
-    return ObservedObject(parents=(parent,))
+    """The AIGatewayRoute as Envoy AI Gateway reports it once accepted."""
+    del gateway  # one route per service, whichever gateway it attaches to
+    return ObservedObject(conditions=(condition("Accepted", True, ""),))
 
 
 @dataclass
