@@ -257,7 +257,7 @@ def _fronts_summary(fronts: Sequence[RenderedFront]) -> str:
 
 def _try_it_summary(fronts: Sequence[RenderedFront]) -> str:
     """Last: the fleet's address and, per routed ModelService, a curl line to paste."""
-    lines = []
+    lines: list[str] = []
     for f in fronts:
         status = f.result.status
         if f.model.kind != "ModelService" or not isinstance(status, ModelServiceStatus):

@@ -31,10 +31,9 @@ from modelplane.api.inferencecluster import (
 from modelplane.api.meta import condition
 from modelplane.composition import compose_replica
 from modelplane.composition.delivery import shared_objects
-from modelplane.composition.observed import ObservedObject, RouteParent
+from modelplane.composition.observed import ObservedObject
 from modelplane.composition.replica import derived_provider_config, provider_config_for
 from modelplane.composition.types import Json
-from modelplane.naming import front_gateway_name
 from modelplane.reconcile.autoscaling import Autoscaler, autoscaler
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.cluster import ConvergedStack, converged_stack
