@@ -294,4 +294,4 @@ def test_crossplane_may_compose_every_control_plane_routing_kind() -> None:
 
 def _plural(kind: str) -> str:
     """A kind's resource name: ...policy becomes ...policies."""
-    return kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
+    return kind[:-1] + "ies" if kind.endswith("cy") else kind + "s"
