@@ -16,12 +16,11 @@ from modelplane.composition.observed import NOTHING_OBSERVED, ObservedObject
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.naming import FRONT_GATEWAY_KEY, SYSTEM_NAMESPACE, front_gateway_name
 from modelplane.reconcile.result import ReconcileResult
+# One home for Envoy Gateway's GatewayClass controllerName: the stack installs the class
+# the front door accepts, so the refusal compares against the very string it writes.
+from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER
 
 READY = "Ready"
-# Envoy Gateway's GatewayClass controllerName (envoyproxy/gateway
-# api/v1alpha1/shared_types.go GatewayControllerName @ v1.8.3); stack/components.py's
-# ENVOY_GATEWAY_CONTROLLER is the same string, tests keep the two equal.
-ENVOY_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 
 
 class GatewayResult(ReconcileResult[InferenceGatewayStatus]):
