@@ -244,7 +244,7 @@ class RenderedEndpoint:
         return []
 
     def control_plane(self) -> list[Json]:
-        """The Service, the EndpointSlice, then any BackendTLSPolicy (none for an invalid URL)."""
+        """The Backend, the AIServiceBackend, then any BackendSecurityPolicy (none for an invalid origin)."""
         return [o.object for o in self.result.objects]
 
     def in_order(self) -> list[Json]:
