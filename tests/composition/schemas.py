@@ -60,7 +60,7 @@ CRD_FILES = {
     ("scheduling.run.ai", "Queue"): "scheduling.run.ai_queues.yaml",
     ("gateway.networking.k8s.io", "Gateway"): "gateway.networking.k8s.io_gateways.yaml",
     ("gateway.networking.k8s.io", "GatewayClass"): "gateway.networking.k8s.io_gatewayclasses.yaml",
-    # The front door: Envoy Gateway v1.8.3 and Envoy AI Gateway v1.1.0 (SOURCES-frontdoor.md).
+    # The front door: Envoy Gateway v1.8.3 and Envoy AI Gateway v1.1.0 (../shared/schemas/SOURCES-frontdoor.md).
     ("gateway.envoyproxy.io", "Backend"): "gateway.envoyproxy.io_backends.yaml",
     (
         "gateway.envoyproxy.io",

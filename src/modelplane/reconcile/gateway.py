@@ -16,6 +16,7 @@ from modelplane.composition.observed import NOTHING_OBSERVED, ObservedObject
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.naming import FRONT_GATEWAY_KEY, SYSTEM_NAMESPACE, front_gateway_name
 from modelplane.reconcile.result import ReconcileResult
+
 # One home for Envoy Gateway's GatewayClass controllerName: the stack installs the class
 # the front door accepts, so the refusal compares against the very string it writes.
 from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER

@@ -210,7 +210,7 @@ def retry_policy(service: ModelService) -> Json:
     """The BackendTrafficPolicy on the HTTPRoute Envoy AI Gateway generates for the route.
 
     The generated HTTPRoute has the AIGatewayRoute's name and namespace
-    (provider-fallback.md @ v1.1.0).
+    (envoyproxy/ai-gateway site/docs/capabilities/traffic/provider-fallback.md @ v1.1.0).
     """
     namespace = service.metadata.namespace or "default"
     name = service.metadata.name or ""
