@@ -13,9 +13,9 @@ from modelplane.composition.weights import MAX_WEIGHT, backend_weights
 from modelplane.naming import backend_service_name, front_gateway_name, service_route_name
 from modelplane.reconcile.endpoint import converged, reconcile_endpoint
 from modelplane.reconcile.gateway import reconcile_gateway
-from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER
 from modelplane.reconcile.service import reconcile_service
 from modelplane.runtime.wire import observed_object
+from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER
 
 from .schemas import validate_manifest
 

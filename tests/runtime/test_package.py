@@ -261,8 +261,9 @@ def test_crossplane_may_compose_every_control_plane_routing_kind() -> None:
     """
     from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
     from modelplane.reconcile.endpoint import reconcile_endpoint
-    from modelplane.reconcile.gateway import ENVOY_GATEWAY_CONTROLLER, reconcile_gateway
+    from modelplane.reconcile.gateway import reconcile_gateway
     from modelplane.reconcile.service import reconcile_service
+    from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER
 
     rbac = _load("install/rbac.yaml")
     assert rbac["metadata"]["labels"] == {"rbac.crossplane.io/aggregate-to-crossplane": "true"}

@@ -44,17 +44,13 @@ from modelplane.reconcile.cluster import (
 )
 from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
 from modelplane.reconcile.endpoint import EndpointResult, converged, reconcile_endpoint
-from modelplane.reconcile.gateway import (
-    ENVOY_GATEWAY_CONTROLLER,
-    GatewayResult,
-    reconcile_gateway,
-)
+from modelplane.reconcile.gateway import GatewayResult, reconcile_gateway
 from modelplane.reconcile.service import ServiceResult, reconcile_service
 from modelplane.reconcile.stack import release
 from modelplane.reconcile.telemetry import COLLECTOR, DestinationResult, reconcile_destination
 from modelplane.runtime.wire import composed, condition_wire, deployment_status_wire
 from modelplane.stack.collector import collector_values
-from modelplane.stack.components import component
+from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER, component
 from modelplane.stack.selection import telemetry_for
 
 
