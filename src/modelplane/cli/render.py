@@ -54,11 +54,12 @@ cluster's checks), the Usages ordering its teardown, and the Objects it composes
 every replica (the pickers' ServiceAccount, RBAC and default config);
 then, per ModelCache in (namespace, name) order, the cache with its
 computed status and the Objects staging it on each cluster; then, per ModelEndpoint (composed
-or given) in (namespace, name) order, the Service and EndpointSlice a Gateway routes it by
-(and, for an https URL, the BackendTLSPolicy that makes it speak TLS); then, per
+or given) in (namespace, name) order, its Envoy Gateway Backend and AIServiceBackend (and,
+with a credential, the BackendSecurityPolicy attaching its key); then each InferenceGateway
+with its Gateway and each ModelService with its AIGatewayRoute and retries; then, per
 TelemetryDestination, the destination with its status and the collector Release of each
 cluster it selects; then the KEDA ScaledObject of each deployment that opts in.
-A short summary goes to stderr,
+A short summary goes to stderr, ending with the fleet address and a curl line per ModelService,
 after any warning about a deployment that would compose but cannot serve (as validate
 prints them; the exit code stays 0). Feed the output back (only its modelplane.ai
 kinds, with ModelReplica status.conditions Ready=True) to model later reconciles.

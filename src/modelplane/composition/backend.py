@@ -90,8 +90,8 @@ def parse_target(url: str) -> BackendTarget:
         raise InvalidURL(f"{url!r}: port 0 is not a valid port")
     address_type = _address_type(url, host)
     if scheme == "https" and address_type != "FQDN":
-        # BackendTLSPolicy validation.hostname is a PreciseHostname, never an IP address,
-        # so a Gateway cannot verify TLS to an IP literal (gateway-api apis/v1 @ v1.6.1).
+        # The Backend's tls.sni is the name the certificate is verified against; an IP
+        # literal gives the gateway no name to verify.
         raise InvalidURL(f"{url!r}: https needs a host name the gateway can verify, not an IP")
     return BackendTarget(
         "https" if scheme == "https" else "http",

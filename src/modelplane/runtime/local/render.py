@@ -229,7 +229,7 @@ def _rendered(
 
 @dataclass
 class RenderedEndpoint:
-    """One ModelEndpoint's routable backend: Service, EndpointSlice, BackendTLSPolicy."""
+    """One ModelEndpoint's routable backend: Backend, AIServiceBackend, BackendSecurityPolicy."""
 
     endpoint: ModelEndpoint
     result: EndpointResult
