@@ -168,33 +168,29 @@ def endpoint_key(cluster: str, index: int) -> str:
     return f"{ENDPOINT_KEY_PREFIX}{cluster}-{index}"
 
 
-# The routable backend of a ModelEndpoint on the control plane: a selectorless
-# Service and its EndpointSlice. The slice names its Service by this well-known label
-# (kubernetes/api discovery/v1 types.go, LabelServiceName); the managed-by label tells
-# the EndpointSlice mirroring and slice controllers the slice is not theirs.
-SERVICE_NAME_LABEL: Final = "kubernetes.io/service-name"
-SLICE_MANAGED_BY_LABEL: Final = "endpointslice.kubernetes.io/managed-by"
-SLICE_MANAGER: Final = "modelplane.ai"
+# The routable backend of a ModelEndpoint on the control plane: an Envoy Gateway Backend
+# (its origin), the Envoy AI Gateway AIServiceBackend (its API schema and prefix) and, with a
+# credential, the BackendSecurityPolicy naming the user's Secret.
 ENDPOINT_LABEL: Final = "modelplane.ai/endpoint"
-BACKEND_SERVICE_KEY: Final = "backend-service"
-BACKEND_SLICE_KEY: Final = "backend-endpointslice"
-# https endpoints only: the BackendTLSPolicy that makes the gateway speak TLS to the host.
-BACKEND_TLS_POLICY_KEY: Final = "backend-tls-policy"
+BACKEND_KEY: Final = "backend"
+AI_SERVICE_BACKEND_KEY: Final = "ai-service-backend"
+BACKEND_SECURITY_POLICY_KEY: Final = "backend-security-policy"
 
 
 def backend_service_name(endpoint_name: str) -> str:
-    """The Service (EndpointSlice, BackendTLSPolicy) routing to a ModelEndpoint's URL."""
+    """The Backend, AIServiceBackend and BackendSecurityPolicy of a ModelEndpoint."""
     return dns_name(endpoint_name, "backend")
 
 
 # ModelService and InferenceGateway: the control-plane route and Gateway.
-SERVICE_ROUTE_KEY: Final = "http-route"
+SERVICE_ROUTE_KEY: Final = "ai-gateway-route"
+SERVICE_RETRY_KEY: Final = "retry-policy"
 FRONT_GATEWAY_KEY: Final = "gateway"
 SERVICE_LABEL: Final = "modelplane.ai/service"
 
 
 def service_route_name(service: str) -> str:
-    """The HTTPRoute of a ModelService, in its namespace."""
+    """The AIGatewayRoute of a ModelService, in its namespace (and the HTTPRoute it generates)."""
     return dns_name(service, "route")
 
 
@@ -203,6 +199,6 @@ def front_gateway_name(inference_gateway: str) -> str:
     return dns_name("modelplane", inference_gateway)
 
 
-def service_prefix(namespace: str, service: str) -> str:
-    """The path every request to a ModelService starts with: ``/<ns>/<name>/``."""
-    return f"/{namespace}/{service}/"
+def service_model(namespace: str, service: str) -> str:
+    """The model a caller names to reach a ModelService: ``<ns>/<name>``."""
+    return f"{namespace}/{service}"

@@ -189,11 +189,16 @@ def function_install(version: str = __version__) -> dict[str, Any]:
 # Crossplane composes these kinds directly on the control plane. Its chart's
 # ClusterRole aggregates every ClusterRole labelled so, and already grants core Services
 # (crossplane/crossplane cluster/charts/crossplane/templates/clusterrole.yaml @ v2.3.4),
-# but not EndpointSlices, HTTPRoutes, Gateways or BackendTLSPolicies.
+# but not the front door's Gateway, Envoy Gateway and Envoy AI Gateway kinds; the gateway
+# function also reads the GatewayClass it names (a required resource).
 AGGREGATE_TO_CROSSPLANE = "rbac.crossplane.io/aggregate-to-crossplane"
 COMPOSED_ON_CONTROL_PLANE: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("discovery.k8s.io", ("endpointslices",)),
-    ("gateway.networking.k8s.io", ("backendtlspolicies", "gateways", "httproutes")),
+    ("gateway.networking.k8s.io", ("gatewayclasses", "gateways")),
+    ("gateway.envoyproxy.io", ("backends", "backendtrafficpolicies")),
+    (
+        "aigateway.envoyproxy.io",
+        ("aigatewayroutes", "aiservicebackends", "backendsecuritypolicies"),
+    ),
 )
 
 

@@ -60,6 +60,21 @@ CRD_FILES = {
     ("scheduling.run.ai", "Queue"): "scheduling.run.ai_queues.yaml",
     ("gateway.networking.k8s.io", "Gateway"): "gateway.networking.k8s.io_gateways.yaml",
     ("gateway.networking.k8s.io", "GatewayClass"): "gateway.networking.k8s.io_gatewayclasses.yaml",
+    # The front door: Envoy Gateway v1.8.3 and Envoy AI Gateway v1.1.0 (../shared/schemas/SOURCES-frontdoor.md).
+    ("gateway.envoyproxy.io", "Backend"): "gateway.envoyproxy.io_backends.yaml",
+    (
+        "gateway.envoyproxy.io",
+        "BackendTrafficPolicy",
+    ): "gateway.envoyproxy.io_backendtrafficpolicies.yaml",
+    ("aigateway.envoyproxy.io", "AIGatewayRoute"): "aigateway.envoyproxy.io_aigatewayroutes.yaml",
+    (
+        "aigateway.envoyproxy.io",
+        "AIServiceBackend",
+    ): "aigateway.envoyproxy.io_aiservicebackends.yaml",
+    (
+        "aigateway.envoyproxy.io",
+        "BackendSecurityPolicy",
+    ): "aigateway.envoyproxy.io_backendsecuritypolicies.yaml",
     # The autoscaling recipe (KEDA v2.20.2).
     ("keda.sh", "ScaledObject"): "keda.sh_scaledobjects.yaml",
     ("keda.sh", "TriggerAuthentication"): "keda.sh_triggerauthentications.yaml",

@@ -263,8 +263,11 @@ def test_endpoint_only_for_a_ready_replica_with_a_gateway() -> None:
                 "modelplane.ai/replica-index": "0",
             },
         },
+        # The cluster's gateway is the origin; the replica's route there is the API
+        # prefix; the model is the name the engine serves (<namespace>/<deployment>).
         "spec": {
-            "url": "http://203.0.113.10/ml-team/qwen3-8b-e7f0a/v1",
-            "rewritePath": "/ml-team/qwen3-8b-e7f0a/",
+            "origin": "http://203.0.113.10",
+            "api": {"schema": "OpenAI", "prefix": "/ml-team/qwen3-8b-e7f0a/v1"},
+            "model": "ml-team/qwen3-8b",
         },
     }

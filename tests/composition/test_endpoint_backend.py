@@ -1,35 +1,42 @@
-"""A ModelEndpoint is routable: its Service and EndpointSlice, or InvalidURL.
+"""A ModelEndpoint is routable: its Backend, AIServiceBackend and (keyed) BackendSecurityPolicy.
 
-The EndpointSlice fields follow kubernetes/api discovery/v1 (types.go at v0.34.0):
-addressType IPv4, IPv6 or FQDN, ports by name matching the Service's port, and the
-``kubernetes.io/service-name`` label that ties a slice to its Service.
+Envoy Gateway v1.8.3 Backend (api/v1alpha1/backend_types.go), Envoy AI Gateway v1.1.0
+AIServiceBackend and BackendSecurityPolicy (api/v1beta1/ai_service_backend.go,
+backendsecurity_policy.go: the Secret's data key is apiKey); every object is validated
+against the released CRD in ../shared/schemas.
 """
 
 from __future__ import annotations
 
-import copy
 import ipaddress
-import re
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from modelplane.api import ModelEndpoint
 from modelplane.composition.backend import InvalidURL, parse_target
-from modelplane.naming import SERVICE_NAME_LABEL, backend_service_name
+from modelplane.naming import backend_service_name
 from modelplane.reconcile.endpoint import converged, reconcile_endpoint
 
 from .schemas import validate_manifest
 
-OBSERVED = ("backend-service", "backend-endpointslice", "backend-tls-policy")
+OBSERVED = ("backend", "ai-service-backend", "backend-security-policy")
 
 
-def endpoint(url: str, name: str = "openai-overflow", namespace: str = "ml-team") -> ModelEndpoint:
+def endpoint(
+    origin: str, name: str = "openai-overflow", namespace: str = "ml-team"
+) -> ModelEndpoint:
     """A hand-written ModelEndpoint."""
     return ModelEndpoint.model_validate(
-        {"metadata": {"name": name, "namespace": namespace}, "spec": {"url": url}}
+        {
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"origin": origin, "model": "gpt-4o-mini"},
+        }
     )
 
 
@@ -51,7 +58,6 @@ VALID = [
     ("http://172.16.0.5/v1", "172.16.0.5", 80, "IPv4"),
     ("http://[fd00::5]:8000/v1", "fd00::5", 8000, "IPv6"),
     ("http://[fec0::1]/v1", "fec0::1", 80, "IPv6"),
-    ("http://[::2]/v1", "::2", 80, "IPv6"),
     ("http://[ff05::1]/v1", "ff05::1", 80, "IPv6"),
 ]
 
@@ -99,163 +105,147 @@ API_REFUSED = [
 ]
 
 
+KEY = "sk-fixture-0123456789abcdef"  # a key value that must never appear in any output
+
+
+def origin_of(url: str) -> str:
+    """The origin of a table URL: scheme and authority, no path."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 @pytest.mark.parametrize(("url", "host", "port", "address_type"), VALID)
-def test_service_and_slice_point_at_the_url(
-    url: str, host: str, port: int, address_type: str
-) -> None:
-    result = reconcile_endpoint(endpoint(url), OBSERVED)
-    service, endpoint_slice = (o.object for o in result.objects[:2])
+def test_backend_points_at_the_origin(url: str, host: str, port: int, address_type: str) -> None:
+    result = reconcile_endpoint(endpoint(origin_of(url)), OBSERVED)
+    backend, ai_backend = (o.object for o in result.objects[:2])
     name = backend_service_name("openai-overflow")
-    assert service["kind"] == "Service" and service["metadata"]["name"] == name
-    assert "selector" not in service["spec"]  # selectorless: the slice is its only source
-    # Traefik must dial the slice's addresses (FQDN ones too), never the ClusterIP, which
-    # kube-proxy does not route to an FQDN slice (traefik gateway/kubernetes.go @ v3.7.9).
-    assert service["metadata"]["annotations"] == {"traefik.io/service.nativelb": "false"}
-    # Not ExternalName: Traefik refuses that type as a backendRef (same file, same tag).
-    assert service["spec"].get("type", "ClusterIP") == "ClusterIP"
-    assert [p["port"] for p in service["spec"]["ports"]] == [port]
-    assert endpoint_slice["addressType"] == address_type
-    assert endpoint_slice["endpoints"] == [{"addresses": [host], "conditions": {"ready": True}}]
-    assert endpoint_slice["metadata"]["labels"][SERVICE_NAME_LABEL] == name
-    # The slice's port joins the Service's port by name.
-    assert endpoint_slice["ports"][0]["name"] == service["spec"]["ports"][0]["name"]
-    assert endpoint_slice["ports"][0]["port"] == port
+    assert backend["kind"] == "Backend" and backend["metadata"]["name"] == name
+    kind = "fqdn" if address_type == "FQDN" else "ip"
+    field = "hostname" if kind == "fqdn" else "address"
+    assert backend["spec"]["endpoints"] == [{kind: {field: host, "port": port}}]
+    # https: TLS with the host as SNI, verified against the system CAs; http: none.
+    if url.lower().startswith("https"):
+        assert backend["spec"]["tls"] == {"sni": host, "wellKnownCACertificates": "System"}
+    else:
+        assert "tls" not in backend["spec"]
+    # AI Gateway v1.1.0 accepts only an Envoy Gateway Backend (the CRD's CEL rule).
+    assert ai_backend["spec"]["backendRef"] == {
+        "group": "gateway.envoyproxy.io",
+        "kind": "Backend",
+        "name": name,
+    }
+    assert ai_backend["spec"]["schema"] == {"name": "OpenAI", "prefix": "/v1"}
     assert result.status.routing is not None and result.status.routing.backend_name == name
     assert [(c.type, c.status, c.reason) for c in result.conditions] == [
         ("RoutingReady", "True", "BackendReady")
     ]
+    for composed in result.objects:
+        validate_manifest(composed.object)
 
 
-@pytest.mark.parametrize(("url", "host", "port", "address_type"), VALID)
-def test_backend_objects_are_valid_kubernetes(
-    url: str, host: str, port: int, address_type: str
+@pytest.mark.parametrize(
+    ("schema", "policy_type", "field"),
+    [("OpenAI", "APIKey", "apiKey"), ("Anthropic", "AnthropicAPIKey", "anthropicAPIKey")],
+)
+def test_credential_names_the_secret_and_never_copies_the_key(
+    schema: str, policy_type: str, field: str
 ) -> None:
-    for composed in reconcile_endpoint(endpoint(url), OBSERVED).objects:
-        if composed.object["kind"] == "BackendTLSPolicy":
-            check_backend_tls_policy(composed.object)
-        else:
-            validate_manifest(composed.object)
-
-
-# The BackendTLSPolicy CRD is not in ../shared/schemas, so this is a strict hand schema of
-# the fields we set, from kubernetes-sigs/gateway-api apis/v1/backendtlspolicy_types.go
-# (v1 and standard channel since v1.4.0; read at v1.6.1): targetRefs 1..16 of
-# LocalPolicyTargetReferenceWithSectionName {group, kind, name}; validation requires
-# hostname (a PreciseHostname: a DNS name, no IP, no wildcard) and exactly one of
-# caCertificateRefs / wellKnownCACertificates, whose only value is "System".
-_PRECISE_HOSTNAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-def check_backend_tls_policy(policy: dict[str, Any]) -> None:
-    """Fail unless ``policy`` is a BackendTLSPolicy the v1 CRD accepts (the fields we use)."""
-    assert set(policy) == {"apiVersion", "kind", "metadata", "spec"}
-    assert (policy["apiVersion"], policy["kind"]) == (
-        "gateway.networking.k8s.io/v1",
-        "BackendTLSPolicy",
+    given_endpoint = ModelEndpoint.model_validate(
+        {
+            "metadata": {"name": "together", "namespace": "ml-team"},
+            "spec": {
+                "origin": "https://api.together.xyz",
+                "api": {"schema": schema, "prefix": "/v1"},
+                "model": "Qwen/Qwen3-8B",
+                "credential": {"apiKey": {"secretRef": {"name": "together-key"}}},
+            },
+        }
     )
-    assert set(policy["spec"]) <= {"targetRefs", "validation", "options"}
-    refs = policy["spec"]["targetRefs"]
-    assert 1 <= len(refs) <= 16
-    for ref in refs:
-        assert set(ref) <= {"group", "kind", "name", "sectionName"}
-        assert {"group", "kind", "name"} <= set(ref)
-        assert 1 <= len(ref["name"]) <= 253 and len(ref["kind"]) <= 63
-    validation = policy["spec"]["validation"]
-    allowed = {"caCertificateRefs", "wellKnownCACertificates", "hostname", "subjectAltNames"}
-    assert set(validation) <= allowed
-    hostname = validation["hostname"]
-    assert len(hostname) <= 253 and _PRECISE_HOSTNAME.match(hostname), hostname
-    assert not _is_ip(hostname)
-    assert ("caCertificateRefs" in validation) != ("wellKnownCACertificates" in validation)
-    assert validation.get("wellKnownCACertificates", "System") == "System"
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
-
-
-@pytest.mark.parametrize(("url", "host", "port", "address_type"), VALID)
-def test_https_gets_a_backend_tls_policy_and_http_none(
-    url: str, host: str, port: int, address_type: str
-) -> None:
-    result = reconcile_endpoint(endpoint(url), OBSERVED)
-    policies = [o.object for o in result.objects if o.object["kind"] == "BackendTLSPolicy"]
-    if not url.lower().startswith("https"):
-        assert policies == []
-        return
-    [policy] = policies
-    check_backend_tls_policy(policy)
-    name = backend_service_name("openai-overflow")
-    service = result.objects[0].object
-    # It targets the endpoint's own Service, in its namespace, and verifies the URL's host.
-    assert policy["metadata"]["namespace"] == service["metadata"]["namespace"] == "ml-team"
-    assert policy["spec"]["targetRefs"] == [{"group": "", "kind": "Service", "name": name}]
-    assert policy["spec"]["validation"] == {"hostname": host, "wellKnownCACertificates": "System"}
-    # Traefik picks https for a Service port named "https" or numbered 443
-    # (traefik pkg/provider/kubernetes/gateway/httproute.go getProtocol).
-    assert service["spec"]["ports"][0]["name"] == "https"
-
-
-def test_hand_schema_refuses_what_the_crd_refuses() -> None:
-    good = reconcile_endpoint(endpoint("https://api.openai.com/v1"), OBSERVED).objects[2].object
-    check_backend_tls_policy(good)
-    broken = [
-        ("hostname", "203.0.113.7"),
-        ("hostname", "*.openai.com"),
-        ("wellKnownCACertificates", "Mozilla"),
-        ("caCertificateRefs", [{"group": "", "kind": "ConfigMap", "name": "ca"}]),
+    result = reconcile_endpoint(given_endpoint, OBSERVED)
+    policy = result.objects[2].object
+    assert policy["kind"] == "BackendSecurityPolicy"
+    assert policy["spec"]["type"] == policy_type
+    assert policy["spec"][field] == {"secretRef": {"name": "together-key", "namespace": "ml-team"}}
+    assert policy["spec"]["targetRefs"] == [
+        {
+            "group": "aigateway.envoyproxy.io",
+            "kind": "AIServiceBackend",
+            "name": backend_service_name("together"),
+        }
     ]
-    for field, value in broken:
-        bad = copy.deepcopy(good)
-        bad["spec"]["validation"][field] = value
-        with pytest.raises(AssertionError):
-            check_backend_tls_policy(bad)
+    assert result.objects[1].object["spec"]["schema"]["name"] == schema
+    for composed in result.objects:
+        validate_manifest(composed.object)
+    # Until the policy is observed the endpoint is not routable: no keyless requests.
+    waiting = reconcile_endpoint(given_endpoint, OBSERVED[:2])
+    assert waiting.status.routing is not None and waiting.status.routing.backend_name is None
 
 
-def test_https_backend_waits_for_its_tls_policy() -> None:
-    result = reconcile_endpoint(endpoint("https://api.openai.com/v1"), OBSERVED[:2])
-    assert not result.ready
-    assert result.status.routing is not None and result.status.routing.backend_name is None
-    plain = reconcile_endpoint(endpoint("http://inference.example.com/v1"), OBSERVED[:2])
-    assert plain.ready
+def test_render_output_never_holds_the_secret_value(tmp_path: Path) -> None:
+    (tmp_path / "fleet.yaml").write_text(
+        yaml.safe_dump_all(
+            [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": "together-key", "namespace": "ml-team"},
+                    "stringData": {"apiKey": KEY},
+                },
+            ]
+        )
+    )
+    given_endpoint = ModelEndpoint.model_validate(
+        {
+            "metadata": {"name": "together", "namespace": "ml-team"},
+            "spec": {
+                "origin": "https://api.together.xyz",
+                "model": "Qwen/Qwen3-8B",
+                "credential": {"apiKey": {"secretRef": {"name": "together-key"}}},
+            },
+        }
+    )
+    first = reconcile_endpoint(given_endpoint, ())
+    result = reconcile_endpoint(given_endpoint, converged(first))
+    rendered = yaml.safe_dump_all([o.object for o in result.objects])
+    assert KEY not in rendered
+    assert "together-key" in rendered
 
 
-@pytest.mark.parametrize(("url", "words"), INVALID + API_REFUSED)
-def test_invalid_url_composes_nothing_and_warns(url: str, words: str) -> None:
-    result = reconcile_endpoint(endpoint(url), OBSERVED)
+@pytest.mark.parametrize(("url", "words"), INVALID)
+def test_invalid_origin_composes_nothing_and_warns(url: str, words: str) -> None:
+    result = reconcile_endpoint(endpoint(url.removesuffix("/v1").removesuffix("/model")), ())
     assert result.objects == []
-    [routing] = result.conditions
-    assert (routing.type, routing.status, routing.reason) == ("RoutingReady", "False", "InvalidURL")
-    assert routing.message is not None and words in routing.message
-    assert routing.message.startswith("spec.url: ")
-    assert [e.severity for e in result.events] == ["Warning"]
-    assert "ml-team/openai-overflow" in result.events[0].message
-    assert result.status.routing is not None and result.status.routing.backend_name is None
+    (routing,) = result.conditions
+    assert (routing.type, routing.status, routing.reason) == (
+        "RoutingReady",
+        "False",
+        "InvalidOrigin",
+    )
+    assert routing.message.startswith("spec.origin: ") and words in routing.message
+    assert result.events and result.events[0].severity == "Warning"
+
+
+def test_an_ipv6_spelling_the_backend_crd_refuses_is_invalid() -> None:
+    # ``::2`` is a valid IPv6 address the Backend CRD's ip.address pattern refuses.
+    result = reconcile_endpoint(endpoint("http://[::2]:8000"), ())
+    assert result.objects == [] and "ip.address pattern" in result.conditions[0].message
+
+
+@pytest.mark.parametrize("origin", ["https://api.example.com/v1", "http://10.0.0.1/x?y=1"])
+def test_an_origin_with_a_path_is_refused_naming_the_prefix(origin: str) -> None:
+    result = reconcile_endpoint(endpoint(origin), ())
+    assert result.objects == []
+    assert "spec.api.prefix" in result.conditions[0].message
 
 
 def test_backend_name_is_published_only_once_observed() -> None:
-    first = reconcile_endpoint(endpoint("https://api.openai.com/v1"), ())
+    given_endpoint = endpoint("https://api.openai.com")
+    first = reconcile_endpoint(given_endpoint, ())
     assert first.status.routing is not None and first.status.routing.backend_name is None
-    assert [(c.status, c.reason) for c in first.conditions] == [("False", "Configuring")]
-    assert not first.ready
-    half = reconcile_endpoint(endpoint("https://api.openai.com/v1"), OBSERVED[:1])
-    assert half.status.routing is not None and half.status.routing.backend_name is None
-    later = reconcile_endpoint(endpoint("https://api.openai.com/v1"), converged(first))
-    assert later.ready and later.objects == first.objects
-
-
-def test_rewrite_path_is_kept_on_the_endpoint() -> None:
-    given_endpoint = ModelEndpoint.model_validate(
-        {
-            "metadata": {"name": "r", "namespace": "ml-team"},
-            "spec": {"url": "http://203.0.113.7/ml-team/r/v1", "rewritePath": "/ml-team/r/"},
-        }
-    )
-    assert given_endpoint.to_wire()["spec"]["rewritePath"] == "/ml-team/r/"
+    assert first.conditions[0].reason == "Configuring"
+    second = reconcile_endpoint(given_endpoint, converged(first))
+    assert second.status.routing is not None
+    assert second.status.routing.backend_name == backend_service_name("openai-overflow")
 
 
 @given(st.integers(min_value=1, max_value=65535), st.sampled_from(["http", "https"]))

@@ -10,11 +10,12 @@ from hypothesis import strategies as st
 
 from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
 from modelplane.composition.weights import MAX_WEIGHT, backend_weights
-from modelplane.naming import backend_service_name, front_gateway_name
+from modelplane.naming import backend_service_name, front_gateway_name, service_route_name
 from modelplane.reconcile.endpoint import converged, reconcile_endpoint
 from modelplane.reconcile.gateway import reconcile_gateway
 from modelplane.reconcile.service import reconcile_service
 from modelplane.runtime.wire import observed_object
+from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER
 
 from .schemas import validate_manifest
 
@@ -61,17 +62,15 @@ def test_scaling_a_deployment_keeps_its_share(w1: int, w2: int, n1: int, n2: int
 
 
 def endpoint(
-    name: str, url: str, labels: dict[str, str], rewrite: str | None = None
+    name: str, origin: str, labels: dict[str, str], model: str = "Qwen/Qwen3-8B"
 ) -> ModelEndpoint:
     """An endpoint whose backend is observed (its status published)."""
-    spec: dict[str, Any] = {"url": url}
-    if rewrite:
-        spec["rewritePath"] = rewrite
-    model = ModelEndpoint.model_validate(
+    spec: dict[str, Any] = {"origin": origin, "model": model}
+    resource = ModelEndpoint.model_validate(
         {"metadata": {"name": name, "namespace": "ml-team", "labels": labels}, "spec": spec}
     )
-    result = reconcile_endpoint(model, converged(reconcile_endpoint(model, ())))
-    return model.model_copy(update={"status": result.status})
+    result = reconcile_endpoint(resource, converged(reconcile_endpoint(resource, ())))
+    return resource.model_copy(update={"status": result.status})
 
 
 def waiting(name: str, labels: dict[str, str]) -> ModelEndpoint:
@@ -79,107 +78,132 @@ def waiting(name: str, labels: dict[str, str]) -> ModelEndpoint:
     return ModelEndpoint.model_validate(
         {
             "metadata": {"name": name, "namespace": "ml-team", "labels": labels},
-            "spec": {"url": "http://10.0.0.9/v1"},
+            "spec": {"origin": "http://10.0.0.9", "model": "Qwen/Qwen3-8B"},
         }
     )
 
 
-def service(*entries: tuple[dict[str, str], int]) -> ModelService:
+def service(
+    *entries: tuple[dict[str, str], int] | tuple[dict[str, str], int, int],
+    timeouts: dict[str, str] | None = None,
+) -> ModelService:
+    """A service of entries (labels, weight[, priority])."""
+    spec: dict[str, Any] = {
+        "endpoints": [
+            {"selector": {"matchLabels": e[0]}, "weight": e[1], "priority": (e[2:] or (0,))[0]}
+            for e in entries
+        ]
+    }
+    if timeouts is not None:
+        spec["timeouts"] = timeouts
     return ModelService.model_validate(
-        {
-            "metadata": {"name": "qwen", "namespace": "ml-team"},
-            "spec": {
-                "endpoints": [{"selector": {"matchLabels": m}, "weight": w} for m, w in entries]
-            },
-        }
+        {"metadata": {"name": "qwen", "namespace": "ml-team"}, "spec": spec}
     )
 
 
 GATEWAY = InferenceGateway.model_validate(
     {"metadata": {"name": "default"}, "status": {"address": "198.51.100.20"}}
 )
-ACCEPTED = observed_object(
-    {
-        "status": {
-            "parents": [
-                {
-                    "parentRef": {"name": front_gateway_name("default")},
-                    "conditions": [{"type": "Accepted", "status": "True"}],
-                }
-            ]
-        }
-    }
-)
+# Envoy AI Gateway's controller writes Accepted on the AIGatewayRoute's own conditions
+# (envoyproxy/ai-gateway api/v1beta1/status.go @ v1.1.0).
+ACCEPTED = observed_object({"status": {"conditions": [{"type": "Accepted", "status": "True"}]}})
 REPLICA = {"modelplane.ai/deployment": "qwen"}
 HOSTED = {"provider": "hosted"}
 
 
 def replicas(n: int) -> list[ModelEndpoint]:
-    return [
-        endpoint(
-            f"qwen-{i}",
-            f"http://203.0.113.{i + 1}/ml-team/qwen-{i}/v1",
-            REPLICA,
-            f"/ml-team/qwen-{i}/",
-        )
-        for i in range(n)
-    ]
+    return [endpoint(f"qwen-{i}", f"http://203.0.113.{i + 1}", REPLICA) for i in range(n)]
+
+
+def composed(result: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The AIGatewayRoute and the BackendTrafficPolicy, each valid against its released CRD."""
+    route, policy = (o.object for o in result.objects)
+    assert (route["kind"], policy["kind"]) == ("AIGatewayRoute", "BackendTrafficPolicy")
+    validate_manifest(route)
+    validate_manifest(policy)
+    return route, policy
 
 
 def test_replica_and_hosted_provider_behind_one_address() -> None:
-    hosted = endpoint("hosted", "https://api.openai.com/v1", HOSTED)
+    hosted = endpoint("hosted", "https://api.openai.com", HOSTED, model="gpt-4o-mini")
     result = reconcile_service(
         service((REPLICA, 80), (HOSTED, 20)), [*replicas(3), hosted], GATEWAY, ACCEPTED
     )
-    [route] = [o.object for o in result.objects]
-    validate_manifest(route)
+    route, _ = composed(result)
     [rule] = route["spec"]["rules"]
-    assert rule["matches"] == [{"path": {"type": "PathPrefix", "value": "/ml-team/qwen/"}}]
-    refs = [(r["name"], r["port"], r["weight"]) for r in rule["backendRefs"]]
-    assert refs == [
-        (backend_service_name("qwen-0"), 80, 27),
-        (backend_service_name("qwen-1"), 80, 27),
-        (backend_service_name("qwen-2"), 80, 26),
-        (backend_service_name("hosted"), 443, 20),
+    # A caller names the model <namespace>/<name>; Envoy AI Gateway copies the body's
+    # model into x-ai-eg-model before routing (api/v1beta1/shared_types.go @ v1.1.0).
+    assert rule["matches"] == [
+        {"headers": [{"type": "Exact", "name": "x-ai-eg-model", "value": "ml-team/qwen"}]}
     ]
-    rewrites = [r["filters"][0]["urlRewrite"] for r in rule["backendRefs"]]
-    assert rewrites[0] == {
-        "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/ml-team/qwen-0/"}
-    }
-    # The hosted provider sees its own Host and its own root: /v1/chat/completions.
-    assert rewrites[3] == {
-        "hostname": "api.openai.com",
-        "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"},
-    }
-    assert result.status.address == "http://198.51.100.20/ml-team/qwen"
+    refs = [
+        (r["name"], r["weight"], r["priority"], r["modelNameOverride"]) for r in rule["backendRefs"]
+    ]
+    # Each backend gets the model name it expects, not the caller's.
+    assert refs == [
+        (backend_service_name("qwen-0"), 27, 0, "Qwen/Qwen3-8B"),
+        (backend_service_name("qwen-1"), 27, 0, "Qwen/Qwen3-8B"),
+        (backend_service_name("qwen-2"), 26, 0, "Qwen/Qwen3-8B"),
+        (backend_service_name("hosted"), 20, 0, "gpt-4o-mini"),
+    ]
+    assert route["spec"]["parentRefs"][0]["name"] == front_gateway_name("default")
+    assert result.status.address == "http://198.51.100.20"
+    assert result.status.model == "ml-team/qwen"
     assert [(c.type, c.status, c.reason, c.message) for c in result.conditions] == [
         ("EndpointsResolved", "True", "Resolved", "Matched 4 endpoint(s); 0 waiting for backend"),
         (
             "RoutingReady",
             "True",
             "RouteConfigured",
-            "Routing 4 backend(s) at http://198.51.100.20/ml-team/qwen",
+            "Routing 4 backend(s) for model ml-team/qwen at http://198.51.100.20",
         ),
     ]
     assert result.ready
 
 
-def test_long_generations_are_not_cut_by_a_default_timeout() -> None:
-    # `request: 0s` disables the request timeout where the gateway implements route
-    # timeouts (Envoy Gateway's default is 15 s); Traefik v3.7 lists HTTPRouteRequestTimeout
-    # unsupported (gateway-api conformance/reports/v1.5/traefik-traefik/
-    # experimental-v3.7.0-default-report.yaml) and its provider never reads the field
-    # (traefik pkg/provider/kubernetes/gateway @ v3.7.9), so the route is accepted there.
-    result = reconcile_service(service((REPLICA, 1)), replicas(2), GATEWAY, ACCEPTED)
-    [route] = [o.object for o in result.objects]
-    validate_manifest(route)  # the Gateway API HTTPRoute schema accepts the Duration
+def test_priority_tiers_weigh_separately_and_fail_over_in_order() -> None:
+    hosted = endpoint("hosted", "https://api.openai.com", HOSTED, model="gpt-4o-mini")
+    result = reconcile_service(
+        service((HOSTED, 1, 1), (REPLICA, 1, 0)), [*replicas(2), hosted], GATEWAY, ACCEPTED
+    )
+    route, policy = composed(result)
+    refs = [
+        (r["name"], r["weight"], r["priority"]) for r in route["spec"]["rules"][0]["backendRefs"]
+    ]
+    # Tier 0 first, whatever the entry order; each tier's weights are its own.
+    assert refs == [
+        (backend_service_name("qwen-0"), 1, 0),
+        (backend_service_name("qwen-1"), 1, 0),
+        (backend_service_name("hosted"), 1, 1),
+    ]
+    # A retry moves to the next tier after one attempt; 429 and 503 are retried, 500 is not.
+    retry = policy["spec"]["retry"]
+    assert retry["numAttemptsPerPriority"] == 1 and retry["numRetries"] == 3
+    assert retry["retryOn"]["httpStatusCodes"] == [429, 503]
+    assert policy["spec"]["targetRefs"] == [
+        {
+            "group": "gateway.networking.k8s.io",
+            "kind": "HTTPRoute",
+            "name": service_route_name("qwen"),
+        }
+    ]
+
+
+def test_long_generations_get_a_generous_default_timeout_and_can_lift_it() -> None:
+    # Envoy Gateway's default request timeout is 15 s; a service defaults to 300 s for the
+    # whole request and 60 s of silence per try (AIGatewayRoute timeouts and
+    # streamIdleTimeout, envoyproxy/ai-gateway api/v1beta1/ai_gateway_route.go @ v1.1.0).
+    route, _ = composed(reconcile_service(service((REPLICA, 1)), replicas(2), GATEWAY, ACCEPTED))
     [rule] = route["spec"]["rules"]
-    # Only `request`: 0s there lifts the whole-request limit (backendRequest may not exceed it).
-    assert rule["timeouts"] == {"request": "0s"}
+    assert (rule["timeouts"], rule["streamIdleTimeout"]) == ({"request": "300s"}, "60s")
+    lifted = service((REPLICA, 1), timeouts={"request": "0s", "idle": "5m"})
+    route, _ = composed(reconcile_service(lifted, replicas(2), GATEWAY, ACCEPTED))
+    [rule] = route["spec"]["rules"]
+    assert (rule["timeouts"], rule["streamIdleTimeout"]) == ({"request": "0s"}, "5m")
 
 
 def test_an_endpoint_matched_twice_belongs_to_the_first_entry() -> None:
-    both = endpoint("both", "http://10.0.0.1/v1", {**REPLICA, **HOSTED})
+    both = endpoint("both", "http://10.0.0.1", {**REPLICA, **HOSTED})
     result = reconcile_service(service((REPLICA, 1), (HOSTED, 1)), [both], GATEWAY, ACCEPTED)
     assert [(b.endpoint, w) for b, w in result.backends] == [("both", 1)]
     result = reconcile_service(
@@ -221,32 +245,14 @@ def test_gateway_missing() -> None:
     [
         None,
         {"status": {}},
-        {
-            "status": {
-                "parents": [
-                    {
-                        "parentRef": {"name": "other"},
-                        "conditions": [{"type": "Accepted", "status": "True"}],
-                    }
-                ]
-            }
-        },
-        {
-            "status": {
-                "parents": [
-                    {
-                        "parentRef": {"name": front_gateway_name("default")},
-                        "conditions": [{"type": "Accepted", "status": "False"}],
-                    }
-                ]
-            }
-        },
+        {"status": {"conditions": [{"type": "Accepted", "status": "False"}]}},
+        {"status": {"conditions": [{"type": "NotAccepted", "status": "True"}]}},
     ],
 )
 def test_route_not_yet_accepted(observed: dict[str, Any] | None) -> None:
     route = observed_object(observed) if observed is not None else None
     result = reconcile_service(service((REPLICA, 1)), replicas(1), GATEWAY, route)
-    assert len(result.objects) == 1  # composed, waiting for the Gateway
+    assert len(result.objects) == 2  # the route and its retries, waiting for the controller
     assert [(c.type, c.status, c.reason) for c in result.conditions][1] == (
         "RoutingReady",
         "False",
@@ -259,7 +265,7 @@ def test_endpoints_of_other_namespaces_are_not_selected() -> None:
     other = ModelEndpoint.model_validate(
         {
             "metadata": {"name": "x", "namespace": "other", "labels": REPLICA},
-            "spec": {"url": "http://10.0.0.1/v1"},
+            "spec": {"origin": "http://10.0.0.1", "model": "Qwen/Qwen3-8B"},
             "status": {"routing": {"backendName": "x-backend"}},
         }
     )
@@ -269,8 +275,7 @@ def test_endpoints_of_other_namespaces_are_not_selected() -> None:
 
 def test_at_most_sixteen_backends_with_a_warning() -> None:
     result = reconcile_service(service((REPLICA, 1)), replicas(18), GATEWAY, ACCEPTED)
-    [route] = [o.object for o in result.objects]
-    validate_manifest(route)
+    route, _ = composed(result)
     assert len(route["spec"]["rules"][0]["backendRefs"]) == 16
     assert any("the last 2 are not routed" in e.message for e in result.events)
 
@@ -279,7 +284,7 @@ def test_gateway_is_ready_once_programmed_with_an_address() -> None:
     gateway = InferenceGateway.model_validate(
         {"metadata": {"name": "default"}, "spec": {"port": 8080}}
     )
-    pending = reconcile_gateway(gateway, None)
+    pending = reconcile_gateway(gateway, None, ENVOY_GATEWAY_CONTROLLER)
     assert [(c.status, c.reason) for c in pending.conditions] == [("False", "Provisioning")]
     assert pending.status.address is None
     observed = {
@@ -288,8 +293,9 @@ def test_gateway_is_ready_once_programmed_with_an_address() -> None:
             "conditions": [{"type": "Programmed", "status": "True"}],
         }
     }
-    ready = reconcile_gateway(gateway, observed_object(observed))
+    ready = reconcile_gateway(gateway, observed_object(observed), ENVOY_GATEWAY_CONTROLLER)
     assert ready.status.address == "198.51.100.20:8080" and ready.ready
-    [composed] = ready.objects
-    listener = composed.object["spec"]["listeners"][0]
+    [composed_gateway] = ready.objects
+    validate_manifest(composed_gateway.object)
+    listener = composed_gateway.object["spec"]["listeners"][0]
     assert (listener["port"], listener["allowedRoutes"]) == (8080, {"namespaces": {"from": "All"}})

@@ -27,6 +27,8 @@ from tests.reconcile.fleet import fleet
 
 HASH = "modelplane.ai/template-hash"  # spelled here: a test must notice when it changes
 DRAINING = "modelplane.ai/draining-since"
+# What a routable endpoint composes: the AIServiceBackend a route names, the Backend behind it.
+KINDS = ("AIServiceBackend", "Backend")
 
 Load = bool | Collection[str] | Callable[[str], bool]
 
@@ -159,19 +161,19 @@ class World:
         )
 
     def backends(self) -> set[str]:
-        """The backend Services the observed endpoints compose (the endpoint function)."""
+        """The backends the observed endpoints compose (the endpoint function): the names
+        under which both the AIServiceBackend a route names and the Backend it points at exist."""
         endpoints = [ModelEndpoint.model_validate(e) for e in self.endpoints]
         fleet_now = Fleet(deployments=(), clusters=(), endpoints=endpoints)
-        return {
-            o["metadata"]["name"]
-            for b in render_endpoints(fleet_now, [])
-            for o in b.control_plane()
-            if o["kind"] == "Service"
+        objects = [o for b in render_endpoints(fleet_now, []) for o in b.control_plane()]
+        named = {
+            kind: {o["metadata"]["name"] for o in objects if o["kind"] == kind} for kind in KINDS
         }
+        return named["AIServiceBackend"] & named["Backend"]
 
     def compose_routes(self, services: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
         """Reconcile ``services`` against the observed endpoints (their backends converged):
-        each route's name to the Services its backendRefs name."""
+        each AIGatewayRoute's name to the AIServiceBackends its backendRefs name."""
         endpoints = [ModelEndpoint.model_validate(e) for e in self.endpoints]
         fleet_now = Fleet(deployments=(), clusters=(), endpoints=endpoints)
         gateway = InferenceGateway.model_validate(
@@ -194,7 +196,7 @@ class World:
             ]
             for f in fronts
             for o in f.control_plane()[1:]
-            if o["kind"] == "HTTPRoute"
+            if o["kind"] == "AIGatewayRoute"
         }
 
     def clusters_of(self) -> dict[str, str]:

@@ -3,8 +3,9 @@
 The control plane is driven as Crossplane drives it, with a clock: the deployment reconciles
 every tick, the ModelService only when its answer's TTL expires (it reads the ModelEndpoints
 as required resources, which are not watched), and the gateway serves each route for a
-while after it is replaced (propagation). After every tick, every Service a served route
-names must exist: a request routed there would otherwise get an error.
+while after it is replaced (propagation). After every tick, every AIServiceBackend a served
+AIGatewayRoute names, and the Backend behind it, must exist: a request routed there would
+otherwise get an error.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from tests.reconcile.fleet import cluster, deployment
 
 T0 = datetime(2026, 1, 15, 9, 0, 0, tzinfo=UTC)
 TICK = timedelta(seconds=10)
-# What the gateway may still serve after a route changes: Envoy Gateway translates a
-# watched HTTPRoute and pushes xDS within seconds; a tick is a generous bound.
+# What the gateway may still serve after a route changes: Envoy AI Gateway's controller
+# rewrites the HTTPRoute it generates from the watched AIGatewayRoute and Envoy Gateway
+# pushes xDS, within seconds; a tick is a generous bound.
 PROPAGATION = TICK
 SERVICE: dict[str, Any] = {
     "apiVersion": "modelplane.ai/v1alpha1",
@@ -75,7 +77,7 @@ class Plane:
         self.check()
 
     def check(self) -> None:
-        """Every Service a served route names exists."""
+        """Every backend a served route names exists (AIServiceBackend and Backend)."""
         backends = self.world.backends()
         for _, refs in self.served:
             missing = sorted(set(refs) - backends)
@@ -102,7 +104,7 @@ def three() -> list[dict[str, Any]]:
 
 
 def backend_of(world: World, replica: str) -> str:
-    """The backend Service name of ``replica``'s endpoint."""
+    """The AIServiceBackend (and Backend) name of ``replica``'s endpoint."""
     (name,) = [b for b in world.backends() if b.startswith(f"{replica}-backend-")]
     return name
 
@@ -129,7 +131,7 @@ def test_a_scale_down_keeps_the_backend_until_no_served_route_names_it(offset: i
     (leaving,) = p.world.draining()
     assert leaving in p.world.names() and leaving not in p.world.routed()
     assert p.world.last[0].result.reads_clock  # the drain ends with time: never memoised
-    backend = backend_of(p.world, leaving)  # its Service stays while it drains
+    backend = backend_of(p.world, leaving)  # its backend stays while it drains
     ticks = drain_until_gone(p, leaving)
     assert ticks * TICK >= DRAIN_PERIOD
     assert backend not in p.world.backends() and backend not in p.route()
@@ -163,7 +165,7 @@ def test_scaling_to_zero_drains_like_a_scale_down() -> None:
 
 
 def test_the_check_catches_a_route_that_outlives_the_drain() -> None:
-    """A route re-read less often than the drain period would name a deleted Service."""
+    """A route re-read less often than the drain period would name a deleted backend."""
     world = World([deployment(3)], three(), T0)
     world.settle()
     p = Plane(world, DRAIN_PERIOD + ttl_for("ModelService"))

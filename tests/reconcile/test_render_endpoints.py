@@ -16,17 +16,17 @@ ENDPOINTS = """\
 apiVersion: modelplane.ai/v1alpha1
 kind: ModelEndpoint
 metadata: {name: openai-overflow, namespace: ml-team, labels: {model: llama}}
-spec: {url: "https://api.openai.com/v1"}
+spec: {origin: "https://api.openai.com", model: gpt-4o-mini, credential: {apiKey: {secretRef: {name: openai-key}}}}
 ---
 apiVersion: modelplane.ai/v1alpha1
 kind: ModelEndpoint
 metadata: {name: a-replica, namespace: ml-team, labels: {model: llama}}
-spec: {url: "http://203.0.113.7/ml-team/a-replica/v1", rewritePath: /ml-team/a-replica/}
+spec: {origin: "http://203.0.113.7", api: {prefix: /ml-team/a-replica/v1}, model: llama}
 ---
 apiVersion: modelplane.ai/v1alpha1
 kind: ModelEndpoint
 metadata: {name: broken, namespace: ml-team}
-spec: {url: "ftp://nowhere/v1"}
+spec: {origin: "ftp://nowhere", model: llama}
 """
 
 
@@ -41,15 +41,23 @@ def test_backends_follow_the_existing_objects(
     assert after.startswith(before)  # the existing objects are byte-identical
     added = list(yaml.safe_load_all(after[len(before) :]))
     assert [(o["kind"], o["metadata"]["name"].rsplit("-", 1)[0]) for o in added] == [
-        ("Service", "a-replica-backend"),
-        ("EndpointSlice", "a-replica-backend"),
-        ("Service", "openai-overflow-backend"),
-        ("EndpointSlice", "openai-overflow-backend"),
-        # https: the gateway speaks TLS to the hosted provider
-        ("BackendTLSPolicy", "openai-overflow-backend"),
+        ("Backend", "a-replica-backend"),
+        ("AIServiceBackend", "a-replica-backend"),
+        ("Backend", "openai-overflow-backend"),
+        ("AIServiceBackend", "openai-overflow-backend"),
+        # a credential: the key in the Secret is attached on the way to the provider
+        ("BackendSecurityPolicy", "openai-overflow-backend"),
     ]
-    assert [o["addressType"] for o in added if o["kind"] == "EndpointSlice"] == ["IPv4", "FQDN"]
-    assert "ml-team/broken (ModelEndpoint): InvalidURL: spec.url:" in err
+    backends = [o["spec"] for o in added if o["kind"] == "Backend"]
+    assert backends[0]["endpoints"] == [{"ip": {"address": "203.0.113.7", "port": 80}}]
+    # https: the gateway verifies the provider's certificate against the system CAs.
+    assert backends[1]["endpoints"] == [{"fqdn": {"hostname": "api.openai.com", "port": 443}}]
+    assert backends[1]["tls"] == {"sni": "api.openai.com", "wellKnownCACertificates": "System"}
+    prefixes = [o["spec"]["schema"]["prefix"] for o in added if o["kind"] == "AIServiceBackend"]
+    assert prefixes == ["/ml-team/a-replica/v1", "/v1"]
+    [policy] = [o for o in added if o["kind"] == "BackendSecurityPolicy"]
+    assert policy["spec"]["apiKey"] == {"secretRef": {"name": "openai-key", "namespace": "ml-team"}}
+    assert "ml-team/broken (ModelEndpoint): InvalidOrigin: spec.origin:" in err
 
 
 def test_demo_service_routes_the_ready_replicas_and_the_provider(
@@ -63,13 +71,15 @@ def test_demo_service_routes_the_ready_replicas_and_the_provider(
     (tmp_path / "observed.yaml").write_text(yaml.safe_dump_all(ready))
     assert main(["render", str(EXAMPLES), str(REPO / "demo"), str(tmp_path)]) == 0
     out, err = capsys.readouterr()
-    [route] = [o for o in yaml.safe_load_all(out) if o["kind"] == "HTTPRoute"]
+    [route] = [o for o in yaml.safe_load_all(out) if o["kind"] == "AIGatewayRoute"]
     refs = route["spec"]["rules"][0]["backendRefs"]
     qwen = [r for r in ready if r["metadata"]["labels"]["modelplane.ai/deployment"] == "qwen3-8b"]
     assert len(qwen) == 2
-    # 80 over the two qwen3-8b replicas (40/40), 20 to the provider, divided by the GCD.
-    assert [r["weight"] for r in refs] == [2, 2, 1]
-    paths = [r["filters"][0]["urlRewrite"]["path"]["replacePrefixMatch"] for r in refs]
-    assert paths[:2] == sorted(f"/ml-team/{r['metadata']['name']}/" for r in qwen)
-    assert paths[2] == "/"
-    assert "ml-team/qwen3-8b (ModelService): http://198.51.100.20/ml-team/qwen3-8b;" in err
+    # The two qwen3-8b replicas share tier 0 evenly; the provider is tier 1, taking traffic
+    # only as they fail, and is asked for the model name it serves.
+    assert [(r["weight"], r["priority"]) for r in refs] == [(1, 0), (1, 0), (1, 1)]
+    names = sorted(r["metadata"]["name"] for r in qwen)
+    assert [r["name"].rsplit("-backend-", 1)[0] for r in refs[:2]] == names
+    assert refs[2]["modelNameOverride"] == "Qwen/Qwen3-8B"
+    assert "ml-team/qwen3-8b (ModelService): http://198.51.100.20;" in err
+    assert "for model ml-team/qwen3-8b" in err

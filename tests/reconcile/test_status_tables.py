@@ -67,8 +67,9 @@ def test_ready_replica_gets_an_endpoint_and_a_not_ready_one_does_not() -> None:
         "labels": first.replicas[0]["metadata"]["labels"],
     }
     assert endpoint["spec"] == {
-        "url": "http://203.0.113.10/ml-team/qwen3-8b-e7f0a/v1",
-        "rewritePath": "/ml-team/qwen3-8b-e7f0a/",
+        "origin": "http://203.0.113.10",
+        "api": {"schema": "OpenAI", "prefix": "/ml-team/qwen3-8b-e7f0a/v1"},
+        "model": "ml-team/qwen3-8b",
     }
     assert r.result.events == []
 

@@ -15,6 +15,7 @@ import pytest
 
 from modelplane.api.inferencecluster import MAX_OCCUPANCY_REPLICAS
 from modelplane.api.modelcache import MAX_CACHE_CLUSTERS
+from modelplane.api.modelendpoint import ModelEndpointSpec
 from modelplane.api.modelservice import MAX_ENTRIES
 from modelplane.api.validation import validate_document
 from modelplane.reconcile.cache import MAX_STAGING
@@ -43,6 +44,12 @@ LONGEST = 253
 # root rules into the CRD). A cache names each cluster four times per cluster it stages on
 # (three Objects' keys and its Usage's), so the cache's bound is taken at this length.
 CLUSTER_NAME_MAX = 63
+# The longest model name a ModelEndpoint may expect (its spec.model maxLength).
+MAX_MODEL_NAME = next(
+    m.max_length
+    for m in ModelEndpointSpec.model_fields["model"].metadata
+    if hasattr(m, "max_length")
+)
 
 
 def _answer(xr: dict[str, Any], world: list[dict[str, Any]], **kw: Any) -> fnv1.RunFunctionResponse:
@@ -137,7 +144,11 @@ def _endpoint(entry: int, index: int) -> dict[str, Any]:
             "namespace": "ml-team",
             "labels": {"modelplane.ai/deployment": _long(f"d{entry:02d}-", 63)},
         },
-        "spec": {"url": f"https://{_long(f'e{entry}-{index}-', 63)}.{'h' * 63}.{'o' * 63}/v1"},
+        "spec": {
+            "origin": f"https://{_long(f'e{entry}-{index}-', 63)}.{'h' * 63}.{'o' * 63}",
+            # The longest model name: every backendRef of the route carries it.
+            "model": _long(f"m{entry:02d}-{index:03d}-", MAX_MODEL_NAME),
+        },
         "status": {"routing": {"backendName": _long(f"b{entry:02d}-{index:03d}-", 63)}},
     }
 
@@ -159,7 +170,7 @@ def test_a_service_with_the_most_entries_answers_under_the_limit() -> None:
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "InferenceGateway",
         "metadata": {"name": "default"},
-        "spec": {"gatewayClassName": "traefik"},
+        "spec": {"gatewayClassName": "modelplane"},
         "status": {"address": "198.51.100.20"},
     }
     endpoints = [_endpoint(j, i) for j in range(MAX_ENTRIES) for i in range(MAX_REPLICAS)]

@@ -161,8 +161,9 @@ def test_ready_replicas_get_endpoints_and_flags(stubs: Stubs) -> None:
     endpoint = objects["endpoint-us-east-1-0"]
     name = replica_name("qwen3-8b", "us-east-1", 0)
     assert endpoint["spec"] == {
-        "url": f"http://203.0.113.10/ml-team/{name}/v1",
-        "rewritePath": f"/ml-team/{name}/",
+        "origin": "http://203.0.113.10",
+        "api": {"schema": "OpenAI", "prefix": f"/ml-team/{name}/v1"},
+        "model": "ml-team/qwen3-8b",
     }
     flags = readiness(rsp)
     assert flags["replica-us-east-1-0"] == "READY_TRUE"

@@ -24,18 +24,25 @@ from .helpers import (
 )
 
 
-def _endpoint(name: str, url: str) -> dict[str, Any]:
+def _endpoint(name: str, origin: str, secret: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"origin": origin, "model": "gpt-4o-mini"}
+    if secret is not None:
+        spec["credential"] = {"apiKey": {"secretRef": {"name": secret}}}
     return {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ModelEndpoint",
         "metadata": {"name": name, "namespace": "ml-team", "uid": f"uid-{name}"},
-        "spec": {"url": url},
+        "spec": spec,
     }
 
 
-@pytest.mark.parametrize("url", ["https://api.openai.com/v1", "http://203.0.113.7/ml-team/r-0/v1"])
-def test_backend_over_grpc_is_what_render_composes(stubs: Stubs, tmp_path: Path, url: str) -> None:
-    xr = _endpoint("ep", url)
+@pytest.mark.parametrize(
+    ("origin", "secret"), [("https://api.openai.com", "openai-key"), ("http://203.0.113.7", None)]
+)
+def test_backend_over_grpc_is_what_render_composes(
+    stubs: Stubs, tmp_path: Path, origin: str, secret: str | None
+) -> None:
+    xr = _endpoint("ep", origin, secret)
     (tmp_path / "ep.json").write_text(json.dumps(xr))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -44,25 +51,29 @@ def test_backend_over_grpc_is_what_render_composes(stubs: Stubs, tmp_path: Path,
     first = stubs.v1.RunFunction(request(xr))
     assert requirements(first) == {}
     composed = desired(first)
-    # The response's resources are a map: compare in render's order (Service, slice, policy).
-    keys = ["backend-service", "backend-endpointslice"]
-    # An https endpoint also gets its BackendTLSPolicy over gRPC; an http one does not.
-    keys += ["backend-tls-policy"] if url.startswith("https") else []
+    # The response's resources are a map: compare in render's order.
+    keys = ["backend", "ai-service-backend"]
+    # A keyed provider also gets its BackendSecurityPolicy over gRPC; a replica does not.
+    keys += ["backend-security-policy"] if secret else []
     assert sorted(composed) == sorted(keys)
     assert [composed[k] for k in keys] == rendered
     kinds = [o["kind"] for o in rendered]
-    assert ("BackendTLSPolicy" in kinds) == url.startswith("https")
+    assert kinds[:2] == ["Backend", "AIServiceBackend"]
+    assert ("BackendSecurityPolicy" in kinds) == (secret is not None)
     assert composite_ready(first) != "READY_TRUE"
     assert [c[:3] for c in conditions(first)] == [("RoutingReady", "False", "Configuring")]
     # Once all exist, the backend's name is published and the endpoint is ready.
     later = stubs.v1.RunFunction(request(xr, observed=composed))
     assert desired(later) == composed
-    assert composite_status(later)["routing"]["backendName"] == rendered[0]["metadata"]["name"]
+    assert composite_status(later)["routing"]["backendName"] == rendered[1]["metadata"]["name"]
     assert [c[:3] for c in conditions(later)] == [("RoutingReady", "True", "BackendReady")]
 
 
-def test_invalid_url_over_grpc(stubs: Stubs) -> None:
-    rsp = stubs.v1.RunFunction(request(_endpoint("bad", "ftp://x/v1")))
+@pytest.mark.parametrize(
+    "origin", ["ftp://x", "https://api.openai.com/v1"], ids=["scheme", "path in the origin"]
+)
+def test_invalid_origin_over_grpc(stubs: Stubs, origin: str) -> None:
+    rsp = stubs.v1.RunFunction(request(_endpoint("bad", origin)))
     assert desired(rsp) == {}
-    assert [c[:3] for c in conditions(rsp)] == [("RoutingReady", "False", "InvalidURL")]
+    assert [c[:3] for c in conditions(rsp)] == [("RoutingReady", "False", "InvalidOrigin")]
     assert [s for s, _ in results(rsp)] == ["WARNING"]

@@ -272,6 +272,7 @@ def test_crossplane_may_compose_every_control_plane_routing_kind() -> None:
     from modelplane.reconcile.endpoint import reconcile_endpoint
     from modelplane.reconcile.gateway import reconcile_gateway
     from modelplane.reconcile.service import reconcile_service
+    from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER
 
     rbac = _load("install/rbac.yaml")
     assert rbac["metadata"]["labels"] == {"rbac.crossplane.io/aggregate-to-crossplane": "true"}
@@ -281,7 +282,11 @@ def test_crossplane_may_compose_every_control_plane_routing_kind() -> None:
     endpoint = ModelEndpoint.model_validate(
         {
             "metadata": {"name": "e", "namespace": "n", "labels": {"a": "b"}},
-            "spec": {"url": "http://10.0.0.1/v1"},
+            "spec": {
+                "origin": "https://api.example.com",
+                "model": "m",
+                "credential": {"apiKey": {"secretRef": {"name": "k"}}},
+            },
             "status": {"routing": {"backendName": "e-backend"}},
         }
     )
@@ -296,11 +301,16 @@ def test_crossplane_may_compose_every_control_plane_routing_kind() -> None:
     )
     composed = [
         *reconcile_endpoint(endpoint, ()).objects,
-        *reconcile_gateway(gateway, None).objects,
+        *reconcile_gateway(gateway, None, ENVOY_GATEWAY_CONTROLLER).objects,
         *reconcile_service(service, [endpoint], gateway, None).objects,
     ]
     kinds = {
-        (o.object["apiVersion"].rpartition("/")[0], o.object["kind"].lower() + "s")
+        (o.object["apiVersion"].rpartition("/")[0], _plural(o.object["kind"].lower()))
         for o in composed
     }
-    assert kinds - granted == {("", "services")}
+    assert kinds - granted == set()
+
+
+def _plural(kind: str) -> str:
+    """A kind's resource name: ...policy becomes ...policies."""
+    return kind[:-1] + "ies" if kind.endswith("cy") else kind + "s"

@@ -17,11 +17,11 @@ class InferenceGatewaySpec(KubeModel):
     """Which installed Gateway API implementation serves the front door."""
 
     gateway_class_name: str = Field(
-        default="traefik",
+        default="modelplane",
         min_length=1,
         max_length=253,
-        description="The GatewayClass of an installed implementation that supports "
-        "per-backendRef URLRewrite filters (docs/crossplane.md, the inference gateway).",
+        description="A GatewayClass of Envoy Gateway (with Envoy AI Gateway installed); "
+        "any other controller is refused (docs/crossplane.md, the inference gateway).",
     )
     port: int = Field(default=80, ge=1, le=65535, description="The HTTP listener's port.")
     crossplane: FreeForm | None = None

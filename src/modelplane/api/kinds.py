@@ -117,8 +117,8 @@ KINDS: tuple[KindInfo, ...] = (
         "Namespaced",
         "me",
         "modelendpoints",
-        "One reachable OpenAI-compatible backend.",
-        (PrinterColumn("URL", ".spec.url"),),
+        "One reachable OpenAI- or Anthropic-compatible backend.",
+        (PrinterColumn("ORIGIN", ".spec.origin"), PrinterColumn("MODEL", ".spec.model")),
     ),
     # One address per model.
     KindInfo(

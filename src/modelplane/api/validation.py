@@ -137,7 +137,7 @@ def _validate(doc: Any, rules: bool = True, null_free: bool = False) -> Validati
 
     # The fast verdicts first; the located walks of the same tree only to name what is wrong.
     if not compiled.shape.clean(defaulted, info, contents):
-        result.problems = compiled.shape.locate(defaulted, info)
+        result.problems = [_replaced(info.kind, p) for p in compiled.shape.locate(defaulted, info)]
         if result.problems:
             return result
     if rules and not compiled.rules.holds(defaulted, contents):
@@ -152,6 +152,24 @@ def _validate(doc: Any, rules: bool = True, null_free: bool = False) -> Validati
             Problem(_loc_path(e["loc"]), f"internal: {e['msg']}") for e in err.errors()
         ]
     return result
+
+
+# Fields of the v0.3 shapes the v0.5 ones replaced: an old manifest's unknown field names
+# its successor (docs/api.md, "ModelService and InferenceGateway").
+REPLACED_FIELDS: dict[tuple[str, str], str] = {
+    (
+        "ModelEndpoint",
+        "spec.url",
+    ): "spec.origin (scheme://host[:port]) and spec.api.prefix (the path)",
+    ("ModelEndpoint", "spec.rewritePath"): "spec.api.prefix (the backend's own path)",
+}
+
+
+def _replaced(kind: str, problem: Problem) -> Problem:
+    successor = REPLACED_FIELDS.get((kind, problem.path))
+    if successor is None or problem.message != "unknown field":
+        return problem
+    return Problem(problem.path, f"unknown field: replaced by {successor}")
 
 
 # ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from modelplane.api import (
     ModelService,
     TelemetryDestination,
 )
+from modelplane.api.modelservice import ModelServiceStatus
 from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
@@ -53,11 +54,12 @@ cluster's checks), the Usages ordering its teardown, and the Objects it composes
 every replica (the pickers' ServiceAccount, RBAC and default config);
 then, per ModelCache in (namespace, name) order, the cache with its
 computed status and the Objects staging it on each cluster; then, per ModelEndpoint (composed
-or given) in (namespace, name) order, the Service and EndpointSlice a Gateway routes it by
-(and, for an https URL, the BackendTLSPolicy that makes it speak TLS); then, per
+or given) in (namespace, name) order, its Envoy Gateway Backend and AIServiceBackend (and,
+with a credential, the BackendSecurityPolicy attaching its key); then each InferenceGateway
+with its Gateway and each ModelService with its AIGatewayRoute and retries; then, per
 TelemetryDestination, the destination with its status and the collector Release of each
 cluster it selects; then the KEDA ScaledObject of each deployment that opts in.
-A short summary goes to stderr,
+A short summary goes to stderr, ending with the fleet address and a curl line per ModelService,
 after any warning about a deployment that would compose but cannot serve (as validate
 prints them; the exit code stays 0). Feed the output back (only its modelplane.ai
 kinds, with ModelReplica status.conditions Ready=True) to model later reconciles.
@@ -120,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
         + _clusters_summary(clusters)
         + _endpoints_summary(backends)
         + _fronts_summary(fronts)
-        + _telemetry_summary(telemetry, scalers),
+        + _telemetry_summary(telemetry, scalers)
+        + _try_it_summary(fronts),
         file=sys.stderr,
     )
     return 0
@@ -250,6 +253,28 @@ def _fronts_summary(fronts: Sequence[RenderedFront]) -> str:
             f"{c.type} {c.reason}: {printable(c.message or '')}" for c in f.result.conditions
         )
         lines.append(f"\n{printable(ident or '')} ({f.model.kind}): {printable(where)}; {states}")
+    return "".join(lines)
+
+
+def _try_it_summary(fronts: Sequence[RenderedFront]) -> str:
+    """Last: the fleet's address and, per routed ModelService, a curl line to paste."""
+    lines: list[str] = []
+    for f in fronts:
+        status = f.result.status
+        if f.model.kind != "ModelService" or not isinstance(status, ModelServiceStatus):
+            continue
+        if not status.address or not status.model:
+            continue
+        body = json.dumps(
+            {"model": status.model, "messages": [{"role": "user", "content": "Hello!"}]},
+            separators=(",", ":"),
+        )
+        if not lines:
+            lines.append(f"\nfleet address: {printable(status.address)}")
+        lines.append(
+            f"\ncurl {printable(status.address)}/v1/chat/completions "
+            f"-H 'content-type: application/json' -d '{printable(body)}'"
+        )
     return "".join(lines)
 
 

@@ -1,9 +1,10 @@
-"""The routable backend of a ModelEndpoint: a selectorless Service and its EndpointSlice.
+"""The routable backend of a ModelEndpoint, for Envoy Gateway with Envoy AI Gateway.
 
-A Gateway routes to a Service, so each ModelEndpoint (composed for a replica or written
-by hand for a hosted provider) gets one on the control plane whose EndpointSlice points
-at the URL's host and port (docs/composition.md, routable endpoints).
-Pure: the URL is parsed here, nothing is resolved.
+Every ModelEndpoint (composed for a replica or written by hand for a hosted provider) gets,
+on the control plane in its namespace: an Envoy Gateway ``Backend`` at its origin, an Envoy
+AI Gateway ``AIServiceBackend`` naming its API schema and prefix, and with a credential a
+``BackendSecurityPolicy`` naming the user's Secret (docs/composition.md, "Routable endpoints").
+Pure: the origin is parsed here, nothing is resolved.
 """
 
 from __future__ import annotations
@@ -17,13 +18,7 @@ from urllib.parse import urlsplit
 
 from modelplane.composition.types import Json
 from modelplane.errors import ModelplaneError
-from modelplane.naming import (
-    ENDPOINT_LABEL,
-    SERVICE_NAME_LABEL,
-    SLICE_MANAGED_BY_LABEL,
-    SLICE_MANAGER,
-    backend_service_name,
-)
+from modelplane.naming import ENDPOINT_LABEL, backend_service_name
 
 AddressType = Literal["IPv4", "IPv6", "FQDN"]
 
@@ -61,14 +56,6 @@ _REFUSED_CLASSES: tuple[tuple[Callable[[_IPv4 | _IPv6], bool], str], ...] = (
     ),
 )
 
-# Traefik's Gateway provider dials the EndpointSlice addresses of a backend Service as they
-# are, FQDN ones included, unless native load-balancing sends it to the Service's ClusterIP
-# (which kube-proxy never routes to an FQDN slice). Pin it off on our Services, whatever the
-# provider's nativeLBByDefault (traefik/traefik pkg/provider/kubernetes/gateway/
-# kubernetes.go getBackendAddresses, annotations.go @ v3.7.9). Traefik refuses ExternalName
-# Services as backendRefs there, so an FQDN slice, not ExternalName, is the portable shape.
-TRAEFIK_NATIVE_LB_ANNOTATION = "traefik.io/service.nativelb"
-
 
 @dataclass(frozen=True, slots=True)
 class BackendTarget:
@@ -103,8 +90,8 @@ def parse_target(url: str) -> BackendTarget:
         raise InvalidURL(f"{url!r}: port 0 is not a valid port")
     address_type = _address_type(url, host)
     if scheme == "https" and address_type != "FQDN":
-        # BackendTLSPolicy validation.hostname is a PreciseHostname, never an IP address,
-        # so a Gateway cannot verify TLS to an IP literal (gateway-api apis/v1 @ v1.6.1).
+        # The Backend's tls.sni is the name the certificate is verified against; an IP
+        # literal gives the gateway no name to verify.
         raise InvalidURL(f"{url!r}: https needs a host name the gateway can verify, not an IP")
     return BackendTarget(
         "https" if scheme == "https" else "http",
@@ -149,75 +136,104 @@ def endpoint_ip_problem(address: _IPv4 | _IPv6) -> str | None:
     return None
 
 
-def backend_objects(namespace: str, endpoint: str, target: BackendTarget) -> tuple[Json, Json]:
-    """The selectorless Service and the EndpointSlice that routes it to ``target``."""
-    name = backend_service_name(endpoint)
-    labels = {ENDPOINT_LABEL: endpoint}
-    port = {"name": target.scheme, "port": target.port, "protocol": "TCP"}
-    service = {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": labels,
-            "annotations": {TRAEFIK_NATIVE_LB_ANNOTATION: "false"},
-        },
-        # No selector: the EndpointSlice below is the Service's only source of endpoints.
-        "spec": {"ports": [{**port, "targetPort": target.port}]},
-    }
-    address = target.host.rstrip(".")
-    endpoint_slice = {
-        "apiVersion": "discovery.k8s.io/v1",
-        "kind": "EndpointSlice",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {
-                **labels,
-                SERVICE_NAME_LABEL: name,
-                SLICE_MANAGED_BY_LABEL: SLICE_MANAGER,
-            },
-        },
-        "addressType": target.address_type,
-        "ports": [port],
-        "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
-    }
-    return service, endpoint_slice
+def parse_origin(origin: str) -> BackendTarget:
+    """The target of an origin (``scheme://host[:port]``, no path); raises InvalidURL."""
+    target = parse_target(origin)  # the scheme, host and port checks first
+    parts = urlsplit(origin)
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise InvalidURL(
+            f"{origin!r}: an origin has no path, query or fragment; put the path in spec.api.prefix"
+        )
+    if target.address_type != "FQDN" and not _EG_IP.match(target.host):
+        raise InvalidURL(
+            f"{origin!r}: Envoy Gateway's Backend does not accept the address {target.host} "
+            "(its ip.address pattern); write the address in full"
+        )
+    return target
 
 
-# BackendTLSPolicy is in Gateway API's standard channel as gateway.networking.k8s.io/v1
-# (kubernetes-sigs/gateway-api apis/v1/backendtlspolicy_types.go, read at v1.6.1). Traefik
-# v3.7 reports the feature supported (conformance/reports/v1.5/traefik-traefik/
-# experimental-v3.7.0-default-report.yaml) and, when a policy targets the backend Service,
-# dials https with the policy's hostname as SNI and the system CAs for wellKnown "System"
-# (traefik pkg/provider/kubernetes/gateway/httproute.go loadHTTPServers @ v3.7.9). So the
-# Service port needs no appProtocol; docs/crossplane.md, "TLS to hosted backends".
-BACKEND_TLS_POLICY_API = "gateway.networking.k8s.io/v1"
-# The only wellKnownCACertificates value the API defines: the gateway's system trust store.
+# The Backend CRD's spec.endpoints[].ip.address pattern (envoyproxy/gateway
+# api/v1alpha1/backend_types.go @ v1.8.3): narrower than IPv6's grammar (``::2`` fails it).
+_EG_IP = re.compile(
+    r"^((25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)\.){3}(25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)$"
+    r"|^(([0-9a-fA-F]{1,4}:){1,7}[0-9a-fA-F]{1,4}|::|(([0-9a-fA-F]{1,4}:){0,5})?"
+    r"(:[0-9a-fA-F]{1,4}){1,2})$"
+)
+
+
+# Envoy Gateway's Backend (gateway.envoyproxy.io/v1alpha1; envoyproxy/gateway
+# api/v1alpha1/backend_types.go @ v1.8.3): one endpoint, fqdn or ip, and for https a
+# client TLS setting whose sni is the host and whose trust is the system CAs. The stack's
+# Envoy Gateway enables the Backend API (config.envoyGateway.extensionApis.enableBackend).
+EG_API = "gateway.envoyproxy.io/v1alpha1"
+AI_GATEWAY_API = "aigateway.envoyproxy.io/v1beta1"
+# The only wellKnownCACertificates value Envoy Gateway (like Gateway API) defines.
 SYSTEM_CAS = "System"
 
 
-def backend_tls_policy(namespace: str, endpoint: str, target: BackendTarget) -> Json | None:
-    """The BackendTLSPolicy for an https target (None for http).
+def eg_backend(namespace: str, endpoint: str, target: BackendTarget) -> Json:
+    """The Backend at ``target``: an fqdn or ip endpoint, TLS verified for https."""
+    name = backend_service_name(endpoint)
+    host = target.host.rstrip(".")
+    address: Json = (
+        {"fqdn": {"hostname": host, "port": target.port}}
+        if target.address_type == "FQDN"
+        else {"ip": {"address": host, "port": target.port}}
+    )
+    spec: Json = {"endpoints": [address]}
+    if target.scheme == "https":
+        # parse_target refuses https to an IP literal, so the SNI is a host name.
+        spec["tls"] = {"sni": host, "wellKnownCACertificates": SYSTEM_CAS}
+    return {
+        "apiVersion": EG_API,
+        "kind": "Backend",
+        "metadata": {"name": name, "namespace": namespace, "labels": {ENDPOINT_LABEL: endpoint}},
+        "spec": spec,
+    }
 
-    Without it a Gateway speaks plain HTTP to the Service even on port 443. The policy
-    targets the backend Service; the URL's host is the SNI and the name the certificate
-    must carry, checked against the gateway's system CAs (a hosted provider's public
-    certificate). parse_target refuses https to an IP literal, so the host is a name.
+
+def ai_service_backend(namespace: str, endpoint: str, schema: str, prefix: str) -> Json:
+    """The AIServiceBackend: the API schema and prefix of the Backend of the same name.
+
+    Envoy AI Gateway v1.1.0 accepts only an Envoy Gateway Backend as backendRef (the CRD's
+    rule, envoyproxy/ai-gateway api/v1beta1/ai_service_backend.go); ``schema.prefix`` is the
+    path the backend serves the API under (api/v1beta1/shared_types.go VersionedAPISchema).
     """
-    if target.scheme != "https":
-        return None
     name = backend_service_name(endpoint)
     return {
-        "apiVersion": BACKEND_TLS_POLICY_API,
-        "kind": "BackendTLSPolicy",
+        "apiVersion": AI_GATEWAY_API,
+        "kind": "AIServiceBackend",
         "metadata": {"name": name, "namespace": namespace, "labels": {ENDPOINT_LABEL: endpoint}},
         "spec": {
-            "targetRefs": [{"group": "", "kind": "Service", "name": name}],
-            "validation": {
-                "hostname": target.host.rstrip("."),
-                "wellKnownCACertificates": SYSTEM_CAS,
-            },
+            "schema": {"name": schema, "prefix": prefix},
+            "backendRef": {"group": "gateway.envoyproxy.io", "kind": "Backend", "name": name},
+        },
+    }
+
+
+def backend_security_policy(namespace: str, endpoint: str, schema: str, secret: str) -> Json:
+    """The BackendSecurityPolicy attaching the key in ``secret`` to the AIServiceBackend.
+
+    The key is never read or copied: the policy names the Secret, whose data key must be
+    ``apiKey`` (envoyproxy/ai-gateway api/v1beta1/backendsecurity_policy.go @ v1.1.0). An
+    OpenAI backend gets it as ``Authorization: Bearer`` (type APIKey), an Anthropic one as
+    ``x-api-key`` (type AnthropicAPIKey).
+    """
+    name = backend_service_name(endpoint)
+    ref = {"secretRef": {"name": secret, "namespace": namespace}}
+    typed: Json = (
+        {"type": "AnthropicAPIKey", "anthropicAPIKey": ref}
+        if schema == "Anthropic"
+        else {"type": "APIKey", "apiKey": ref}
+    )
+    return {
+        "apiVersion": AI_GATEWAY_API,
+        "kind": "BackendSecurityPolicy",
+        "metadata": {"name": name, "namespace": namespace, "labels": {ENDPOINT_LABEL: endpoint}},
+        "spec": {
+            "targetRefs": [
+                {"group": "aigateway.envoyproxy.io", "kind": "AIServiceBackend", "name": name}
+            ],
+            **typed,
         },
     }

@@ -5,6 +5,7 @@ docs/composition.md, "Routable endpoints").
 from __future__ import annotations
 
 from modelplane.api import GROUP_VERSION, ModelEndpoint, ModelReplica
+from modelplane.naming import DEPLOYMENT_LABEL
 
 
 def model_endpoint(
@@ -13,13 +14,17 @@ def model_endpoint(
     """The endpoint of ``replica`` (its desired form), or None when it must not exist.
 
     It exists exactly when the replica is ready and its cluster publishes a gateway
-    address: no traffic may reach a replica that is still loading weights.
+    address: no traffic may reach a replica that is still loading weights. Its origin is
+    the cluster's gateway; its prefix the replica's route there (``/<ns>/<replica>/v1``,
+    rewritten to ``/v1`` by the cluster's route); its model the name the engine serves,
+    ``<ns>/<deployment>`` (MODELPLANE_SERVED_MODEL_NAME).
     """
     if not ready or not gateway_address:
         return None
     namespace = replica.metadata.namespace or "default"
     name = replica.metadata.name or ""
     prefix = f"/{namespace}/{name}/"
+    deployment = (replica.metadata.labels or {}).get(DEPLOYMENT_LABEL, name)
     return ModelEndpoint.model_validate(
         {
             "apiVersion": GROUP_VERSION,
@@ -29,6 +34,10 @@ def model_endpoint(
                 "namespace": namespace,
                 "labels": dict(replica.metadata.labels or {}),
             },
-            "spec": {"url": f"http://{gateway_address}{prefix}v1", "rewritePath": prefix},
+            "spec": {
+                "origin": f"http://{gateway_address}",
+                "api": {"schema": "OpenAI", "prefix": f"{prefix}v1"},
+                "model": f"{namespace}/{deployment}",
+            },
         }
     )

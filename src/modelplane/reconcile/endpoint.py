@@ -1,9 +1,9 @@
 """The ModelEndpoint reconcile: compose its routable backend, report RoutingReady.
 
 Pure: the endpoint and the keys of its observed composed resources in; the desired
-Service and EndpointSlice (and, for https, the BackendTLSPolicy), the status and the
-events out. ``modelplane render`` and the
-Crossplane function run this same code (docs/composition.md, routable endpoints).
+Backend, AIServiceBackend and (with a credential) BackendSecurityPolicy, the status and
+the events out. ``modelplane render`` and the Crossplane function run this same code
+(docs/composition.md, "Routable endpoints").
 """
 
 from __future__ import annotations
@@ -15,16 +15,17 @@ from modelplane.api.meta import condition
 from modelplane.api.modelendpoint import ModelEndpointStatus, Routing
 from modelplane.composition.backend import (
     InvalidURL,
-    backend_objects,
-    backend_tls_policy,
-    parse_target,
+    ai_service_backend,
+    backend_security_policy,
+    eg_backend,
+    parse_origin,
 )
 from modelplane.composition.types import ComposedObject
 from modelplane.events import Event
 from modelplane.naming import (
-    BACKEND_SERVICE_KEY,
-    BACKEND_SLICE_KEY,
-    BACKEND_TLS_POLICY_KEY,
+    AI_SERVICE_BACKEND_KEY,
+    BACKEND_KEY,
+    BACKEND_SECURITY_POLICY_KEY,
     backend_service_name,
 )
 from modelplane.reconcile.result import ReconcileResult
@@ -41,44 +42,49 @@ class EndpointResult(ReconcileResult[ModelEndpointStatus]):
 def reconcile_endpoint(endpoint: ModelEndpoint, observed: Collection[str]) -> EndpointResult:
     """Compose the backend of ``endpoint``; ``observed`` holds the resource keys that exist.
 
-    The backend's name is published once the Service, the EndpointSlice and (https) the
-    BackendTLSPolicy are observed: a ModelService routes only to endpoints whose backend exists.
+    The backend's name is published once the Backend, the AIServiceBackend and (with a
+    credential) the BackendSecurityPolicy are observed: a ModelService routes only to
+    endpoints whose backend exists, and a keyed provider only once its key is attached.
     """
     namespace = endpoint.metadata.namespace or "default"
     name = endpoint.metadata.name or ""
+    spec = endpoint.spec
     try:
-        target = parse_target(endpoint.spec.url)
+        target = parse_origin(spec.origin)
     except InvalidURL as invalid:
-        message = f"spec.url: {invalid}"
+        message = f"spec.origin: {invalid}"
         return EndpointResult(
             objects=[],
             status=ModelEndpointStatus(routing=Routing()),
-            conditions=[condition(ROUTING_READY, False, "InvalidURL", message)],
+            conditions=[condition(ROUTING_READY, False, "InvalidOrigin", message)],
             events=[Event("Warning", f"ModelEndpoint {namespace}/{name}: {message}")],
         )
-    service, endpoint_slice = backend_objects(namespace, name, target)
     objects = [
-        ComposedObject(BACKEND_SERVICE_KEY, service, ready=True),
-        ComposedObject(BACKEND_SLICE_KEY, endpoint_slice, ready=True),
+        ComposedObject(BACKEND_KEY, eg_backend(namespace, name, target), ready=True),
+        ComposedObject(
+            AI_SERVICE_BACKEND_KEY,
+            ai_service_backend(namespace, name, spec.api.schema_, spec.api.prefix),
+            ready=True,
+        ),
     ]
-    policy = backend_tls_policy(namespace, name, target)
-    if policy is not None:
-        objects.append(ComposedObject(BACKEND_TLS_POLICY_KEY, policy, ready=True))
+    if spec.credential is not None:
+        secret = spec.credential.api_key.secret_ref.name
+        policy = backend_security_policy(namespace, name, spec.api.schema_, secret)
+        objects.append(ComposedObject(BACKEND_SECURITY_POLICY_KEY, policy, ready=True))
     backend = backend_service_name(name)
-    # An https backend is routable only with its TLS policy: without it the gateway
-    # would speak plain HTTP to port 443.
     if {o.key for o in objects} <= set(observed):
         ready = condition(
             ROUTING_READY,
             True,
             "BackendReady",
-            f"Service {backend} routes to {target.host}:{target.port} ({target.address_type})",
+            f"AIServiceBackend {backend} ({spec.api.schema_}) routes to "
+            f"{target.scheme}://{target.host}:{target.port}{spec.api.prefix}",
         )
         return EndpointResult(
             objects, ModelEndpointStatus(routing=Routing(backend_name=backend)), [ready]
         )
     waiting = condition(
-        ROUTING_READY, False, "Configuring", f"Waiting for Service {backend} and its EndpointSlice"
+        ROUTING_READY, False, "Configuring", f"Waiting for Backend and AIServiceBackend {backend}"
     )
     return EndpointResult(objects, ModelEndpointStatus(routing=Routing()), [waiting])
 

@@ -1,9 +1,10 @@
-"""The InferenceGateway reconcile: one Gateway of an installed implementation.
+"""The InferenceGateway reconcile: one Gateway of Envoy Gateway with Envoy AI Gateway.
 
-Pure: the InferenceGateway and its observed Gateway in; the desired Gateway, the
-address and the Ready condition out. The implementation is brought by GatewayClass:
-it must support per-backendRef URLRewrite filters (docs/crossplane.md, the inference
-gateway, for the conformance evidence).
+Pure: the InferenceGateway, the controller of its GatewayClass and its observed Gateway
+in; the desired Gateway, the address and the Ready condition out. Routing by model
+(AIGatewayRoute) needs Envoy AI Gateway, which extends only Envoy Gateway; a GatewayClass
+of any other controller is refused, nothing composed (docs/crossplane.md, "The inference
+gateway").
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from modelplane.composition.observed import NOTHING_OBSERVED, ObservedObject
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.naming import FRONT_GATEWAY_KEY, SYSTEM_NAMESPACE, front_gateway_name
 from modelplane.reconcile.result import ReconcileResult
+
+# One home for Envoy Gateway's GatewayClass controllerName: the stack installs the class
+# the front door accepts, so the refusal compares against the very string it writes.
+from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER
 
 READY = "Ready"
 
@@ -56,8 +61,30 @@ def _address(observed: ObservedObject, port: int) -> str | None:
     return None
 
 
-def reconcile_gateway(gateway: InferenceGateway, observed: ObservedObject | None) -> GatewayResult:
-    """Compose the Gateway; Ready once it is Programmed and has an address."""
+def reconcile_gateway(
+    gateway: InferenceGateway, observed: ObservedObject | None, controller: str | None
+) -> GatewayResult:
+    """Compose the Gateway; Ready once it is Programmed and has an address.
+
+    ``controller`` is the ``spec.controllerName`` of the GatewayClass named by
+    ``spec.gatewayClassName``, None when no such class exists.
+    """
+    class_name = gateway.spec.gateway_class_name
+    if controller != ENVOY_GATEWAY_CONTROLLER:
+        if controller is None:
+            refused = condition(
+                READY, False, "GatewayClassNotFound", f"No GatewayClass {class_name}"
+            )
+        else:
+            refused = condition(
+                READY,
+                False,
+                "UnsupportedGatewayClass",
+                f"spec.gatewayClassName: GatewayClass {class_name} belongs to {controller}; "
+                f"the front door routes by model with Envoy AI Gateway, which needs "
+                f"Envoy Gateway ({ENVOY_GATEWAY_CONTROLLER})",
+            )
+        return GatewayResult([], InferenceGatewayStatus(), [refused])
     objects = [ComposedObject(FRONT_GATEWAY_KEY, front_gateway(gateway))]
     seen = observed or NOTHING_OBSERVED
     address = _address(seen, gateway.spec.port)

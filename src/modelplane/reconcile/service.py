@@ -1,9 +1,9 @@
-"""The ModelService reconcile: select endpoints, weigh them, compose one HTTPRoute.
+"""The ModelService reconcile: select endpoints, weigh them per tier, compose one route.
 
 Pure: the service, the ModelEndpoints of its namespace, the InferenceGateway and the
-observed route in; the desired HTTPRoute, the status, conditions and events out.
-``modelplane render`` and the Crossplane function run this same code
-(docs/composition.md, "One address per model").
+observed route in; the desired AIGatewayRoute and its BackendTrafficPolicy, the status,
+conditions and events out. ``modelplane render`` and the Crossplane function run this
+same code (docs/composition.md, "One address per model").
 """
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
 from modelplane.api.meta import condition, holds
 from modelplane.api.modelservice import ModelServiceStatus
-from modelplane.composition.backend import InvalidURL, parse_target
+from modelplane.composition.backend import AI_GATEWAY_API, EG_API
 from modelplane.composition.observed import ObservedObject
-from modelplane.composition.routing import ZERO_TIMEOUT
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.composition.weights import backend_weights
 from modelplane.events import Event
 from modelplane.naming import (
     SERVICE_LABEL,
+    SERVICE_RETRY_KEY,
     SERVICE_ROUTE_KEY,
     SYSTEM_NAMESPACE,
     front_gateway_name,
-    service_prefix,
+    service_model,
     service_route_name,
 )
 from modelplane.reconcile.result import ReconcileResult
@@ -33,19 +33,35 @@ from modelplane.scheduling.rollout import draining_since
 
 ENDPOINTS_RESOLVED = "EndpointsResolved"
 ROUTING_READY = "RoutingReady"
-# An HTTPRoute rule holds at most 16 backendRefs (HTTPRoute v1 schema, rules[].backendRefs).
+# The HTTPRoute Envoy AI Gateway generates holds at most 16 backendRefs per rule (HTTPRoute
+# v1 schema, rules[].backendRefs), so a route keeps 16 whatever the AIGatewayRoute allows.
 MAX_BACKENDS = 16
+# The header Envoy AI Gateway sets from the request body's "model" before routing
+# (envoyproxy/ai-gateway api/v1beta1/shared_types.go AIModelHeaderKey @ v1.1.0).
+MODEL_HEADER = "x-ai-eg-model"
+# Failover (envoyproxy/ai-gateway site/docs/capabilities/traffic/provider-fallback.md @
+# v1.1.0; envoyproxy/gateway internal/xds/translator/route.go buildRetryPolicy @ v1.8.3):
+# a retry goes to another host (previous_hosts predicate, always set) and, with
+# numAttemptsPerPriority 1, to the next priority after one attempt. Triggers replace Envoy
+# Gateway's default retry_on; httpStatusCodes count only with retriable-status-codes.
+# 503 and 429 (overloaded or rate-limited backends) are retried; 500 (the model failed on
+# this input) is not. gateway-error covers 502/504, and a per-try idle timeout.
+RETRY_TRIGGERS = ("connect-failure", "gateway-error", "retriable-status-codes")
+RETRY_STATUS_CODES = (429, 503)
+# Four attempts at most, as the upstream Modelplane docs describe ("up to four times").
+RETRY_COUNT = 3
+RETRY_BASE_INTERVAL = "100ms"
+RETRY_MAX_INTERVAL = "1s"
 
 
 @dataclass(frozen=True, slots=True)
 class Backend:
-    """One routable endpoint: its Service, port, rewrite prefix and upstream host name."""
+    """One routable endpoint: its AIServiceBackend, the model it expects and its tier."""
 
     endpoint: str
-    service: str
-    port: int
-    rewrite_path: str
-    hostname: str | None  # set for FQDN targets: the upstream expects its own Host
+    service: str  # the AIServiceBackend's name
+    model: str
+    priority: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,23 +71,17 @@ class ServiceResult(ReconcileResult[ModelServiceStatus]):
     backends: list[tuple[Backend, int]] = field(default_factory=list)  # with weights
 
 
-def backend_of(endpoint: ModelEndpoint) -> Backend | None:
+def backend_of(endpoint: ModelEndpoint, priority: int = 0) -> Backend | None:
     """The routable backend of ``endpoint``, or None while its backend is not published."""
     routing = endpoint.status.routing if endpoint.status else None
     name = routing.backend_name if routing else None
     if not name:
         return None
-    try:
-        target = parse_target(endpoint.spec.url)
-    except InvalidURL:
-        return None
     return Backend(
         endpoint=endpoint.metadata.name or "",
         service=name,
-        port=target.port,
-        # A hand-written endpoint without rewritePath serves at its root (``/v1/...``).
-        rewrite_path=endpoint.spec.rewrite_path or "/",
-        hostname=target.host if target.address_type == "FQDN" else None,
+        model=endpoint.spec.model,
+        priority=priority,
     )
 
 
@@ -112,51 +122,54 @@ def _assign(service: ModelService, endpoints: Sequence[ModelEndpoint]) -> list[l
 def weighted_backends(
     service: ModelService, endpoints: Sequence[ModelEndpoint]
 ) -> tuple[list[tuple[Backend, int]], int, int]:
-    """The backends with their weights, the matched-ready count and the waiting count."""
+    """The backends with their weights, the matched-ready count and the waiting count.
+
+    Weights are computed per priority tier: entries of one priority share its traffic by
+    weight; a lower tier takes traffic only as the tiers above it fail. Backends come in
+    tier order, entry order within a tier.
+    """
     per_entry = _assign(service, endpoints)
+    entries = service.spec.endpoints
     ready: list[list[Backend]] = []
     waiting = 0
-    for matched in per_entry:
-        backends = [b for b in map(backend_of, matched) if b is not None]
+    for entry, matched in zip(entries, per_entry, strict=True):
+        backends = [b for b in (backend_of(e, entry.priority) for e in matched) if b is not None]
         waiting += len(matched) - len(backends)
         ready.append(backends)
-    weights = backend_weights(
-        [(entry.weight, len(b)) for entry, b in zip(service.spec.endpoints, ready, strict=True)]
-    )
-    pairs = [
-        (backend, weight)
-        for backends, ws in zip(ready, weights, strict=True)
-        for backend, weight in zip(backends, ws, strict=True)
-    ]
+    pairs: list[tuple[Backend, int]] = []
+    for tier in sorted({entry.priority for entry in entries}):
+        members = [i for i, entry in enumerate(entries) if entry.priority == tier]
+        weights = backend_weights([(entries[i].weight, len(ready[i])) for i in members])
+        for i, ws in zip(members, weights, strict=True):
+            pairs.extend(zip(ready[i], ws, strict=True))
     return pairs, sum(len(b) for b in ready), waiting
 
 
-def http_route(
+def ai_gateway_route(
     service: ModelService, gateway: InferenceGateway, backends: Sequence[tuple[Backend, int]]
 ) -> Json:
-    """The HTTPRoute: ``PathPrefix /<ns>/<name>/``, one weighted backendRef per backend."""
+    """The AIGatewayRoute: requests whose model is ``<ns>/<name>``, to every backend.
+
+    Each backendRef renames the model to what its backend expects (modelNameOverride) and
+    carries its weight and failover tier (priority; envoyproxy/ai-gateway
+    api/v1beta1/ai_gateway_route.go @ v1.1.0). ``timeouts.request`` bounds the whole request,
+    retries included; ``streamIdleTimeout`` is the per-try idle timeout.
+    """
     namespace = service.metadata.namespace or "default"
     name = service.metadata.name or ""
-    refs: list[Json] = []
-    for backend, weight in backends:
-        rewrite: Json = {
-            "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": backend.rewrite_path}
+    timeouts = service.spec.timeouts
+    refs: list[Json] = [
+        {
+            "name": backend.service,
+            "modelNameOverride": backend.model,
+            "weight": weight,
+            "priority": backend.priority,
         }
-        if backend.hostname:
-            rewrite = {"hostname": backend.hostname, **rewrite}
-        refs.append(
-            {
-                "group": "",
-                "kind": "Service",
-                "name": backend.service,
-                "port": backend.port,
-                "weight": weight,
-                "filters": [{"type": "URLRewrite", "urlRewrite": rewrite}],
-            }
-        )
+        for backend, weight in backends
+    ]
     return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "HTTPRoute",
+        "apiVersion": AI_GATEWAY_API,
+        "kind": "AIGatewayRoute",
         "metadata": {
             "name": service_route_name(name),
             "namespace": namespace,
@@ -174,26 +187,64 @@ def http_route(
             "rules": [
                 {
                     "matches": [
-                        {"path": {"type": "PathPrefix", "value": service_prefix(namespace, name)}}
+                        {
+                            "headers": [
+                                {
+                                    "type": "Exact",
+                                    "name": MODEL_HEADER,
+                                    "value": service_model(namespace, name),
+                                }
+                            ]
+                        }
                     ],
                     "backendRefs": refs,
-                    # 0s disables a default request timeout (Envoy Gateway's 15 s) that would
-                    # cut a long generation. Traefik v3.7 does not implement route timeouts
-                    # (HTTPRouteRequestTimeout unsupported in its v1.5 conformance report) and
-                    # ignores the field; docs/crossplane.md, "Long generations".
-                    "timeouts": {"request": ZERO_TIMEOUT},
+                    "timeouts": {"request": timeouts.request},
+                    "streamIdleTimeout": timeouts.idle,
                 }
             ],
         },
     }
 
 
-def route_accepted(route: ObservedObject | None, gateway: InferenceGateway) -> bool:
-    """The observed route's parent (our Gateway) reports Accepted=True."""
-    if route is None:
-        return False
-    wanted = front_gateway_name(gateway.metadata.name or "")
-    return any(p.gateway == wanted and holds(p.conditions, "Accepted") for p in route.parents)
+def retry_policy(service: ModelService) -> Json:
+    """The BackendTrafficPolicy on the HTTPRoute Envoy AI Gateway generates for the route.
+
+    The generated HTTPRoute has the AIGatewayRoute's name and namespace
+    (envoyproxy/ai-gateway site/docs/capabilities/traffic/provider-fallback.md @ v1.1.0).
+    """
+    namespace = service.metadata.namespace or "default"
+    name = service.metadata.name or ""
+    route = service_route_name(name)
+    return {
+        "apiVersion": EG_API,
+        "kind": "BackendTrafficPolicy",
+        "metadata": {"name": route, "namespace": namespace, "labels": {SERVICE_LABEL: name}},
+        "spec": {
+            "targetRefs": [
+                {"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": route}
+            ],
+            "retry": {
+                "numRetries": RETRY_COUNT,
+                "numAttemptsPerPriority": 1,
+                "retryOn": {
+                    "triggers": list(RETRY_TRIGGERS),
+                    "httpStatusCodes": list(RETRY_STATUS_CODES),
+                },
+                "perRetry": {
+                    "backOff": {
+                        "baseInterval": RETRY_BASE_INTERVAL,
+                        "maxInterval": RETRY_MAX_INTERVAL,
+                    }
+                },
+            },
+        },
+    }
+
+
+def route_accepted(route: ObservedObject | None) -> bool:
+    """The observed AIGatewayRoute reports Accepted=True (Envoy AI Gateway's controller
+    writes Accepted or NotAccepted; api/v1beta1/status.go @ v1.1.0)."""
+    return route is not None and holds(route.conditions, "Accepted")
 
 
 def reconcile_service(
@@ -226,9 +277,8 @@ def reconcile_service(
         )
     address = gateway_address(gateway)
     status = ModelServiceStatus(
-        address=f"http://{address}{service_prefix(namespace, service.metadata.name or '').rstrip('/')}"
-        if address and gateway is not None
-        else None
+        address=f"http://{address}" if address and gateway is not None else None,
+        model=service_model(namespace, service.metadata.name or ""),
     )
     if gateway is None:
         routing = condition(
@@ -238,16 +288,17 @@ def reconcile_service(
     if not pairs:
         routing = condition(ROUTING_READY, False, "Configuring", "No backend to route to yet")
         return ServiceResult([], status, [resolved, routing], events)
-    route = ComposedObject(SERVICE_ROUTE_KEY, http_route(service, gateway, pairs))
-    if route_accepted(observed_route, gateway) and address:
+    route = ComposedObject(SERVICE_ROUTE_KEY, ai_gateway_route(service, gateway, pairs))
+    retries = ComposedObject(SERVICE_RETRY_KEY, retry_policy(service))
+    if route_accepted(observed_route) and address:
         routing = condition(
             ROUTING_READY,
             True,
             "RouteConfigured",
-            f"Routing {len(pairs)} backend(s) at {status.address}",
+            f"Routing {len(pairs)} backend(s) for model {status.model} at {status.address}",
         )
     else:
         routing = condition(
             ROUTING_READY, False, "Configuring", "Waiting for the Gateway to accept the route"
         )
-    return ServiceResult([route], status, [resolved, routing], events, pairs)
+    return ServiceResult([route, retries], status, [resolved, routing], events, pairs)

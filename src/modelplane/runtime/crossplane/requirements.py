@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from modelplane.api import InferenceCluster, ModelCache, ModelDeployment, ModelReplica
+from modelplane.api import (
+    InferenceCluster,
+    InferenceGateway,
+    ModelCache,
+    ModelDeployment,
+    ModelReplica,
+)
 from modelplane.api.inferencegateway import DEFAULT_GATEWAY
 from modelplane.naming import CLUSTER_LABEL
 from modelplane.runtime.crossplane.messages import Requirement
@@ -25,6 +31,7 @@ CLUSTER = "cluster"
 CLASS_PREFIX = "class-"
 INFERENCE_GATEWAY = "inference-gateway"
 SERVICE_ENDPOINTS = "endpoints"
+GATEWAY_CLASS = "gateway-class"
 DESTINATIONS = "telemetry-destinations"
 MAPPINGS = "metric-mappings"
 
@@ -144,4 +151,16 @@ def service_requirements(namespace: str) -> list[Requirement]:
     return [
         DEFAULT_INFERENCE_GATEWAY,
         Requirement(SERVICE_ENDPOINTS, "ModelEndpoint", namespace=namespace),
+    ]
+
+
+def gateway_requirements(gateway: InferenceGateway) -> list[Requirement]:
+    """The gateway function's one lookup: the GatewayClass it names, for its controller."""
+    return [
+        Requirement(
+            GATEWAY_CLASS,
+            "GatewayClass",
+            match_name=gateway.spec.gateway_class_name,
+            api_version="gateway.networking.k8s.io/v1",
+        )
     ]

@@ -7,6 +7,8 @@ namespace's ModelEndpoints, the observed route or Gateway) and writes the respon
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
 from modelplane.naming import FRONT_GATEWAY_KEY, SERVICE_ROUTE_KEY
 from modelplane.reconcile.gateway import reconcile_gateway
@@ -19,8 +21,10 @@ from modelplane.runtime.crossplane.messages import (
     response_of,
 )
 from modelplane.runtime.crossplane.requirements import (
+    GATEWAY_CLASS,
     INFERENCE_GATEWAY,
     SERVICE_ENDPOINTS,
+    gateway_requirements,
     service_requirements,
 )
 from modelplane.runtime.crossplane.structs import integral_floats_to_int
@@ -46,9 +50,18 @@ def run_service(request: FunctionRequest) -> FunctionResponse:
 
 
 def run_gateway(request: FunctionRequest) -> FunctionResponse:
-    """The gateway function: the Gateway, its address and Ready."""
+    """The gateway function: its GatewayClass's controller, the Gateway, its address and Ready."""
     gateway = documents.composite(request.composite, InferenceGateway)
+    requirements = gateway_requirements(gateway)
+    if GATEWAY_CLASS not in request.required:
+        # Not fetched yet: nothing is decided on a partial view.
+        return FunctionResponse(composite_ready=False, requirements=requirements)
+    classes = request.required[GATEWAY_CLASS]
+    spec = classes[0].get("spec", {}) if classes and isinstance(classes[0], Mapping) else {}
+    controller = spec.get("controllerName") if isinstance(spec, Mapping) else None
     raw = request.observed.get(FRONT_GATEWAY_KEY)
     observed = observed_object(integral_floats_to_int(dict(raw))) if raw is not None else None
-    result = reconcile_gateway(gateway, observed)
-    return response_of(result)
+    result = reconcile_gateway(
+        gateway, observed, controller if isinstance(controller, str) else None
+    )
+    return response_of(result, requirements)

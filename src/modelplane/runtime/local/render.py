@@ -31,10 +31,9 @@ from modelplane.api.inferencecluster import (
 from modelplane.api.meta import condition
 from modelplane.composition import compose_replica
 from modelplane.composition.delivery import shared_objects
-from modelplane.composition.observed import ObservedObject, RouteParent
+from modelplane.composition.observed import ObservedObject
 from modelplane.composition.replica import derived_provider_config, provider_config_for
 from modelplane.composition.types import Json
-from modelplane.naming import front_gateway_name
 from modelplane.reconcile.autoscaling import Autoscaler, autoscaler
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.cluster import (
@@ -51,7 +50,7 @@ from modelplane.reconcile.stack import release
 from modelplane.reconcile.telemetry import COLLECTOR, DestinationResult, reconcile_destination
 from modelplane.runtime.wire import composed, condition_wire, deployment_status_wire
 from modelplane.stack.collector import collector_values
-from modelplane.stack.components import component
+from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER, component
 from modelplane.stack.selection import telemetry_for
 
 
@@ -230,7 +229,7 @@ def _rendered(
 
 @dataclass
 class RenderedEndpoint:
-    """One ModelEndpoint's routable backend: Service, EndpointSlice, BackendTLSPolicy."""
+    """One ModelEndpoint's routable backend: Backend, AIServiceBackend, BackendSecurityPolicy."""
 
     endpoint: ModelEndpoint
     result: EndpointResult
@@ -241,7 +240,7 @@ class RenderedEndpoint:
         return []
 
     def control_plane(self) -> list[Json]:
-        """The Service, the EndpointSlice, then any BackendTLSPolicy (none for an invalid URL)."""
+        """The Backend, the AIServiceBackend, then any BackendSecurityPolicy (none for an invalid origin)."""
         return [o.object for o in self.result.objects]
 
     def in_order(self) -> list[Json]:
@@ -328,7 +327,8 @@ def render_fronts(
             if given
             else None
         )
-        result = reconcile_gateway(gateway, observed)
+        # render assumes the named GatewayClass is Envoy Gateway's, as the stack installs it.
+        result = reconcile_gateway(gateway, observed, ENVOY_GATEWAY_CONTROLLER)
         if given:  # the input's address is already host[:port]
             status = result.status.model_copy(update={"address": given})
             result = GatewayResult(result.objects, status, result.conditions, result.events)
@@ -352,10 +352,9 @@ def gateway_has_address(gateway: InferenceGateway) -> bool:
 
 
 def _accepted_route(gateway: InferenceGateway) -> ObservedObject:
-    """The route as a Gateway that accepted it reports it."""
-    accepted = condition("Accepted", True, "")
-    parent = RouteParent(front_gateway_name(gateway.metadata.name or ""), (accepted,))
-    return ObservedObject(parents=(parent,))
+    """The AIGatewayRoute as Envoy AI Gateway reports it once accepted."""
+    del gateway  # one route per service, whichever gateway it attaches to
+    return ObservedObject(conditions=(condition("Accepted", True, ""),))
 
 
 @dataclass
