@@ -63,6 +63,7 @@ from modelplane.reconcile.stack import (
     REQUIRE_KEY_PREFIX,
     STACK_KEY_PREFIX,
     USAGE_KEY_PREFIX,
+    component_keys,
     compose_stack,
     object_key,
     usage,
@@ -392,7 +393,11 @@ def converged_stack(
     name = cluster.metadata.name or ""
     mode, plan = cluster_stack_plan(cluster, pools)
     config = provider_config(cluster, provisioned)
-    seen: dict[str, ObservedObject] = {}
+    # Every planned component observed composed and Ready from the start, so one round
+    # composes them all; the next marks what that round added (Usages, checks).
+    seen: dict[str, ObservedObject] = {
+        key: _CONVERGED for c in plan.components for key in component_keys(c)
+    }
     while True:
         result = compose_stack(name, mode, plan, seen, config)
         new = [o.key for o in result.objects if o.key not in seen]
