@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-NAMESPACE = "default"
+NAMESPACE = "ml-team"  # the replicas the tests build are in ml-team, remote objects too
 POD_IP = "10.4.0.17"
 
 Env = list[dict[str, Any]]

@@ -260,6 +260,7 @@ def test_endpoint_only_for_a_ready_replica_with_a_gateway() -> None:
                 "modelplane.ai/deployment": "qwen3-8b",
                 "modelplane.ai/deployment-namespace": "ml-team",
                 "modelplane.ai/cluster": "us-east-1",
+                "modelplane.ai/remote-namespace": "ml-team",
                 "modelplane.ai/replica-index": "0",
             },
         },

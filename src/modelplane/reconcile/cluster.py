@@ -36,7 +36,13 @@ from modelplane.api.meta import Condition, condition, holds
 from modelplane.api.metricmapping import MetricMapping
 from modelplane.api.telemetrydestination import TelemetryDestination
 from modelplane.composition.conditions import ready_flag
-from modelplane.composition.delivery import SUCCESSFUL_CREATE, shared_objects
+from modelplane.composition.delivery import (
+    SUCCESSFUL_CREATE,
+    TEAM_NAMESPACE_KEY_PREFIX,
+    shared_objects,
+    team_namespace_objects,
+)
+from modelplane.composition.namespaces import is_team_namespace, remote_namespace
 from modelplane.composition.observed import NOTHING_OBSERVED, Observed, ObservedObject
 from modelplane.composition.routing import gateway_implementation, implementation_for_controller
 from modelplane.composition.types import ComposedObject, Json
@@ -237,12 +243,37 @@ def _gateway_class_parts(
     return [resource], gateway_class_implementation(seen_class)
 
 
-def _shared_parts(cluster: InferenceCluster, observed: Observed) -> list[ComposedObject]:
-    """What every replica's picker on the cluster shares: its ServiceAccount, RBAC, config."""
-    provider = (PROVIDER_CONFIG_KIND, provider_config_name(cluster.metadata.name or ""))
+def team_namespaces(replicas: Sequence[ModelReplica] | None, observed: Observed) -> tuple[str, ...]:
+    """The team namespaces the cluster's replicas are in, sorted (docs/composition.md,
+    "Team namespaces").
+
+    Not fetched yet: the ones composed before (read from the observed keys), so a blip in
+    the fetch never withdraws a namespace's shared objects from under its pickers.
+    """
+    if replicas is None:
+        found = {
+            key.removeprefix(TEAM_NAMESPACE_KEY_PREFIX)
+            for key in observed
+            if key.startswith(TEAM_NAMESPACE_KEY_PREFIX)
+        }
+    else:
+        found = {remote_namespace(r) for r in replicas}
+    return tuple(sorted(ns for ns in found if is_team_namespace(ns)))
+
+
+def _shared_parts(
+    cluster: InferenceCluster, observed: Observed, replicas: Sequence[ModelReplica] | None
+) -> list[ComposedObject]:
+    """What every replica's picker on the cluster shares: its ServiceAccount, RBAC, config,
+    in ``default`` and in every team namespace with replicas (after that Namespace)."""
+    name = cluster.metadata.name or ""
+    provider = (PROVIDER_CONFIG_KIND, provider_config_name(name))
+    parts = shared_objects(name, provider)
+    for namespace in team_namespaces(replicas, observed):
+        parts.extend(team_namespace_objects(name, provider, namespace))
     return [
         ComposedObject(key, obj, ready_flag(SUCCESSFUL_CREATE, observed.get(key)))
-        for key, obj in shared_objects(cluster.metadata.name or "", provider)
+        for key, obj in parts
     ]
 
 
@@ -341,6 +372,7 @@ def _existing_parts(
     gpu_pools: tuple[GpuPool, ...] | None,
     pending: bool,
     telemetry: Telemetry | None = None,
+    replicas: Sequence[ModelReplica] | None = None,
 ) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None, StackStatus, Condition]:
     """The composed objects of an Existing cluster and the status fields they publish."""
     mode, plan = cluster_stack_plan(cluster, _plan_pools(cluster, gpu_pools, pending), telemetry)
@@ -376,7 +408,7 @@ def _existing_parts(
         address = previous.address
     if implementation is None and previous is not None:
         implementation = previous.implementation
-    objects.extend(_shared_parts(cluster, observed))
+    objects.extend(_shared_parts(cluster, observed, replicas))
     objects.extend(stack.objects)
     published = (
         None
@@ -459,7 +491,7 @@ def compose_cluster(
     if cluster.spec.cluster.source == "Existing":
         telemetry = telemetry_for(cluster.metadata.labels or {}, destinations, mappings)
         objects, provider_config_ref, gateway, stack, stack_condition = _existing_parts(
-            cluster, observed, gpu_pools, bool(classes.pending), telemetry
+            cluster, observed, gpu_pools, bool(classes.pending), telemetry, replicas
         )
         conditions.append(stack_condition)
     else:
