@@ -341,3 +341,33 @@ def model_cache(
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
+
+
+def gke_recipe(
+    machine_type: str = "a3-highgpu-8g", accelerator: str = "nvidia-h100-80gb", count: int = 8
+) -> dict[str, Any]:
+    """An InferenceClass's ``spec.provisioning`` for GKE."""
+    return {
+        "provider": "GKE",
+        "gke": {
+            "machineType": machine_type,
+            "accelerator": {"type": accelerator, "count": count},
+        },
+    }
+
+
+def gke_cluster(
+    name: str = "us-east-1",
+    *,
+    region: str = "us-east4",
+    node_pools: list[dict[str, Any]] | None = None,
+    taints: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A ``source: GKE`` InferenceCluster manifest: one pool h100 of class h100-8x by default."""
+    spec: dict[str, Any] = {
+        "cluster": {"source": "GKE", "gke": {"region": region}},
+        "nodePools": node_pools or [{"name": "h100", "className": "h100-8x", "nodeCount": 2}],
+    }
+    if taints:
+        spec["taints"] = taints
+    return {"apiVersion": GV, "kind": "InferenceCluster", "metadata": {"name": name}, "spec": spec}

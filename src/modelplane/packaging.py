@@ -35,6 +35,24 @@ PROVIDER_KUBERNETES_VERSION = ">=v1.0.0"
 # helm.m.crossplane.io/v1beta1 kinds, composed against its v1.4.0 schema (docs/crossplane.md).
 PROVIDER_HELM = "xpkg.crossplane.io/crossplane-contrib/provider-helm"
 PROVIDER_HELM_VERSION = ">=v1.4.0"
+# A GKE cluster's managed resources are provider-upjet-gcp's namespaced kinds
+# (*.gcp.m.upbound.io), composed against its v3.0.0 schemas (docs/provisioning.md); the family
+# publishes one package per service (.github/workflows/publish-provider-packages.yaml,
+# repository provider-gcp, cmd/provider/<service>), each pulling in provider-family-gcp.
+PROVIDER_GCP_VERSION = ">=v3.0.0"
+PROVIDER_GCP_SERVICES = ("compute", "container", "cloudplatform")
+PROVIDER_GCP = tuple(
+    f"xpkg.crossplane.io/crossplane-contrib/provider-gcp-{service}"
+    for service in PROVIDER_GCP_SERVICES
+)
+# An EKS cluster's are provider-upjet-aws's (*.aws.m.upbound.io, its v2.6.0 schemas), published
+# the same way, one package per service (crossplane-contrib/provider-aws-<service>).
+PROVIDER_AWS_VERSION = ">=v2.6.0"
+PROVIDER_AWS_SERVICES = ("ec2", "eks", "iam", "efs")
+PROVIDER_AWS = tuple(
+    f"xpkg.crossplane.io/crossplane-contrib/provider-aws-{service}"
+    for service in PROVIDER_AWS_SERVICES
+)
 FUNCTION_PACKAGE = "xpkg.crossplane.io/modelplane/function-modelplane"
 FUNCTION_META_NAME = "function-modelplane"
 # The name Crossplane gives the Function it installs as the Configuration's dependency
@@ -82,6 +100,8 @@ def configuration(version: str = __version__) -> dict[str, Any]:
             "dependsOn": [
                 {"provider": PROVIDER_KUBERNETES, "version": PROVIDER_KUBERNETES_VERSION},
                 {"provider": PROVIDER_HELM, "version": PROVIDER_HELM_VERSION},
+                *({"provider": p, "version": PROVIDER_GCP_VERSION} for p in PROVIDER_GCP),
+                *({"provider": p, "version": PROVIDER_AWS_VERSION} for p in PROVIDER_AWS),
                 {"function": FUNCTION_PACKAGE, "version": f">=v{version}"},
             ],
         },

@@ -63,6 +63,22 @@ CRD_FILES = {
     # The autoscaling recipe (KEDA v2.20.2).
     ("keda.sh", "ScaledObject"): "keda.sh_scaledobjects.yaml",
     ("keda.sh", "TriggerAuthentication"): "keda.sh_triggerauthentications.yaml",
+    # A GKE cluster we provision (provider-upjet-gcp v3.0.0, docs/provisioning.md).
+    **{
+        (f"{service}.gcp.m.upbound.io", kind): f"{service}.gcp.m.upbound.io_{plural}.yaml"
+        for service, kind, plural in (
+            ("compute", "Network", "networks"),
+            ("compute", "Subnetwork", "subnetworks"),
+            ("compute", "Router", "routers"),
+            ("compute", "RouterNAT", "routernats"),
+            ("container", "Cluster", "clusters"),
+            ("container", "NodePool", "nodepools"),
+            ("cloudplatform", "ServiceAccount", "serviceaccounts"),
+            ("cloudplatform", "ServiceAccountKey", "serviceaccountkeys"),
+            ("cloudplatform", "ProjectIAMMember", "projectiammembers"),
+            ("cloudplatform", "ProjectService", "projectservices"),
+        )
+    },
 }
 
 # The documented fields of the two policy kinds whose CRDs are not in ../shared/schemas:
@@ -162,6 +178,8 @@ CORE_KINDS = {
     "ClusterRoleBinding",
     # The pickers' disruption budget
     "PodDisruptionBudget",
+    # The ReadWriteMany class of a cluster we provision
+    "StorageClass",
 }
 
 _EMBEDDED_FIELDS = {
@@ -297,6 +315,7 @@ def validate_manifest(obj: dict[str, Any]) -> None:
             "policy",
             "resource.k8s.io",
             "rbac.authorization.k8s.io",
+            "storage.k8s.io",
         }
     ):
         for version in kubernetes_versions():

@@ -15,6 +15,19 @@ from modelplane.composition.cache import owner_part
 from tests.paths import REPO
 
 EXAMPLES = REPO / "examples"
+# The managed resources of the examples' GKE clusters (docs/provisioning.md, "GKE").
+GKE_KINDS = {
+    "Network",
+    "Subnetwork",
+    "Router",
+    "RouterNAT",
+    "ProjectService",
+    "ServiceAccount",
+    "ServiceAccountKey",
+    "ProjectIAMMember",
+    "Cluster",
+    "NodePool",
+}
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -72,8 +85,15 @@ def test_out_dir_splits_control_plane_and_clusters(
         if f.startswith("cluster-")
         for o in yaml.safe_load_all((tmp_path / "out" / f).read_text())
     ]
-    # Everything composed for a cluster: its provider configs, stack and Usages, and Objects.
-    assert {o["kind"] for o in remote} == {"ClusterProviderConfig", "Release", "Usage", "Object"}
+    # Everything composed for a cluster: what its source provisioned (GKE's managed resources),
+    # its provider configs, stack and Usages, and Objects.
+    assert {o["kind"] for o in remote} == {
+        "ClusterProviderConfig",
+        "Release",
+        "Usage",
+        "Object",
+        *GKE_KINDS,
+    }
     # Every cluster has a file, with or without replicas (ap-south-1 takes none).
     assert {f"cluster-{c}.yaml" for c in ("ap-south-1", "eu-west-1", "us-east-1")} <= set(files)
     assert len(control) + len(remote) == len(list(yaml.safe_load_all(streamed)))
@@ -171,7 +191,7 @@ def test_the_llama_405b_cache_is_staged_after_the_deployments(
         for o in staged
         if o["spec"]["forProvider"]["manifest"]["kind"] == "PersistentVolumeClaim"
     ]
-    assert classes == ["cephfs", "standard-rwx"]  # spec.cluster.existing.cache, status.cache
+    assert classes == ["cephfs", "modelplane-rwx"]  # spec.cluster.existing.cache, status.cache
     assert cache["status"]["summary"] == {"ready": "0/2"}
     assert [c["phase"] for c in cache["status"]["clusters"]] == ["Pending", "Pending"]
     # The PVC is the claim the llama-405b gang pods mount (every pod of every replica).

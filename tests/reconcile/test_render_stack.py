@@ -87,12 +87,23 @@ def test_every_cluster_gets_the_stack_it_needs_in_install_order(
 ) -> None:
     objects, err = _render(capsys, EXAMPLES)
     # ap-south-1 runs no replica and is printed all the same.
-    standard = ["inference-extension-crds", "lws", "nvidia-dra-driver"]
+    standard = ["inference-extension-crds", "gke-gateway", "lws", "nvidia-dra-driver"]
     for gke in ("ap-south-1", "us-east-1"):
         printed = _cluster_objects(objects, gke)
         # GKE's own gateway serves its routes: no Envoy Gateway, no Dynamo parts, no other driver.
+        # We provisioned the cluster, so we create its Gateway, of GKE's regional external class.
         assert _components(printed) == standard, gke
-        assert ("Gateway", "inference-gateway") in _observed_manifests(printed)
+        assert _observed_manifests(printed) == []
+        [gateway] = [
+            o["spec"]["forProvider"]["manifest"]
+            for o in printed
+            if o["kind"] == "Object" and o["spec"]["forProvider"]["manifest"]["kind"] == "Gateway"
+        ]
+        assert gateway["metadata"] == {
+            "name": "inference-gateway",
+            "namespace": "modelplane-system",
+        }
+        assert gateway["spec"]["gatewayClassName"] == "gke-l7-regional-external-managed"
         assert f"{gke} (InferenceCluster): Managed stack Ready" in err
     dynamo = _cluster_objects(objects, "eu-west-1")
     assert _components(dynamo) == [

@@ -218,7 +218,7 @@ def test_missing_class_waits_without_pools_but_keeps_the_plumbing(stubs: Stubs) 
     }
 
 
-@pytest.mark.parametrize("source", ["GKE", "EKS", "AKS", "Nebius", "Vultr"])
+@pytest.mark.parametrize("source", ["AKS", "Nebius", "Vultr"])
 def test_other_sources_are_reported_not_provisioned(stubs: Stubs, source: str) -> None:
     cluster = existing_cluster()
     block = {"GKE": "gke", "EKS": "eks", "AKS": "aks", "Nebius": "nebius", "Vultr": "vultr"}[source]
@@ -236,10 +236,33 @@ def test_other_sources_are_reported_not_provisioned(stubs: Stubs, source: str) -
             "ClusterReady",
             "False",
             "SourceNotSupported",
-            f"spec.cluster.source {source} is not provisioned by this project; bring the cluster as Existing",
+            f"spec.cluster.source {source} is not provisioned by this project; "
+            "supported: GKE, EKS and Existing (bring the cluster)",
         )
     ]
     assert [p["name"] for p in composite_status(rsp)["gpuPools"]] == ["h100"]
+
+
+def test_a_gke_cluster_composes_its_cloud_resources(stubs: Stubs) -> None:
+    cluster = existing_cluster()
+    cluster["spec"]["cluster"] = {"source": "GKE", "gke": {"region": "us-east4"}}
+    recipe = {
+        "provider": "GKE",
+        "gke": {
+            "machineType": "a3-highgpu-8g",
+            "accelerator": {"type": "nvidia-h100-80gb", "count": 8},
+        },
+    }
+    world = [dict(c, spec={**c["spec"], "provisioning": recipe}) for c in WORLD]
+    first = stubs.v1.RunFunction(request(cluster))
+    rsp = stubs.v1.RunFunction(request(cluster, required=satisfy(first, world)))
+    kinds = {o["kind"] for o in desired(rsp).values()}
+    assert {"Network", "Subnetwork", "Router", "RouterNAT", "Cluster", "NodePool"} <= kinds
+    assert "ClusterProviderConfig" not in kinds  # not before the cluster answers
+    assert composite_ready(rsp) == "READY_FALSE"
+    [(kind, state, reason, message)] = conditions(rsp)
+    assert (kind, state, reason) == ("ClusterReady", "False", "Provisioning")
+    assert message.startswith("provisioning on GKE: Network network")
 
 
 def test_invalid_class_in_required_resources_is_a_warning(stubs: Stubs) -> None:

@@ -129,6 +129,23 @@ def test_configuration_metadata() -> None:
             "provider": "xpkg.crossplane.io/crossplane-contrib/provider-helm",
             "version": ">=v1.4.0",
         },
+        # A GKE cluster's managed resources (docs/provisioning.md): provider-upjet-gcp v3.0.0's
+        # service packages, as .github/workflows/publish-provider-packages.yaml publishes them.
+        *(
+            {
+                "provider": f"xpkg.crossplane.io/crossplane-contrib/provider-gcp-{service}",
+                "version": ">=v3.0.0",
+            }
+            for service in ("compute", "container", "cloudplatform")
+        ),
+        # An EKS cluster's: provider-upjet-aws v2.6.0's, one package per service it composes.
+        *(
+            {
+                "provider": f"xpkg.crossplane.io/crossplane-contrib/provider-aws-{service}",
+                "version": ">=v2.6.0",
+            }
+            for service in ("ec2", "eks", "iam", "efs")
+        ),
         {
             "function": "xpkg.crossplane.io/modelplane/function-modelplane",
             "version": f">=v{__version__}",

@@ -93,7 +93,8 @@ def _everything_ready(plan: StackPlan) -> dict[str, ObservedObject]:
             "Standard",
             ("gpu.nvidia.com",),
             "GKE",
-            {"inference-extension-crds", "lws", "nvidia-dra-driver"},
+            # The Gateway of GKE's class (planned with GKE only on clusters we provisioned there).
+            {"inference-extension-crds", "gke-gateway", "lws", "nvidia-dra-driver"},
         ),
         (
             "Dynamo",

@@ -134,7 +134,8 @@ class VultrPool(KubeModel):
 
 
 class Provisioning(KubeModel):
-    """How a cloud would create a pool of this class. Validated, not read."""
+    """How a cloud would create a pool of this class: read when a cluster of that cloud is
+    provisioned (docs/provisioning.md)."""
 
     model_config = ConfigDict(json_schema_extra=validations(*ICL_PROVIDER_RULES))  # type: ignore[arg-type]
 

@@ -43,6 +43,8 @@ class ObservedObject:
     parents: tuple[RouteParent, ...] = ()  # status.parents (an HTTPRoute)
     active: bool = False  # status.active (a Job) is non-zero
     phase: str | None = None  # status.phase (a PersistentVolumeClaim)
+    email: str | None = None  # status.atProvider.email (a GCP ServiceAccount), non-empty
+    project: str | None = None  # status.atProvider.project (a GCP managed resource), non-empty
     # The object as an apply intent (apiVersion, kind, identity, spec): what a reconcile
     # re-emits when it keeps an object it cannot recompose.
     kept: Json = field(default_factory=dict, compare=False, repr=False)

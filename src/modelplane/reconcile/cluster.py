@@ -9,8 +9,10 @@ both runtimes: ``status.gpuPools``
 from the node pools and their InferenceClasses and, for ``source: Existing``, the
 ClusterProviderConfig every replica's Objects go through and the address and
 implementation of the cluster's inference gateway (the latter from its GatewayClass's
-``controllerName``). This project provisions no cluster: any other source is
-reported, not acted on. ``runtime/crossplane/cluster_fn.py`` is its gRPC adapter.
+``controllerName``). A ``GKE`` or ``EKS`` cluster is provisioned first
+(``reconcile/provision.py``: network, cluster, node pools), then gets the same provider configs,
+from the kubeconfig the cloud wrote, and a Managed stack; AKS, Nebius and Vultr are reported,
+not acted on. ``runtime/crossplane/cluster_fn.py`` is its gRPC adapter.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelReplica
 from modelplane.api.inferencecluster import (
+    ClusterCacheStatus,
     ClusterOccupancy,
     Components,
     ExistingCluster,
@@ -57,14 +60,19 @@ from modelplane.naming import (
     child_name,
     provider_config_name,
 )
+from modelplane.reconcile.provision import Provisioned, provision
+from modelplane.reconcile.provision_gke import STORAGE_CLASS_NAME
 from modelplane.reconcile.stack import (
     HELM_PROVIDER_CONFIG_KEY,
+    REQUIRE_KEY_PREFIX,
+    STACK_KEY_PREFIX,
     USAGE_KEY_PREFIX,
     compose_stack,
     object_key,
+    usage,
 )
 from modelplane.scheduling.occupancy import published_occupancy
-from modelplane.stack.components import component
+from modelplane.stack.components import COMPONENTS_BY_NAME, component
 from modelplane.stack.selection import (
     INSTALLED_GATEWAY,
     StackPlan,
@@ -76,6 +84,12 @@ from modelplane.stack.selection import (
 # Where a Managed stack's own Gateway and GatewayClass are observed (reconcile/stack.py).
 MANAGED_GATEWAY_KEY = object_key(component("inference-gateway"), "gateway")
 MANAGED_GATEWAY_CLASS_KEY = object_key(component("inference-gateway"), "class")
+# On a cluster we provisioned on GKE the stack creates the Gateway of GKE's class instead.
+GKE_GATEWAY_KEY = object_key(component("gke-gateway"), "gateway")
+# The sources this project provisions (reconcile/provision.py) besides bringing one's own.
+PROVISIONED_SOURCES = ("GKE", "EKS")
+# Where the Filestore-backed class lives on a cluster we provisioned on GKE.
+CACHE_STORAGE_CLASSES = {"GKE": STORAGE_CLASS_NAME}
 
 PROVIDER_API = "kubernetes.m.crossplane.io/v1alpha1"
 GATEWAY_READY_QUERY = "has(object.status.addresses) && size(object.status.addresses) > 0"
@@ -137,12 +151,16 @@ def assumed_secret_name(cluster_name: str) -> str:
     return f"{cluster_name}-kubeconfig"
 
 
-def provider_config(cluster: InferenceCluster) -> Json:
+def provider_config(cluster: InferenceCluster, provisioned: Provisioned | None = None) -> Json:
     """The ClusterProviderConfig reading the cluster's kubeconfig from its Secret.
 
-    A cluster that is not ``Existing`` is only ever rendered locally, which assumes it
+    ``provisioned``: what the cluster's source provisioned; its kubeconfig is the Secret the
+    cloud's cluster wrote (``connection``), with the identity it needs (``identity``). A
+    cluster neither Existing nor provisioned is only ever rendered locally, which assumes it
     exists: its kubeconfig is assumed in ``assumed_secret_name`` (docs/cli.md).
     """
+    if provisioned is not None:
+        return _provisioned_config(cluster, provisioned)
     existing = cluster.spec.cluster.existing or ExistingCluster(
         secret_ref=SecretRef(name=assumed_secret_name(cluster.metadata.name or ""))
     )
@@ -166,6 +184,29 @@ def provider_config(cluster: InferenceCluster) -> Json:
                 "name": identity.name,
                 "key": identity.key,
             },
+        }
+    return {
+        "apiVersion": PROVIDER_API,
+        "kind": PROVIDER_CONFIG_KIND,
+        "metadata": {"name": provider_config_name(cluster.metadata.name or "")},
+        "spec": spec,
+    }
+
+
+def _provisioned_config(cluster: InferenceCluster, provisioned: Provisioned) -> Json:
+    namespace, secret, key = provisioned.connection
+    spec: Json = {
+        "credentials": {
+            "source": "Secret",
+            "secretRef": {"namespace": namespace, "name": secret, "key": key},
+        }
+    }
+    if provisioned.identity is not None:
+        kind, id_namespace, id_secret, id_key = provisioned.identity
+        spec["identity"] = {
+            "type": kind,
+            "source": "Secret",
+            "secretRef": {"namespace": id_namespace, "name": id_secret, "key": id_key},
         }
     return {
         "apiVersion": PROVIDER_API,
@@ -293,16 +334,40 @@ def stack_mode(cluster: InferenceCluster) -> Components:
     return existing.mode if existing is not None else "Managed"
 
 
+def provisioned_platform(cluster: InferenceCluster) -> str | None:
+    """The cloud this project provisions the cluster on, or None (Existing, or not supported)."""
+    source = cluster.spec.cluster.source
+    return source if source in PROVISIONED_SOURCES else None
+
+
 def cluster_stack_plan(
     cluster: InferenceCluster,
     pools: Sequence[GpuPool] | None,
     telemetry: Telemetry | None = None,
 ) -> tuple[Components, StackPlan]:
     """The cluster's stack mode and the components it needs on ``pools`` (None: not known)
-    and for the telemetry destinations selecting it (None: not fetched yet)."""
+    and for the telemetry destinations selecting it (None: not fetched yet).
+
+    The stack installs a gateway only where it is ours to run: Envoy Gateway anywhere, the
+    Gateway of GKE's class on a cluster we provisioned on GKE (on a cluster someone brought,
+    GKE's Gateway is theirs, observed as it is).
+    """
     mode = stack_mode(cluster)
+    platform = provisioned_platform(cluster)
     gateway = stack_gateway(cluster) if mode == "Managed" else None
-    return mode, plan_stack(cluster.spec.stack, pools, gateway, telemetry)
+    if gateway == "GKE" and platform != "GKE":
+        gateway = None
+    return mode, plan_stack(cluster.spec.stack, pools, gateway, telemetry, platform)
+
+
+def managed_gateway_key(plan: StackPlan) -> str | None:
+    """The key of the Gateway the planned stack creates, or None when it creates none."""
+    names = plan.names()
+    if "inference-gateway" in names:
+        return MANAGED_GATEWAY_KEY
+    if "gke-gateway" in names:
+        return GKE_GATEWAY_KEY
+    return None
 
 
 # How a converged stack's objects read: Ready, and (an observe-only check) found.
@@ -323,17 +388,24 @@ class ConvergedStack:
     stack: tuple[Json, ...]
     usages: tuple[Json, ...]
     status: StackStatus
+    # Every object composed, with its resource key (what Usages name).
+    composed: tuple[ComposedObject, ...] = ()
 
 
-def converged_stack(cluster: InferenceCluster, pools: Sequence[GpuPool] | None) -> ConvergedStack:
+def converged_stack(
+    cluster: InferenceCluster,
+    pools: Sequence[GpuPool] | None,
+    provisioned: Provisioned | None = None,
+) -> ConvergedStack:
     """The cluster's stack composed round by round, each round's objects observed Ready and
     every check met, until a round composes nothing new: the whole stack, in install order.
 
-    A cluster that is not ``Existing`` gets the stack a Managed one of its source would.
+    A cluster that is not ``Existing`` gets the stack a Managed one of its source would;
+    ``provisioned``: what its source provisioned, whose kubeconfig the provider configs read.
     """
     name = cluster.metadata.name or ""
     mode, plan = cluster_stack_plan(cluster, pools)
-    config = provider_config(cluster)
+    config = provider_config(cluster, provisioned)
     seen: dict[str, ObservedObject] = {}
     while True:
         result = compose_stack(name, mode, plan, seen, config)
@@ -351,9 +423,60 @@ def converged_stack(cluster: InferenceCluster, pools: Sequence[GpuPool] | None) 
             usages.append(composed.object)
         else:
             stack.append(composed.object)
-    if "inference-gateway" not in plan.names():
+    if managed_gateway_key(plan) is None:
         stack.append(gateway_object(cluster))
-    return ConvergedStack(tuple(configs), tuple(stack), tuple(usages), result.status)
+    keyed = (ComposedObject(PROVIDER_CONFIG_KEY, config), *result.objects)
+    return ConvergedStack(tuple(configs), tuple(stack), tuple(usages), result.status, keyed)
+
+
+# A GCP ServiceAccount as a converged view reads it: the provider fills in its email and
+# project (the GCP provider config's projectID, which only a live control plane knows).
+RENDERED_PROJECT = "PROJECT_ID"
+
+
+def _converged_view(obj: Json) -> ObservedObject:
+    if obj.get("kind") != "ServiceAccount" or "gcp" not in str(obj.get("apiVersion")):
+        return _CONVERGED
+    account = obj["metadata"].get("annotations", {}).get("crossplane.io/external-name", "")
+    return ObservedObject(
+        conditions=_CONVERGED.conditions,
+        reported=True,
+        email=f"{account}@{RENDERED_PROJECT}.iam.gserviceaccount.com",
+        project=RENDERED_PROJECT,
+    )
+
+
+def converged_provisioning(
+    cluster: InferenceCluster, classes: Mapping[str, InferenceClass]
+) -> Provisioned | None:
+    """What the cluster's source provisions once every resource it composed is Ready, composed
+    round by round as the converged stack is (None: the source is not provisioned here).
+
+    What only the cloud knows reads as a placeholder: the project is ``RENDERED_PROJECT``.
+    """
+    if provisioned_platform(cluster) is None:
+        return None
+    seen: dict[str, ObservedObject] = {}
+    while True:
+        result = provision(cluster, classes, seen)
+        assert result is not None
+        new = [o for o in result.objects if o.key not in seen]
+        if not new:
+            return result
+        seen.update({o.key: _converged_view(o.object) for o in new})
+
+
+def provisioned_usages(
+    cluster: InferenceCluster,
+    provisioned: Provisioned,
+    stack: ConvergedStack,
+    shared: Sequence[tuple[str, Json]],
+) -> tuple[Json, ...]:
+    """The Usages keeping the provisioned resources until the stack is gone, for ``render``:
+    ``shared`` the cluster's shared Objects with their keys."""
+    composed = [*stack.composed, *(ComposedObject(k, o) for k, o in shared)]
+    usages = _provider_config_usages(cluster.metadata.name or "", provisioned, composed, {})
+    return tuple(u.object for u in usages)
 
 
 def _plan_pools(
@@ -366,27 +489,34 @@ def _plan_pools(
     return gpu_pools or published or ()
 
 
-def _existing_parts(
+def _serving_parts(
     cluster: InferenceCluster,
     observed: Observed,
     gpu_pools: tuple[GpuPool, ...] | None,
     pending: bool,
+    provisioned: Provisioned | None = None,
     telemetry: Telemetry | None = None,
     replicas: Sequence[ModelReplica] | None = None,
 ) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None, StackStatus, Condition]:
-    """The composed objects of an Existing cluster and the status fields they publish."""
+    """The composed objects of a cluster that answers (Existing, or provisioned and Ready) and
+    the status fields they publish."""
     mode, plan = cluster_stack_plan(cluster, _plan_pools(cluster, gpu_pools, pending), telemetry)
-    config = provider_config(cluster)
+    config = provider_config(cluster, provisioned)
     stack = compose_stack(cluster.metadata.name or "", mode, plan, observed, config)
     objects = [
         ComposedObject(
             PROVIDER_CONFIG_KEY, config, ready=True if PROVIDER_CONFIG_KEY in observed else None
         )
     ]
-    managed_gateway = "inference-gateway" in plan.names()
-    if managed_gateway:
+    gateway_key = managed_gateway_key(plan)
+    implementation: GatewayImplementation | None
+    if gateway_key == GKE_GATEWAY_KEY:
+        # GKE's GatewayClasses are GKE's: what implements them is known without observing.
+        seen_gateway = observed.get(GKE_GATEWAY_KEY)
+        implementation = "GKE"
+    elif gateway_key is not None:
         seen_gateway = observed.get(MANAGED_GATEWAY_KEY)
-        implementation: GatewayImplementation | None = (
+        implementation = (
             INSTALLED_GATEWAY if _ready(observed.get(MANAGED_GATEWAY_CLASS_KEY)) else None
         )
     else:
@@ -429,7 +559,86 @@ def _cluster_condition(cluster: InferenceCluster, missing: tuple[str, ...]) -> C
         False,
         "SourceNotSupported",
         f"spec.cluster.source {source} is not provisioned by this project; "
-        "bring the cluster as Existing",
+        f"supported: {', '.join(PROVISIONED_SOURCES)} and Existing (bring the cluster)",
+    )
+
+
+def _provisioned_condition(
+    provisioned: Provisioned, stack: StackStatus | None, missing: tuple[str, ...]
+) -> Condition:
+    """ClusterReady of a provisioned cluster: True once its resources and its stack are Ready."""
+    if missing:
+        return condition(CLUSTER_READY, False, "WaitingForClasses", waiting_for_classes(missing))
+    if not provisioned.ready:
+        return condition(
+            CLUSTER_READY, False, "Provisioning", (provisioned.message or "provisioning")[:1024]
+        )
+    if stack is None or stack.phase != "Ready":
+        phase = stack.phase if stack is not None else "Installing"
+        return condition(
+            CLUSTER_READY,
+            False,
+            "StackNotReady",
+            f"the cluster is provisioned; its serving stack is {phase} (see StackReady)",
+        )
+    return condition(CLUSTER_READY, True, "ClusterRunning")
+
+
+def _provider_config_usages(
+    cluster: str, provisioned: Provisioned, objects: Sequence[ComposedObject], observed: Observed
+) -> list[ComposedObject]:
+    """Teardown order between the stack and what was provisioned (docs/provisioning.md).
+
+    A Usage's user must share its namespace, so the cluster-scoped provider configs cannot
+    keep anything: the Objects and Releases that go through them do. Each provisioned
+    resource no other provisioned resource keeps (the node pools: the cloud module orders
+    the rest below them) is kept by the object of each stack component that goes last (its
+    first: Usages delete a component's objects last to first), by each shared Object and by
+    each Object the cloud module delivers: the stack is uninstalled from a cluster that
+    still runs, on nodes still there, reached with an identity still valid.
+    """
+    used = {
+        str(o.object["spec"]["of"]["resourceRef"]["name"])
+        for o in provisioned.objects
+        if o.object.get("kind") == "Usage"
+    }
+    tops = [
+        o
+        for o in provisioned.objects
+        if o.object.get("kind") not in ("Usage", "Object")
+        and o.object["metadata"]["name"] not in used
+    ]
+    users: list[ComposedObject] = []
+    seen_components: set[str] = set()
+    for composed in objects:
+        kind = composed.object.get("kind")
+        if kind not in ("Object", "Release") or composed.key.startswith(REQUIRE_KEY_PREFIX):
+            continue
+        component = _stack_component(composed.key)
+        if component is not None:
+            if component in seen_components:
+                continue
+            seen_components.add(component)
+        users.append(composed)
+    users.extend(o for o in provisioned.objects if o.object.get("kind") == "Object")
+    out = [
+        usage(cluster, top.key, top.object, user.key, user.object) for top in tops for user in users
+    ]
+    return [ComposedObject(k, o, True if k in observed else None) for k, o in out]
+
+
+def _stack_component(key: str) -> str | None:
+    """The stack component a stack resource key belongs to (None: not the stack's)."""
+    if not key.startswith(STACK_KEY_PREFIX):
+        return None
+    rest = key.removeprefix(STACK_KEY_PREFIX)
+    return next(
+        (
+            name
+            for name in sorted(COMPONENTS_BY_NAME, key=len, reverse=True)
+            if rest.startswith(name)
+        ),
+        None,
     )
 
 
@@ -487,19 +696,57 @@ def compose_cluster(
     provider_config_ref: ProviderConfigRef | None = None
     gateway: Gateway | None = None
     stack: StackStatus | None = None
-    conditions = [_cluster_condition(cluster, classes.missing)]
-    if cluster.spec.cluster.source == "Existing":
-        telemetry = telemetry_for(cluster.metadata.labels or {}, destinations, mappings)
-        objects, provider_config_ref, gateway, stack, stack_condition = _existing_parts(
-            cluster, observed, gpu_pools, bool(classes.pending), telemetry, replicas
+    cache: ClusterCacheStatus | None = None
+    source = cluster.spec.cluster.source
+    provisioned = (
+        provision(cluster, classes.found, observed) if source in PROVISIONED_SOURCES else None
+    )
+    telemetry = telemetry_for(cluster.metadata.labels or {}, destinations, mappings)
+    if source == "Existing":
+        conditions = [_cluster_condition(cluster, classes.missing)]
+        objects, provider_config_ref, gateway, stack, stack_condition = _serving_parts(
+            cluster,
+            observed,
+            gpu_pools,
+            bool(classes.pending),
+            telemetry=telemetry,
+            replicas=replicas,
         )
         conditions.append(stack_condition)
+    elif provisioned is not None:
+        objects = list(provisioned.objects)
+        conditions = []
+        # Once the provider configs exist they are kept, with the stack, through any blip of
+        # the cloud's resources: a stack is never uninstalled under running replicas.
+        if provisioned.ready or PROVIDER_CONFIG_KEY in observed:
+            serving, provider_config_ref, gateway, stack, stack_condition = _serving_parts(
+                cluster,
+                observed,
+                gpu_pools,
+                bool(classes.pending),
+                provisioned,
+                telemetry,
+                replicas,
+            )
+            objects.extend(serving)
+            objects.extend(
+                _provider_config_usages(cluster.metadata.name or "", provisioned, serving, observed)
+            )
+            conditions.append(stack_condition)
+        storage_class = CACHE_STORAGE_CLASSES.get(source)
+        if storage_class is not None:
+            cache = ClusterCacheStatus(storage_class_name=storage_class)
+        cluster_ready = _provisioned_condition(provisioned, stack, classes.missing)
+        conditions.insert(0, cluster_ready)
+        ready = None if cluster_ready.status == "True" else False
     else:
+        conditions = [_cluster_condition(cluster, classes.missing)]
         ready = False
     status = InferenceClusterStatus(
         gateway=gateway,
         provider_config_ref=provider_config_ref,
         gpu_pools=gpu_pools,
+        cache=cache,
         occupancy=occupancy,
         stack=stack,
     )

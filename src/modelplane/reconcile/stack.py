@@ -126,15 +126,17 @@ def release(
     component: Component,
     pools: Sequence[str] = (),
     extra_values: Json | None = None,
+    platform: str | None = None,
 ) -> Json:
     """The provider-helm Release installing ``component`` on the cluster.
 
     ``pools``: for a driver, the pools claiming its devices, where its node plugin runs.
     ``extra_values``: values computed for this cluster (the collector's configuration).
+    ``platform``: the cloud this project provisioned the cluster on, if it did.
     """
     chart = component.chart
     assert chart is not None  # only charted components are released
-    values: Json = {**component.values_tree(), **(extra_values or {})}
+    values: Json = {**component.values_tree(platform), **(extra_values or {})}
     if component.pool_affinity is not None and pools:
         _set_path(values, component.pool_affinity, pool_affinity(pools))
     return {
@@ -326,7 +328,10 @@ def _part(cluster: str, component: Component, plan: StackPlan, observed: Observe
         destinations = telemetry.destinations if telemetry is not None else ()
         mappings = telemetry.mappings if telemetry is not None else ()
         extra = collector_values(cluster, destinations, mappings)
-        return _Part(component, ((key, release(cluster, component, extra_values=extra)),))
+        return _Part(
+            component,
+            ((key, release(cluster, component, extra_values=extra, platform=plan.platform)),),
+        )
     if component.pool_affinity is not None:
         pools = plan.driver_pools.get(component.need.value, ())
         seen = observed.get(key)
@@ -334,8 +339,10 @@ def _part(cluster: str, component: Component, plan: StackPlan, observed: Observe
             # Pools not known yet, or none claims the driver any more: the Release stays as it
             # was applied, so its node plugin is never moved off nodes mid-flight.
             return _Part(component, ((key, dict(seen.kept)),))
-        return _Part(component, ((key, release(cluster, component, pools)),))
-    return _Part(component, ((key, release(cluster, component)),))
+        return _Part(
+            component, ((key, release(cluster, component, pools, platform=plan.platform)),)
+        )
+    return _Part(component, ((key, release(cluster, component, platform=plan.platform)),))
 
 
 def _composed_before(component: Component, observed: Observed) -> bool:

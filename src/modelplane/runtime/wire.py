@@ -106,7 +106,8 @@ def _nonempty(value: object) -> str | None:
 def _view(raw: Mapping[str, Any], kept: Json) -> ObservedObject:
     status = _mapping(raw.get("status"))
     spec = _mapping(raw.get("spec"))
-    manifest = _mapping(status.get("atProvider")).get("manifest")
+    at_provider = _mapping(status.get("atProvider"))
+    manifest = at_provider.get("manifest")
     policy = _mapping(spec.get("readiness")).get("policy")
     return ObservedObject(
         name=_text(_mapping(raw.get("metadata")).get("name")),
@@ -131,6 +132,8 @@ def _view(raw: Mapping[str, Any], kept: Json) -> ObservedObject:
         ),
         active=bool(status.get("active")),
         phase=_text(status.get("phase")),
+        email=_nonempty(at_provider.get("email")),
+        project=_nonempty(at_provider.get("project")),
         kept=kept,
     )
 

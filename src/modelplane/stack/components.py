@@ -33,6 +33,14 @@ from modelplane.stack.model import (
 GATEWAY_CLASS_NAME: Final = "modelplane"
 ENVOY_GATEWAY_CONTROLLER: Final = "gateway.envoyproxy.io/gatewayclass-controller"
 GATEWAY_LISTENER_PORT: Final = 80
+# The GKE GatewayClass of the Gateway we create on a cluster we provisioned on GKE: a regional
+# external Application Load Balancer (GKE "GatewayClass capabilities"), the class
+# gateway-api-inference-extension v1.5.0 config/manifests/gateway/gke/gateway.yaml serves
+# InferencePools through; GKE installs it with the Gateway API (the cluster's gatewayApiConfig).
+GKE_GATEWAY_CLASS: Final = "gke-l7-regional-external-managed"
+# Where GKE's driver installer puts the NVIDIA driver on COS nodes (the NVIDIA DRA driver's
+# nvidiaDriverRoot in GKE's DRA guide, gke-ai-labs.dev "GPU fungibility with DRA").
+GKE_NVIDIA_DRIVER_ROOT: Final = "/home/kubernetes/bin/nvidia"
 # The KAI queues a Dynamo cluster's pods are scheduled through: a root and the leaf our pods
 # name (composition/pods.py KAI_QUEUE); only leaf queues take work (KAI-Scheduler v0.17.0
 # docs/queues/README.md), and the two-level shape is the chart's own default hierarchy.
@@ -197,6 +205,22 @@ COMPONENTS: Final[tuple[Component, ...]] = (
         needs=("envoy-ai-gateway",),
     ),
     Component(
+        name="gke-gateway",
+        title="GKE inference Gateway",
+        release="CHANNEL_STANDARD",
+        need=Need("gateway", "GKE"),
+        namespace=SYSTEM_NAMESPACE,
+        source=(
+            f"our own Namespace and Gateway of GKE's {GKE_GATEWAY_CLASS} GatewayClass, "
+            "which GKE's Gateway controller programs on clusters we provision on GKE "
+            "(gatewayApiConfig CHANNEL_STANDARD)"
+        ),
+        needs=("inference-extension-crds",),
+        requires=(
+            PresentObject("gateway.networking.k8s.io/v1", "GatewayClass", GKE_GATEWAY_CLASS),
+        ),
+    ),
+    Component(
         name="lws",
         title="LeaderWorkerSet",
         release="v0.10.0",
@@ -274,6 +298,23 @@ COMPONENTS: Final[tuple[Component, ...]] = (
                 "resources.computeDomains.enabled",
                 False,
                 "no multi-node NVLink domains are claimed; their plugin needs a newer driver",
+            ),
+        ),
+        platform_values=(
+            (
+                "GKE",
+                (
+                    Value(
+                        "nvidiaDriverRoot",
+                        GKE_NVIDIA_DRIVER_ROOT,
+                        "GKE installs the driver there on the pools we provision",
+                    ),
+                    Value(
+                        "kubeletPlugin.priorityClassName",
+                        "",
+                        "GKE admits system-node-critical pods in kube-system only",
+                    ),
+                ),
             ),
         ),
         requires=(PresentObject(_RESOURCE_V1, "DeviceClass", "gpu.nvidia.com"),),
@@ -390,6 +431,8 @@ def configured_objects(name: str) -> tuple[tuple[str, Manifest], ...]:
     """The objects we compose ourselves for component ``name``, each with its key suffix."""
     if name == "inference-gateway":
         return _gateway_objects()
+    if name == "gke-gateway":
+        return _gke_gateway_objects()
     if name == "kai-queues":
         return (("root", _queue(KAI_ROOT_QUEUE, None)), ("leaf", _queue(KAI_QUEUE, KAI_ROOT_QUEUE)))
     if name == "inference-extension-crds":
@@ -427,6 +470,15 @@ def _gateway_objects() -> tuple[tuple[str, Manifest], ...]:
         },
     }
     return (("namespace", namespace), ("class", gateway_class), ("gateway", gateway))
+
+
+def _gke_gateway_objects() -> tuple[tuple[str, Manifest], ...]:
+    """The Gateway of GKE's class: GKE brings the class, we bring its namespace and Gateway."""
+    namespace, _, gateway = (m for _, m in _gateway_objects())
+    spec = gateway["spec"]
+    assert isinstance(spec, dict)
+    gateway = {**gateway, "spec": {**spec, "gatewayClassName": GKE_GATEWAY_CLASS}}
+    return (("namespace", namespace), ("gateway", gateway))
 
 
 def _queue(name: str, parent: str | None) -> Manifest:

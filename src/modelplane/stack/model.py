@@ -118,6 +118,8 @@ class Component:
     ``wait``: the Release turns Ready only once its workloads roll out (Helm's ``--wait``).
     ``pool_affinity``: the values path of the node affinity that keeps a driver's node
     plugin on the pools claiming its devices (and off every other node).
+    ``platform_values``: values added on clusters this project provisioned on a cloud (by
+    ``spec.cluster.source``), where the cloud's node image is known.
     """
 
     name: str
@@ -134,16 +136,22 @@ class Component:
     configures: bool = False
     wait: bool = True
     pool_affinity: str | None = None
+    platform_values: tuple[tuple[str, tuple[Value, ...]], ...] = ()
 
     @property
     def installs(self) -> bool:
         """Installed on Managed clusters only (a chart, or objects that install something)."""
         return not self.configures
 
-    def values_tree(self) -> dict[str, object]:
+    def values_for(self, platform: str | None) -> tuple[Value, ...]:
+        """The values set on a cluster provisioned on ``platform`` (None: not provisioned)."""
+        extra = next((v for p, v in self.platform_values if p == platform), ())
+        return self.values + extra
+
+    def values_tree(self, platform: str | None = None) -> dict[str, object]:
         """The values as the nested mapping Helm reads (a fresh dict on every call)."""
         tree: dict[str, object] = {}
-        for value in self.values:
+        for value in self.values_for(platform):
             node = tree
             *parents, leaf = value.path.split(".")
             for part in parents:

@@ -35,6 +35,9 @@ class StackPlan:
     # What the collector sends and renames: None while the destinations are not fetched
     # (a collector composed before is kept as applied meanwhile).
     telemetry: Telemetry | None = None
+    # The cloud this project provisioned the cluster on (its Releases take that cloud's
+    # values, ``Component.platform_values``); None: a cluster someone else brought.
+    platform: str | None = None
 
     def names(self) -> frozenset[str]:
         """The names of the components planned."""
@@ -84,6 +87,7 @@ def plan_stack(
     pools: Sequence[GpuPool] | None,
     gateway: GatewayImplementation | None,
     telemetry: Telemetry | None = None,
+    platform: str | None = None,
 ) -> StackPlan:
     """The components a cluster of this stack, pools and gateway implementation needs.
 
@@ -91,13 +95,14 @@ def plan_stack(
     the one it knows how to run (``INSTALLED_GATEWAY``), another one is the platform's.
     ``telemetry``: the destinations selecting the cluster; the collector is planned when
     there is one.
+    ``platform``: the cloud this project provisioned the cluster on, if it did.
     """
     by_driver = pools_by_driver(pools) if pools is not None else MappingProxyType({})
     drivers = frozenset(by_driver)
     sends = telemetry is not None and bool(telemetry.destinations)
     chosen = tuple(c for c in COMPONENTS if _needed(c, stack, drivers, gateway, sends))
     unsupported = tuple(sorted(drivers - DRIVERS.keys()))
-    return StackPlan(chosen, pools is not None, unsupported, by_driver, telemetry)
+    return StackPlan(chosen, pools is not None, unsupported, by_driver, telemetry, platform)
 
 
 def _needed(

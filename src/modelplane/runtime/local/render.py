@@ -37,7 +37,12 @@ from modelplane.composition.types import Json
 from modelplane.naming import front_gateway_name
 from modelplane.reconcile.autoscaling import Autoscaler, autoscaler
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
-from modelplane.reconcile.cluster import ConvergedStack, converged_stack
+from modelplane.reconcile.cluster import (
+    ConvergedStack,
+    converged_provisioning,
+    converged_stack,
+    provisioned_usages,
+)
 from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
 from modelplane.reconcile.endpoint import EndpointResult, converged, reconcile_endpoint
 from modelplane.reconcile.gateway import GatewayResult, reconcile_gateway
@@ -112,14 +117,23 @@ class RenderedCluster:
     name: str
     stack: ConvergedStack
     shared: list[Json]
+    # What the cluster's source provisioned (GKE, EKS): its managed resources, the Objects it
+    # delivers once the cluster answers, the Usages ordering its teardown after the stack's.
+    provisioned: tuple[Json, ...] = ()
+    delivered: tuple[Json, ...] = ()
+    provisioned_usages: tuple[Json, ...] = ()
 
     @property
     def objects(self) -> list[Json]:
-        """Provider configs, the stack in install order, its Usages, the shared Objects."""
+        """What was provisioned, provider configs, what the cloud delivers, the stack in
+        install order, its Usages and the provisioned ones, the shared Objects."""
         return [
+            *self.provisioned,
             *self.stack.provider_configs,
+            *self.delivered,
             *self.stack.stack,
             *self.stack.usages,
+            *self.provisioned_usages,
             *self.shared,
         ]
 
@@ -152,8 +166,20 @@ def render_clusters(fleet: Fleet) -> list[RenderedCluster]:
         published = cluster.status.gpu_pools if cluster.status is not None else None
         pools = published or derived_gpu_pools(cluster, classes)
         provider = provider_config_for(cluster) or derived_provider_config(cluster)
-        shared = [o for _, o in shared_objects(name, provider)]
-        out.append(RenderedCluster(name, converged_stack(cluster, pools), shared))
+        keyed_shared = shared_objects(name, provider)
+        shared = [o for _, o in keyed_shared]
+        provisioned = converged_provisioning(cluster, classes)
+        stack = converged_stack(cluster, pools, provisioned)
+        rendered = RenderedCluster(name, stack, shared)
+        if provisioned is not None:
+            objects = [o.object for o in provisioned.objects]
+            rendered.provisioned = tuple(o for o in objects if o["kind"] not in ("Usage", "Object"))
+            rendered.delivered = tuple(o for o in objects if o["kind"] == "Object")
+            rendered.provisioned_usages = (
+                *(o for o in objects if o["kind"] == "Usage"),
+                *provisioned_usages(cluster, provisioned, stack, keyed_shared),
+            )
+        out.append(rendered)
     return out
 
 
