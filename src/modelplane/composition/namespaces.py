@@ -44,6 +44,28 @@ MANAGED_BY: Final = "modelplane"
 NAMESPACE_MANAGEMENT_POLICIES: Final = ("Observe", "Create", "Update", "LateInitialize")
 
 
+MAX_TEAM_NAMESPACES: Final = 128
+"""The most team namespaces a cluster composes (docs/scale.md, "The largest answer"): each
+adds its Namespace and the pickers' shared objects, about 5.6 kB of the cluster's answer at the
+longest names, so 8,192 replicas each in its own namespace would answer 48 MB, over the
+4 MiB Crossplane receives. The namespaces composed already keep their place; the others wait,
+named in a Warning event (their pickers have no ServiceAccount, so their replicas never turn
+Ready and the replicas they replace keep serving)."""
+
+
+def bounded_team_namespaces(
+    found: set[str], composed: set[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The team namespaces a cluster composes and those over ``MAX_TEAM_NAMESPACES``, each
+    sorted: the ones ``composed`` before first, then newcomers by name."""
+    teams = sorted(ns for ns in found if is_team_namespace(ns))
+    ordered = [ns for ns in teams if ns in composed] + [ns for ns in teams if ns not in composed]
+    return (
+        tuple(sorted(ordered[:MAX_TEAM_NAMESPACES])),
+        tuple(sorted(ordered[MAX_TEAM_NAMESPACES:])),
+    )
+
+
 def team_namespace(namespace: str | None, cached: bool) -> str:
     """The remote namespace of a new replica of a deployment in ``namespace``.
 

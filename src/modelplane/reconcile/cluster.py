@@ -45,7 +45,11 @@ from modelplane.composition.delivery import (
     shared_objects,
     team_namespace_objects,
 )
-from modelplane.composition.namespaces import is_team_namespace, remote_namespace
+from modelplane.composition.namespaces import (
+    MAX_TEAM_NAMESPACES,
+    bounded_team_namespaces,
+    remote_namespace,
+)
 from modelplane.composition.observed import NOTHING_OBSERVED, Observed, ObservedObject
 from modelplane.composition.routing import gateway_implementation, implementation_for_controller
 from modelplane.composition.types import ComposedObject, Json
@@ -284,22 +288,31 @@ def _gateway_class_parts(
     return [resource], gateway_class_implementation(seen_class)
 
 
-def team_namespaces(replicas: Sequence[ModelReplica] | None, observed: Observed) -> tuple[str, ...]:
+def team_namespaces(
+    replicas: Sequence[ModelReplica] | None, observed: Observed
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The team namespaces the cluster's replicas are in, sorted (docs/composition.md,
-    "Team namespaces").
+    "Team namespaces"), and those left out over ``MAX_TEAM_NAMESPACES``.
 
     Not fetched yet: the ones composed before (read from the observed keys), so a blip in
     the fetch never withdraws a namespace's shared objects from under its pickers.
     """
-    if replicas is None:
-        found = {
-            key.removeprefix(TEAM_NAMESPACE_KEY_PREFIX)
-            for key in observed
-            if key.startswith(TEAM_NAMESPACE_KEY_PREFIX)
-        }
-    else:
-        found = {remote_namespace(r) for r in replicas}
-    return tuple(sorted(ns for ns in found if is_team_namespace(ns)))
+    composed = {
+        key.removeprefix(TEAM_NAMESPACE_KEY_PREFIX)
+        for key in observed
+        if key.startswith(TEAM_NAMESPACE_KEY_PREFIX)
+    }
+    found = composed if replicas is None else {remote_namespace(r) for r in replicas}
+    return bounded_team_namespaces(found, composed)
+
+
+def over_namespace_bound(left_out: tuple[str, ...]) -> str:
+    """The Warning event naming the team namespaces over the bound."""
+    shown = ", ".join(left_out[:5]) + (", ..." if len(left_out) > 5 else "")
+    return (
+        f"{len(left_out)} team namespaces over the bound of {MAX_TEAM_NAMESPACES} on this "
+        f"cluster are not composed (their pickers have no ServiceAccount): {shown}"
+    )
 
 
 def _shared_parts(
@@ -310,7 +323,7 @@ def _shared_parts(
     name = cluster.metadata.name or ""
     provider = (PROVIDER_CONFIG_KIND, provider_config_name(name))
     parts = shared_objects(name, provider)
-    for namespace in team_namespaces(replicas, observed):
+    for namespace in team_namespaces(replicas, observed)[0]:
         parts.extend(team_namespace_objects(name, provider, namespace))
     return [
         ComposedObject(key, obj, ready_flag(SUCCESSFUL_CREATE, observed.get(key)))
@@ -751,4 +764,7 @@ def compose_cluster(
         stack=stack,
     )
     events = [Event("Normal", waiting_for_classes(classes.missing))] if classes.missing else []
+    left_out = team_namespaces(replicas, observed)[1]
+    if left_out:
+        events.append(Event("Warning", over_namespace_bound(left_out)))
     return ClusterComposition(objects, status, conditions, events, ready)
