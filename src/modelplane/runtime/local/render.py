@@ -153,18 +153,18 @@ class RenderedCluster:
 
 
 def render_clusters(
-    fleet: Fleet, rendered: Sequence[RenderedDeployment] = ()
+    fleet: Fleet, deployments: Sequence[RenderedDeployment] = ()
 ) -> list[RenderedCluster]:
     """What every InferenceCluster composes, in name order, as a live control plane would.
 
     The converged view: every component of the stack composed and Ready (reconcile/cluster.py
     ``converged_stack``), planned on the cluster's published pools, else those derived from
     its node pools and classes. The shared Objects go through the provider config the
-    cluster's replicas use (docs/cli.md); the ``rendered`` deployments' replicas add the
+    cluster's replicas use (docs/cli.md); the rendered ``deployments``' replicas add the
     Namespace and shared Objects of each team namespace they are in (docs/composition.md,
     "Team namespaces").
     """
-    replicas = [d.object for r in rendered for d in r.result.replicas]
+    replicas = [d.object for r in deployments for d in r.result.replicas]
     classes = {c.metadata.name or "": c for c in fleet.classes}
     out: list[RenderedCluster] = []
     for cluster in sorted(fleet.clusters, key=lambda c: c.metadata.name or ""):
