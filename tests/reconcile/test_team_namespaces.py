@@ -20,6 +20,7 @@ from modelplane.composition.namespaces import (
 )
 from modelplane.composition.observed import ObservedObject
 from modelplane.reconcile.cluster import ClassLookups, compose_cluster
+from modelplane.stack.components import configured_objects
 from tests.builders import inference_class, inference_cluster, replica_labels, seed_replica
 from tests.reconcile.feedback import World, said
 from tests.reconcile.fleet import cluster, deployment
@@ -165,3 +166,12 @@ def test_an_earlier_release_replica_moves_to_its_team_namespace_make_before_brea
     replica = copy.deepcopy({x["metadata"]["name"]: x for x in world.replicas}[new])
     assert replica["metadata"]["labels"][REMOTE] == "ml-team"
     assert world.routed() == [new]
+
+
+@pytest.mark.parametrize("name", ["inference-gateway", "gke-gateway"])
+def test_the_gateways_we_install_admit_routes_from_team_namespaces(name: str) -> None:
+    # A listener's allowedRoutes defaults to namespaces from Same (kubernetes-sigs/gateway-api
+    # v1.5.1 apis/v1/gateway_types.go): routes in ml-team would not attach without All.
+    gateway = dict(configured_objects(name))["gateway"]
+    (listener,) = gateway["spec"]["listeners"]
+    assert listener["allowedRoutes"] == {"namespaces": {"from": "All"}}
