@@ -129,13 +129,19 @@ def replica_labels(
     namespace: str = "ml-team",
     cluster: str = "us-east-1",
     index: int | str | None = 0,
+    remote: str | None = "",
 ) -> dict[str, str]:
-    """The labels the deployment function puts on a replica (no index label when ``None``)."""
+    """The labels the deployment function puts on a replica (no index label when ``None``).
+
+    ``remote``: where its remote objects are (the team namespace named for ``namespace`` by
+    default; None: an earlier release's replica, in the shared ``default``)."""
     labels = {
         "modelplane.ai/deployment": deployment,
         "modelplane.ai/deployment-namespace": namespace,
         "modelplane.ai/cluster": cluster,
     }
+    if remote is not None:
+        labels["modelplane.ai/remote-namespace"] = remote or namespace
     if index is not None:
         labels["modelplane.ai/replica-index"] = str(index)
     return labels

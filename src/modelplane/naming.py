@@ -52,6 +52,10 @@ EPP_CONFIG_CHECKSUM_ANNOTATION: Final = "modelplane.ai/epp-config-checksum"
 
 # Well-known objects on every workload cluster.
 SYSTEM_NAMESPACE: Final = "modelplane-system"
+# On a ModelReplica: the namespace its remote objects are in on its cluster (absent: the
+# shared ``default`` of an earlier release). On a remote Namespace we create: the team's.
+REMOTE_NAMESPACE_LABEL: Final = "modelplane.ai/remote-namespace"
+TEAM_NAMESPACE_LABEL: Final = "modelplane.ai/team-namespace"
 GATEWAY_NAME: Final = "inference-gateway"
 PROVIDER_CONFIG_KIND: Final = "ClusterProviderConfig"
 

@@ -142,7 +142,7 @@ def on_cluster(composition: Any) -> dict[str, dict[str, Any]]:
     """What the replica's pods see on its cluster: the cluster's shared picker objects, then
     the replica's own remote objects by resource key (a user's config replaces the default).
     """
-    return {**dict(shared_picker_objects()), **manifests(composition)}
+    return {**dict(shared_picker_objects("ml-team")), **manifests(composition)}
 
 
 def pod_templates(manifest: dict[str, Any]) -> list[dict[str, Any]]:

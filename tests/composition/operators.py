@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-NAMESPACE = "default"
+NAMESPACE = "default"  # a pod built without a workload (the operators read the workload's)
 POD_IP = "10.4.0.17"
 
 Env = list[dict[str, Any]]
@@ -65,6 +65,7 @@ class RunningPod:
     labels: dict[str, str]
     dns_name: str  # the name other pods reach it by (hostname.subdomain...)
     containers: list[dict[str, Any]]
+    namespace: str = NAMESPACE  # the workload's: the operator creates its pods beside it
 
 
 def _field(pod: RunningPod, path: str) -> str:
@@ -72,7 +73,7 @@ def _field(pod: RunningPod, path: str) -> str:
     if path == "status.podIP":
         return POD_IP
     if path == "metadata.namespace":
-        return NAMESPACE
+        return pod.namespace
     if path == "metadata.name":
         return pod.name
     match = re.fullmatch(r"metadata\.labels\['([^']+)'\]", path)
@@ -159,6 +160,7 @@ def lws_pods(lws: dict[str, Any]) -> Iterator[list[RunningPod]]:
     ``LWS_WORKER_INDEX`` to every container.
     """
     name = lws["metadata"]["name"]
+    namespace = lws["metadata"].get("namespace", NAMESPACE)
     lwt = lws["spec"]["leaderWorkerTemplate"]
     size = lwt["size"]
     for g in range(lws["spec"]["replicas"]):
@@ -167,7 +169,7 @@ def lws_pods(lws: dict[str, Any]) -> Iterator[list[RunningPod]]:
             template = lwt["leaderTemplate"] if w == 0 else lwt["workerTemplate"]
             pod_name = f"{name}-{g}" if w == 0 else f"{name}-{g}-{w}"
             injected = [
-                {"name": "LWS_LEADER_ADDRESS", "value": f"{name}-{g}.{name}.{NAMESPACE}"},
+                {"name": "LWS_LEADER_ADDRESS", "value": f"{name}-{g}.{name}.{namespace}"},
                 {"name": "LWS_GROUP_SIZE", "value": str(size)},
                 {"name": "LWS_WORKER_INDEX", "value": str(w)},
             ]
@@ -181,8 +183,9 @@ def lws_pods(lws: dict[str, Any]) -> Iterator[list[RunningPod]]:
                 RunningPod(
                     pod_name,
                     labels,
-                    f"{pod_name}.{name}.{NAMESPACE}",
+                    f"{pod_name}.{name}.{namespace}",
                     _with_env(template["spec"], injected, prepend),
+                    namespace,
                 )
             )
         yield group
@@ -201,6 +204,7 @@ def grove_pods(pcs: dict[str, Any], op: EnvOp) -> Iterator[list[RunningPod]]:
     hostname ``<pclq>-<n>``, subdomain ``<pcs>-0``.
     """
     name = pcs["metadata"]["name"]
+    namespace = pcs["metadata"].get("namespace", NAMESPACE)
     template = pcs["spec"]["template"]
     (group,) = template["podCliqueScalingGroups"]
     pcsg = f"{name}-0-{group['name']}"
@@ -225,7 +229,7 @@ def grove_pods(pcs: dict[str, Any], op: EnvOp) -> Iterator[list[RunningPod]]:
                     {"name": "GROVE_PCLQ_NAME", "value": pclq},
                     {
                         "name": "GROVE_HEADLESS_SERVICE",
-                        "value": f"{service}.{NAMESPACE}.svc.cluster.local",
+                        "value": f"{service}.{namespace}.svc.cluster.local",
                     },
                     _label_ref("GROVE_PCLQ_POD_INDEX", "grove.io/podclique-pod-index"),
                 ]
@@ -241,8 +245,9 @@ def grove_pods(pcs: dict[str, Any], op: EnvOp) -> Iterator[list[RunningPod]]:
                     RunningPod(
                         host,
                         labels,
-                        f"{host}.{service}.{NAMESPACE}.svc.cluster.local",
+                        f"{host}.{service}.{namespace}.svc.cluster.local",
                         _with_env(pclq_spec, pod_env, op),
+                        namespace,
                     )
                 )
         yield gang

@@ -260,6 +260,8 @@ def test_endpoint_only_for_a_ready_replica_with_a_gateway() -> None:
                 "modelplane.ai/deployment": "qwen3-8b",
                 "modelplane.ai/deployment-namespace": "ml-team",
                 "modelplane.ai/cluster": "us-east-1",
+                # Not modelplane.ai/remote-namespace, the replica's: where its objects are
+                # on its cluster is no label of its endpoint (docs/api.md).
                 "modelplane.ai/replica-index": "0",
             },
         },

@@ -10,8 +10,8 @@ from .builders import cluster, gang_engine, manifests, pod_templates, replica, s
 
 LWS = "ml-team-qwen3-8b-e7f0a-big-206b3"
 PCS = "ml-team-qwen3-8b-e-206b3"
-GROVE_ADDRESS = f"{PCS}-0-gang-$(MODELPLANE_GANG_INDEX)-leader-0.{PCS}-0.default.svc.cluster.local"
-LWS_ADDRESS = f"{LWS}-$(MODELPLANE_GANG_INDEX).{LWS}.default"
+GROVE_ADDRESS = f"{PCS}-0-gang-$(MODELPLANE_GANG_INDEX)-leader-0.{PCS}-0.ml-team.svc.cluster.local"
+LWS_ADDRESS = f"{LWS}-$(MODELPLANE_GANG_INDEX).{LWS}.ml-team"
 # Every container of a pod that mounts a ModelCache: the hub cache there, offline.
 CACHE_ENV = [("HF_HUB_CACHE", "/mnt/models"), ("HF_HUB_OFFLINE", "1")]
 

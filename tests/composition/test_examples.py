@@ -10,6 +10,7 @@ import yaml
 
 from modelplane.api import ModelReplica
 from modelplane.composition import compose_replica
+from modelplane.composition.namespaces import team_namespace
 
 from .builders import cluster, manifests
 from .operators import POD_IP, RunningPod, append, gangs, kubelet_argv, kubelet_env, prepend
@@ -64,6 +65,8 @@ def placed(deployment: dict[str, Any]) -> ModelReplica:
         if key in template["spec"]:
             spec[key] = template["spec"][key]
     meta = deployment["metadata"]
+    # Where the scheduler puts a new replica's objects (composition/namespaces.py).
+    remote = team_namespace(meta["namespace"], cached="modelCacheRef" in spec)
     return ModelReplica.model_validate(
         {
             "apiVersion": "modelplane.ai/v1alpha1",
@@ -74,6 +77,7 @@ def placed(deployment: dict[str, Any]) -> ModelReplica:
                 "labels": {
                     "modelplane.ai/deployment": meta["name"],
                     "modelplane.ai/deployment-namespace": meta["namespace"],
+                    "modelplane.ai/remote-namespace": remote,
                 },
             },
             "spec": spec,
@@ -171,6 +175,10 @@ def test_llama_405b_forms_one_vllm_multi_node_group(stack: str, grove: Any) -> N
         for r in m.device_requests or []
     )
     workload = manifests(compose_replica(replica, cluster(stack)))["model-serving-llama-405b"]
+    # Its template names a ModelCache, whose PVC is staged in `default`: the gang stays
+    # there (a pod mounts only a PVC of its own namespace), and so do the names its pods
+    # reach each other by.
+    assert workload["metadata"]["namespace"] == "default"
     (group,) = gangs(workload, grove)
     leader = group[0]
     ranks = []

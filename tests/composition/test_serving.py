@@ -42,6 +42,7 @@ def test_unified_user_picker_runs_exactly_what_the_user_wrote() -> None:
     objs = manifests(compose_replica(rep, cluster()))
     assert "epp-config" not in objs
     deployment = objs["epp"]
+    assert deployment["metadata"]["namespace"] == objs["inference-pool"]["metadata"]["namespace"]
     template = deployment["spec"]["template"]
     assert template["metadata"] == {
         "labels": {
@@ -81,7 +82,8 @@ def test_unified_user_picker_runs_exactly_what_the_user_wrote() -> None:
                 "env": [
                     {"name": "MODELPLANE_SERVED_MODEL_NAME", "value": "ml-team/qwen3-8b"},
                     {"name": "MODELPLANE_POOL_NAME", "value": POOL},
-                    {"name": "MODELPLANE_POOL_NAMESPACE", "value": "default"},
+                    # The pool is beside the picker, in the replica's team namespace.
+                    {"name": "MODELPLANE_POOL_NAMESPACE", "value": "ml-team"},
                     {"name": "LOG_LEVEL", "value": "debug"},
                     {
                         "name": "TOKEN",

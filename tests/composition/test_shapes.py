@@ -27,8 +27,8 @@ PROBE = {
 # it, then the rank (LWS: its worker-index label; Grove: 0 on the leader only).
 LWS = "ml-team-qwen3-8b-e7f0a-big-206b3"
 PCS = "ml-team-qwen3-8b-e-206b3"
-LWS_ADDRESS = f"{LWS}-$(MODELPLANE_GANG_INDEX).{LWS}.default"
-GROVE_ADDRESS = f"{PCS}-0-gang-$(MODELPLANE_GANG_INDEX)-leader-0.{PCS}-0.default.svc.cluster.local"
+LWS_ADDRESS = f"{LWS}-$(MODELPLANE_GANG_INDEX).{LWS}.ml-team"
+GROVE_ADDRESS = f"{PCS}-0-gang-$(MODELPLANE_GANG_INDEX)-leader-0.{PCS}-0.ml-team.svc.cluster.local"
 
 
 def _label(name: str, label: str) -> dict[str, Any]:
@@ -140,7 +140,7 @@ def test_leader_worker_on_standard_is_a_leader_worker_set() -> None:
     assert lws == {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
-        "metadata": {"name": LWS, "namespace": "default"},
+        "metadata": {"name": LWS, "namespace": "ml-team"},
         "spec": {
             "replicas": 1,
             "leaderWorkerTemplate": {
@@ -190,7 +190,7 @@ def test_leader_worker_on_dynamo_is_a_pod_clique_set() -> None:
     assert pcs == {
         "apiVersion": "grove.io/v1alpha1",
         "kind": "PodCliqueSet",
-        "metadata": {"name": PCS, "namespace": "default"},
+        "metadata": {"name": PCS, "namespace": "ml-team"},
         "spec": {
             "replicas": 1,
             "template": {

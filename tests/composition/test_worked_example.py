@@ -100,7 +100,7 @@ EXPECTED: dict[str, Any] = {
     "model-serving-qwen3-8b": _y(f"""
 apiVersion: apps/v1
 kind: Deployment
-metadata: {{name: {W}, namespace: default}}
+metadata: {{name: {W}, namespace: ml-team}}
 spec:
   replicas: 1
   strategy: {{type: RollingUpdate, rollingUpdate: {{maxSurge: 0, maxUnavailable: 1}}}}
@@ -134,7 +134,7 @@ spec:
     "resource-claim-qwen3-8b-standalone": {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
-        "metadata": {"name": RCT, "namespace": "default"},
+        "metadata": {"name": RCT, "namespace": "ml-team"},
         "spec": {
             "spec": {
                 "devices": {
@@ -155,7 +155,7 @@ spec:
     "inference-pool": _y(f"""
 apiVersion: inference.networking.k8s.io/v1
 kind: InferencePool
-metadata: {{name: {POOL}, namespace: default}}
+metadata: {{name: {POOL}, namespace: ml-team}}
 spec:
   selector: {{matchLabels: {{modelplane.ai/serving: {B}}}}}
   targetPorts: [{{number: 8000}}]
@@ -164,7 +164,7 @@ spec:
     "model-route": _y(f"""
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
-metadata: {{name: {B}, namespace: default}}
+metadata: {{name: {B}, namespace: ml-team}}
 spec:
   parentRefs: [{{name: inference-gateway, namespace: modelplane-system}}]
   rules:
@@ -178,12 +178,12 @@ spec:
     "epp-serviceaccount": {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
-        "metadata": {"name": SHARED, "namespace": "default"},
+        "metadata": {"name": SHARED, "namespace": "ml-team"},
     },
     "epp-role": _y(f"""
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
-metadata: {{name: {SHARED}, namespace: default}}
+metadata: {{name: {SHARED}, namespace: ml-team}}
 rules:
 - {{apiGroups: [""], resources: [pods], verbs: [get, list, watch]}}
 - {{apiGroups: [inference.networking.k8s.io], resources: [inferencepools], verbs: [get, list, watch]}}
@@ -193,20 +193,20 @@ rules:
     "epp-rolebinding": _y(f"""
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
-metadata: {{name: {SHARED}, namespace: default}}
-subjects: [{{kind: ServiceAccount, name: {SHARED}, namespace: default}}]
+metadata: {{name: {SHARED}, namespace: ml-team}}
+subjects: [{{kind: ServiceAccount, name: {SHARED}, namespace: ml-team}}]
 roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {SHARED}}}
 """),
     "epp-config": {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": SHARED, "namespace": "default"},
+        "metadata": {"name": SHARED, "namespace": "ml-team"},
         "data": {"epp-config.yaml": CONFIG_TEXT},
     },
     "epp": _y(f"""
 apiVersion: apps/v1
 kind: Deployment
-metadata: {{name: {EPP}, namespace: default}}
+metadata: {{name: {EPP}, namespace: ml-team}}
 spec:
   replicas: 2
   strategy: {{type: RollingUpdate, rollingUpdate: {{maxSurge: 1, maxUnavailable: 1}}}}
@@ -230,7 +230,7 @@ spec:
         image: ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0
         args:
         - --pool-name={POOL}
-        - --pool-namespace=default
+        - --pool-namespace=ml-team
         - --pool-group=inference.networking.k8s.io
         - --zap-encoder=json
         - --config-file=/config/epp-config.yaml
@@ -241,7 +241,7 @@ spec:
         env:
         - {{name: MODELPLANE_SERVED_MODEL_NAME, value: ml-team/qwen3-8b}}
         - {{name: MODELPLANE_POOL_NAME, value: {POOL}}}
-        - {{name: MODELPLANE_POOL_NAMESPACE, value: default}}
+        - {{name: MODELPLANE_POOL_NAMESPACE, value: ml-team}}
         - {{name: MODELPLANE_PICKER_CONFIG, value: /config/epp-config.yaml}}
         ports: [{{name: grpc, containerPort: 9002}}, {{name: grpc-health, containerPort: 9003}}, {{name: metrics, containerPort: 9090}}]
         livenessProbe: {{grpc: {{port: 9003, service: inference-extension}}, initialDelaySeconds: 5, periodSeconds: 10}}
@@ -253,7 +253,7 @@ spec:
     "epp-disruption-budget": _y(f"""
 apiVersion: policy/v1
 kind: PodDisruptionBudget
-metadata: {{name: {EPP}, namespace: default}}
+metadata: {{name: {EPP}, namespace: ml-team}}
 spec:
   maxUnavailable: 1
   selector: {{matchLabels: {{app: {EPP}}}}}
@@ -262,7 +262,7 @@ spec:
     "epp-service": _y(f"""
 apiVersion: v1
 kind: Service
-metadata: {{name: {EPP}, namespace: default}}
+metadata: {{name: {EPP}, namespace: ml-team}}
 spec:
   selector: {{app: {EPP}}}
   ports:
@@ -290,7 +290,7 @@ def test_objects_come_in_the_order_of_section_10(composed: ReplicaComposition) -
 def _remote_of(key: str, composed: ReplicaComposition) -> Any:
     """The remote object under ``key``: the replica's own, or the cluster's shared one."""
     if key in SHARED_KEYS:
-        return dict(shared_picker_objects())[key]
+        return dict(shared_picker_objects("ml-team"))[key]
     return manifests(composed)[key]
 
 
@@ -328,7 +328,7 @@ def test_each_object_is_wrapped_as_the_table_says(
         },
     }
     assert (manifest["kind"], manifest["metadata"]["name"]) == (kind, remote_name)
-    assert manifest["metadata"]["namespace"] == "default"
+    assert manifest["metadata"]["namespace"] == "ml-team"
 
 
 @pytest.mark.parametrize("key", list(EXPECTED))

@@ -148,7 +148,7 @@ def test_each_cluster_prints_configs_stack_usages_then_shared_objects(
                 else "usages"
                 if obj["kind"] == "Usage"
                 else "shared"
-                if key.startswith("epp-")
+                if key.startswith(("epp-", "team-namespace-"))
                 else "stack"
             )
             if not sections or sections[-1] != section:

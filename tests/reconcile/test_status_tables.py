@@ -64,7 +64,12 @@ def test_ready_replica_gets_an_endpoint_and_a_not_ready_one_does_not() -> None:
     assert endpoint["metadata"] == {
         "name": "qwen3-8b-e7f0a",
         "namespace": "ml-team",
-        "labels": first.replicas[0]["metadata"]["labels"],
+        # The replica's labels but where its objects are on the cluster (docs/api.md).
+        "labels": {
+            k: v
+            for k, v in first.replicas[0]["metadata"]["labels"].items()
+            if k != "modelplane.ai/remote-namespace"
+        },
     }
     assert endpoint["spec"] == {
         "origin": "http://203.0.113.10",
@@ -266,10 +271,15 @@ def test_labels_on_replicas_and_endpoints_managed_labels_win() -> None:
         "modelplane.ai/replica-index": "0",
         # The template revision it runs: 10 hex digits of SHA-256.
         "modelplane.ai/template-hash": labels["modelplane.ai/template-hash"],
+        # Where its objects are on the cluster: the deployment's team namespace.
+        "modelplane.ai/remote-namespace": "ml-team",
     }
     assert re.fullmatch("[0-9a-f]{10}", labels["modelplane.ai/template-hash"])
     fed = [observed(x, True) for x in first.replicas]
     # An observed replica carrying a forged managed label gets the real one back.
     fed[0]["metadata"]["labels"]["modelplane.ai/cluster"] = "elsewhere"
     r = only(render(fleet([labelled], TWO, fed)))
-    assert r.endpoints[0]["metadata"]["labels"] == labels
+    # The endpoint carries every replica label but where the replica's objects are on its
+    # cluster (docs/api.md): a ModelService never selects on that layout.
+    expected = {k: v for k, v in labels.items() if k != "modelplane.ai/remote-namespace"}
+    assert r.endpoints[0]["metadata"]["labels"] == expected

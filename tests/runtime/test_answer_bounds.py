@@ -18,6 +18,7 @@ from modelplane.api.modelcache import MAX_CACHE_CLUSTERS
 from modelplane.api.modelendpoint import ModelEndpointSpec
 from modelplane.api.modelservice import MAX_ENTRIES
 from modelplane.api.validation import validate_document
+from modelplane.composition.namespaces import MAX_TEAM_NAMESPACES
 from modelplane.reconcile.cache import MAX_STAGING
 from modelplane.runtime.crossplane.server import CROSSPLANE_RECEIVE_LIMIT, run_bytes
 
@@ -131,6 +132,10 @@ def test_a_cluster_with_the_most_listed_replicas_answers_under_the_limit() -> No
         for i in range(MAX_OCCUPANCY_REPLICAS)
     ]
     answer = _answer(cluster, [inference_class(), *pinned])
+    # Each replica in a namespace of its own: only MAX_TEAM_NAMESPACES of them get their
+    # Namespace and shared picker objects (all 8,192 would answer 48 MB).
+    namespaces = [k for k in answer.desired.resources if k.startswith("team-namespace-")]
+    assert len(namespaces) == MAX_TEAM_NAMESPACES
     assert _size(answer) < RECEIVE_LIMIT
 
 

@@ -577,3 +577,38 @@ def test_managed_cluster_publishes_its_stack_in_install_order_over_grpc(stubs: S
     assert "stack-envoy-ai-gateway" not in objects  # waits for Envoy Gateway
     ready = next(c for c in conditions(rsp) if c[0] == "StackReady")
     assert ready[1:3] == ("False", "Installing")
+
+
+def test_cluster_composes_and_withdraws_team_namespaces_over_grpc(stubs: Stubs) -> None:
+    # A Namespace Object (never deleting: Delete is not among its management policies) and
+    # the pickers' shared objects for each team namespace the cluster's replicas are in;
+    # none for default, nor for an earlier release's replica (no remote-namespace label).
+    cluster = existing_cluster()
+    old = replica(name="old-a", namespace="team-c")
+    del old["metadata"]["labels"]["modelplane.ai/remote-namespace"]
+    world = [*WORLD, replica(), replica(name="b", namespace="team-b"), old]
+    first = stubs.v1.RunFunction(request(cluster))
+    rsp = stubs.v1.RunFunction(request(cluster, required=satisfy(first, world)))
+    objects = desired(rsp)
+    teams = sorted(k for k in objects if k.startswith("team-namespace-"))
+    assert teams == ["team-namespace-ml-team", "team-namespace-team-b"]
+    namespace = objects["team-namespace-ml-team"]
+    assert namespace["spec"]["forProvider"]["manifest"]["metadata"]["name"] == "ml-team"
+    assert namespace["spec"]["managementPolicies"] == [
+        "Observe",
+        "Create",
+        "Update",
+        "LateInitialize",
+    ]
+    for key in SHARED_KEYS:
+        shared = objects[f"{key}-team-b"]["spec"]["forProvider"]["manifest"]
+        assert shared["metadata"]["namespace"] == "team-b"
+    # The ml-team replica is gone: its namespace's Objects are no longer desired, so
+    # Crossplane deletes them; the Namespace Object's policies leave the namespace standing.
+    observed = {k: {"status": {"conditions": []}} for k in objects}
+    left = [*WORLD, replica(name="b", namespace="team-b")]
+    first = stubs.v1.RunFunction(request(cluster, observed=observed))
+    rsp = stubs.v1.RunFunction(request(cluster, observed=observed, required=satisfy(first, left)))
+    after = desired(rsp)
+    assert not [k for k in after if k.endswith("-ml-team")]
+    assert "team-namespace-team-b" in after and all(k in after for k in SHARED_KEYS)

@@ -250,27 +250,47 @@ def _cluster_objects(rendered: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _shared(rendered: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The pickers' Objects render printed for the clusters."""
-    return [o for o in _cluster_objects(rendered) if "-epp-" in o["metadata"]["name"]]
+    """The pickers' Objects render printed for the clusters, with each team namespace's."""
+    return [o for o in _cluster_objects(rendered) if _is_shared(o)]
+
+
+def _is_shared(obj: dict[str, Any]) -> bool:
+    key = obj["metadata"].get("annotations", {}).get(RESOURCE_KEY, "")
+    return bool(key.startswith(("epp-", "team-namespace-")))
 
 
 @pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not present")
 def test_shared_objects_match_the_cluster_function(stubs: Stubs) -> None:
-    shared = _shared(_render([EXAMPLES]))
-    names = sorted({o["metadata"]["name"].rsplit("-epp-", 1)[0] for o in shared})
+    rendered = _render([EXAMPLES])
+    shared = _shared(rendered)
+    names = sorted(
+        {
+            o["metadata"]["name"].rsplit("-epp-", 1)[0]
+            for o in shared
+            if "-epp-" in o["metadata"]["name"]
+        }
+    )
     assert names, "render printed no shared objects"
+    teams = 0
     for name in names:
         cluster = existing_cluster(name)
+        # The replicas render placed there: the function composes their team namespaces.
+        replicas = [
+            o for o in rendered if o["kind"] == "ModelReplica" and o["spec"]["clusterName"] == name
+        ]
         first = stubs.v1.RunFunction(request(cluster))
-        got = desired(stubs.v1.RunFunction(request(cluster, required=satisfy(first, []))))
-        printed = [o for o in shared if o["metadata"]["name"].startswith(f"{name}-epp-")]
-        assert len(printed) == 4
+        got = desired(stubs.v1.RunFunction(request(cluster, required=satisfy(first, replicas))))
+        printed = [o for o in shared if o["metadata"]["name"].startswith(f"{name}-")]
+        keys = [o["metadata"]["annotations"][RESOURCE_KEY] for o in printed]
+        assert sorted(keys) == sorted(k for k in got if k.startswith(("epp-", "team-namespace-")))
+        teams += sum(k.startswith("team-namespace-") for k in keys)
         for o in printed:
             # render sends them through the provider config the cluster's replicas use (the
             # example's published one); live, the cluster publishes its own.
             expected = copy.deepcopy(got[o["metadata"]["annotations"][RESOURCE_KEY]])
             expected["spec"]["providerConfigRef"] = o["spec"]["providerConfigRef"]
             assert expected == o, o["metadata"]["name"]
+    assert teams == 2  # ml-team on the two clusters its uncached replicas are placed on
 
 
 def _cache_sections(rendered: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[Any]]]:
@@ -374,13 +394,17 @@ def test_an_existing_clusters_stack_is_what_the_cluster_function_converges_to(
         observed = {k: _converged(v) for k, v in got.items()}
     else:
         raise AssertionError("the cluster function never converged")
-    live = sorted(json.dumps(v, sort_keys=True) for k, v in got.items() if not k.startswith("epp-"))
+    live = sorted(
+        json.dumps(v, sort_keys=True)
+        for k, v in got.items()
+        if not k.startswith(("epp-", "team-namespace-"))
+    )
     printed = sorted(
         json.dumps(o, sort_keys=True)
         for o in _render([EXAMPLES])
         if o["kind"] in ("ClusterProviderConfig", "Release", "Usage", "Object")
         and o["metadata"]["name"].startswith("eu-west-1-")
         and o["metadata"].get("namespace") in (None, "modelplane-system")
-        and "-epp-" not in o["metadata"]["name"]
+        and not _is_shared(o)
     )
     assert printed == live

@@ -71,6 +71,8 @@ def test_replica_object_for_a_new_placement() -> None:
             "modelplane.ai/deployment-namespace": "ml-team",
             "modelplane.ai/replica-index": "0",
             "modelplane.ai/template-hash": revision_of(d),
+            # It names a ModelCache, whose PVC is in the shared namespace.
+            "modelplane.ai/remote-namespace": "default",
         },
     }
     assert list(obj["metadata"]["labels"]) == [
@@ -80,6 +82,7 @@ def test_replica_object_for_a_new_placement() -> None:
         "modelplane.ai/deployment-namespace",
         "modelplane.ai/replica-index",
         "modelplane.ai/template-hash",
+        "modelplane.ai/remote-namespace",
     ]
     spec = obj["spec"]
     assert spec["clusterName"] == "c1"

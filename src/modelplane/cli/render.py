@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     print_warnings(loaded)
     fleet = at(fleet_of(loaded), args.now)
     rendered = render(fleet)
-    clusters = render_clusters(fleet)
+    clusters = render_clusters(fleet, rendered)
     caches = render_caches(fleet)
     backends = render_endpoints(fleet, rendered)
     fronts = render_fronts(loaded.of_kind(InferenceGateway), loaded.of_kind(ModelService), backends)

@@ -23,7 +23,8 @@ from modelplane.composition.containers import CACHE_MOUNT_PATH, CACHE_VOLUME, HF
 from modelplane.composition.delivery import deliver
 from modelplane.composition.marker import LEGACY_MARKER, MARKER
 from modelplane.composition.names import cache_pvc_name
-from modelplane.composition.types import REMOTE_NAMESPACE, Json
+from modelplane.composition.namespaces import SHARED_NAMESPACE
+from modelplane.composition.types import Json
 from modelplane.naming import CACHE_LABEL, CACHE_NAMESPACE_LABEL, dns_name
 
 # The download image: the vLLM image the examples already pull for serving, so a cluster
@@ -47,6 +48,10 @@ TTL_SECONDS_AFTER_FINISHED = 3600
 # (pkg/reconciler/managed/policies.go, defaultSupportedManagementPolicies).
 JOB_MANAGEMENT_POLICIES = ("Observe", "Create", "Update", "LateInitialize")
 
+
+# Caches still stage in the shared namespace: a replica using one keeps it too
+# (composition/namespaces.py), as a pod mounts only a PVC of its own namespace.
+CACHE_NAMESPACE = SHARED_NAMESPACE
 
 # Resource keys of one cluster's cache objects (the Crossplane desired-state keys).
 KEY_PVC = "pvc"
@@ -207,7 +212,7 @@ def cache_pvc(names: CacheNames, hf: HuggingFaceSource, storage_class: str) -> J
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": {"name": names.pvc, "namespace": REMOTE_NAMESPACE, "labels": _labels(names)},
+        "metadata": {"name": names.pvc, "namespace": CACHE_NAMESPACE, "labels": _labels(names)},
         "spec": {
             "accessModes": ["ReadWriteMany"],
             "storageClassName": storage_class,
@@ -227,7 +232,7 @@ def download_owner(names: CacheNames, hf: HuggingFaceSource) -> Json:
         "kind": "ConfigMap",
         "metadata": {
             "name": names.job(hf),
-            "namespace": REMOTE_NAMESPACE,
+            "namespace": CACHE_NAMESPACE,
             "labels": _labels(names),
         },
     }
@@ -263,7 +268,7 @@ def download_job(names: CacheNames, hf: HuggingFaceSource, owner_uid: str) -> Js
         "kind": "Job",
         "metadata": {
             "name": names.job(hf),
-            "namespace": REMOTE_NAMESPACE,
+            "namespace": CACHE_NAMESPACE,
             "labels": labels,
             "ownerReferences": [_owner_reference(names, hf, owner_uid)],
         },

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from modelplane.api import ReplicaEngine, ReplicaMember, ResolvedDeviceRequest
 from modelplane.composition.names import ReplicaNames
-from modelplane.composition.types import REMOTE_NAMESPACE, Json
+from modelplane.composition.types import Json
 
 
 def device_request(request: ResolvedDeviceRequest) -> Json:
@@ -31,7 +31,7 @@ def claim_template(
         "kind": "ResourceClaimTemplate",
         "metadata": {
             "name": names.claim_template(engine.name, member.role),
-            "namespace": REMOTE_NAMESPACE,
+            "namespace": names.remote,
         },
         "spec": {
             "spec": {"devices": {"requests": [device_request(r) for r in member.device_requests]}}

@@ -18,6 +18,11 @@ from modelplane.composition.names import (
     claim_key,
     workload_key,
 )
+from modelplane.composition.namespaces import (
+    NAMESPACE_MANAGEMENT_POLICIES,
+    SHARED_NAMESPACE,
+    namespace_manifest,
+)
 from modelplane.composition.picker import picker_objects, shared_picker_objects
 from modelplane.composition.routing import (
     http_route,
@@ -158,16 +163,48 @@ def deliver(
     }
 
 
-def shared_objects(cluster: str, provider_config: tuple[str, str]) -> list[tuple[str, Json]]:
-    """The Objects a cluster composes once for every replica on it, with their resource keys.
+def shared_objects(
+    cluster: str, provider_config: tuple[str, str], namespace: str = SHARED_NAMESPACE
+) -> list[tuple[str, Json]]:
+    """The Objects a cluster composes once for every replica in ``namespace`` on it, with their
+    resource keys.
 
     Named from the cluster and the key in the system namespace, as the cluster's other
     Objects; the remote objects are in docs/composition.md, "Objects shared on a cluster".
+    ``default``'s keep the keys of earlier releases; a team namespace's are suffixed with it.
     """
-    return [
-        (key, deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, manifest, provider_config))
-        for key, manifest in shared_picker_objects()
-    ]
+    out: list[tuple[str, Json]] = []
+    for base, manifest in shared_picker_objects(namespace):
+        key = base if namespace == SHARED_NAMESPACE else f"{base}-{namespace}"
+        obj = deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, manifest, provider_config)
+        out.append((key, obj))
+    return out
+
+
+TEAM_NAMESPACE_KEY_PREFIX = "team-namespace-"
+
+
+def team_namespace_key(namespace: str) -> str:
+    """The resource key of the Object creating team namespace ``namespace`` on a cluster."""
+    return f"{TEAM_NAMESPACE_KEY_PREFIX}{namespace}"
+
+
+def team_namespace_objects(
+    cluster: str, provider_config: tuple[str, str], namespace: str
+) -> list[tuple[str, Json]]:
+    """The Objects a cluster composes for a team namespace its replicas are in, keyed: the
+    Namespace itself (created and labelled, never deleted: composition/namespaces.py), then
+    the pickers' shared objects in it."""
+    key = team_namespace_key(namespace)
+    obj = deliver(
+        child_name(cluster, key),
+        SYSTEM_NAMESPACE,
+        key,
+        namespace_manifest(namespace),
+        provider_config,
+    )
+    obj["spec"]["managementPolicies"] = list(NAMESPACE_MANAGEMENT_POLICIES)
+    return [(key, obj), *shared_objects(cluster, provider_config, namespace)]
 
 
 def remote_objects(

@@ -4,8 +4,10 @@ docs/composition.md, "Routable endpoints").
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from modelplane.api import GROUP_VERSION, ModelEndpoint, ModelReplica
-from modelplane.naming import DEPLOYMENT_LABEL
+from modelplane.naming import DEPLOYMENT_LABEL, REMOTE_NAMESPACE_LABEL
 
 
 def model_endpoint(
@@ -32,7 +34,7 @@ def model_endpoint(
             "metadata": {
                 "name": name,
                 "namespace": namespace,
-                "labels": dict(replica.metadata.labels or {}),
+                "labels": endpoint_labels(replica.metadata.labels or {}),
             },
             "spec": {
                 "origin": f"http://{gateway_address}",
@@ -41,3 +43,12 @@ def model_endpoint(
             },
         }
     )
+
+
+def endpoint_labels(replica_labels: Mapping[str, str]) -> dict[str, str]:
+    """The replica's labels an endpoint carries: all but ``modelplane.ai/remote-namespace``
+    (docs/api.md). That one says where the replica's objects are on its cluster, a fact of
+    the replica's composition: the endpoint is reached through the cluster's gateway
+    wherever they are, and a ModelService selecting on it would follow an internal layout
+    that changes when a replica is replaced into its team namespace."""
+    return {k: v for k, v in replica_labels.items() if k != REMOTE_NAMESPACE_LABEL}

@@ -33,7 +33,7 @@ Upstream facts (kept here, their one home):
 from __future__ import annotations
 
 from modelplane.composition.names import ReplicaNames
-from modelplane.composition.types import REMOTE_NAMESPACE, Json, Stack
+from modelplane.composition.types import Json, Stack
 
 # The releases the facts above were read at. The stack installs the releases in
 # stack/components.py; tests/stack/test_stack_facts.py fails when the two differ, so a
@@ -62,16 +62,16 @@ def label_entry(name: str, label: str) -> Json:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{label}']"}}}
 
 
-def lws_leader_address(lws: str, gang_index: str) -> str:
+def lws_leader_address(lws: str, gang_index: str, namespace: str) -> str:
     """The leader pod's address in LWS ``lws``, group ``gang_index`` (as LWS spells it)."""
-    return f"{lws}-{gang_index}.{lws}.{REMOTE_NAMESPACE}"
+    return f"{lws}-{gang_index}.{lws}.{namespace}"
 
 
-def grove_leader_address(pcs: str, gang_index: str) -> str:
+def grove_leader_address(pcs: str, gang_index: str, namespace: str) -> str:
     """The leader pod's FQDN in PodCliqueSet ``pcs``, scaling-group replica ``gang_index``."""
     service = f"{pcs}-{PCS_REPLICA}"
     host = f"{service}-{GANG_GROUP}-{gang_index}-{LEADER_CLIQUE}-0"
-    return f"{host}.{service}.{REMOTE_NAMESPACE}.svc.cluster.local"
+    return f"{host}.{service}.{namespace}.svc.cluster.local"
 
 
 def gang_env(names: ReplicaNames, engine: str, role: str, stack: Stack) -> list[Json]:
@@ -82,11 +82,11 @@ def gang_env(names: ReplicaNames, engine: str, role: str, stack: Stack) -> list[
     """
     gang_index = f"$({GANG_INDEX})"
     if stack == "Dynamo":
-        address = grove_leader_address(names.pod_clique_set(engine), gang_index)
+        address = grove_leader_address(names.pod_clique_set(engine), gang_index, names.remote)
         env = [label_entry(GANG_INDEX, GROVE_GANG_INDEX_LABEL), _entry(LEADER_ADDRESS, address)]
         # Workers get no rank rather than a wrong one (see the module docstring).
         return [*env, _entry(RANK, "0")] if role == "Leader" else env
-    address = lws_leader_address(names.leader_worker_set(engine), gang_index)
+    address = lws_leader_address(names.leader_worker_set(engine), gang_index, names.remote)
     return [
         label_entry(GANG_INDEX, LWS_GROUP_INDEX_LABEL),
         _entry(LEADER_ADDRESS, address),

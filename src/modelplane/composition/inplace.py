@@ -19,6 +19,8 @@ The rules, by kind (the tests name the upstream source of each):
   ``cliqueNames``, ``minAvailable``, ``resourceSharing`` and topology constraint; the
   template's ``resourceClaimTemplates``, ``resourceSharing`` and topology constraint.
 - Any object whose kind changes under the same resource key (a new kind is a new object).
+- Every object, when the replica's remote namespace changes (composition/namespaces.py):
+  an object's namespace is part of its name.
 
 Pure: the same objects always give the same refusals.
 """
@@ -38,6 +40,7 @@ from modelplane.composition.names import (
     replica_names,
     workload_key,
 )
+from modelplane.composition.namespaces import desired_remote_namespace
 from modelplane.composition.taints import pool_drivers
 from modelplane.composition.types import Json, Stack
 from modelplane.composition.workloads import engine_workload
@@ -206,4 +209,8 @@ def replacement_reasons(
     means every composed object takes the change in place.
     """
     names = replica_names(observed)
-    return refusals(dict(_guarded(observed, names, stack)), dict(_guarded(desired, names, stack)))
+    out = refusals(dict(_guarded(observed, names, stack)), dict(_guarded(desired, names, stack)))
+    if names.remote != desired_remote_namespace(desired):
+        # Every remote object would be deleted and created again in the other namespace.
+        out = (Refusal("*", "Namespace", "metadata.namespace"), *out)
+    return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from modelplane.api import ModelReplica
+from modelplane.composition.namespaces import SHARED_NAMESPACE, remote_namespace
 from modelplane.naming import DEPLOYMENT_LABEL, child_name, dns_name
 
 # Name budgets (docs/composition.md, "Names"): LWS StatefulSet pod labels, Grove's derived names.
@@ -48,11 +49,13 @@ def cache_pvc_name(namespace: str, cache: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ReplicaNames:
-    """The names of one replica (``NS``, ``DEP``, ``R``)."""
+    """The names of one replica (``NS``, ``DEP``, ``R``) and ``REMOTE``, the namespace its
+    remote objects are in on its cluster (composition/namespaces.py)."""
 
     namespace: str
     deployment: str
     replica: str
+    remote: str = SHARED_NAMESPACE
 
     @property
     def serving_key(self) -> str:
@@ -115,4 +118,5 @@ def replica_names(replica: ModelReplica) -> ReplicaNames:
         namespace=meta.namespace or "default",
         deployment=labels.get(DEPLOYMENT_LABEL, replica_name),
         replica=replica_name,
+        remote=remote_namespace(replica),
     )

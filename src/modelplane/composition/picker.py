@@ -30,8 +30,9 @@ from modelplane.composition.names import (
     KEY_EPP_SERVICE_ACCOUNT,
     ReplicaNames,
 )
+from modelplane.composition.namespaces import SHARED_NAMESPACE
 from modelplane.composition.routing import EXT_PROC_APP_PROTOCOL, PICKER_GRPC_PORT, POOL_GROUP
-from modelplane.composition.types import REMOTE_NAMESPACE, Json
+from modelplane.composition.types import Json
 from modelplane.naming import (
     DEPLOYMENT_LABEL,
     DEPLOYMENT_NAMESPACE_LABEL,
@@ -149,7 +150,7 @@ def picker_env(names: ReplicaNames, has_config: bool) -> list[Json]:
     env = [
         env_entry(SERVED_MODEL_NAME, names.served_model_name),
         env_entry(POOL_NAME, names.pool),
-        env_entry(POOL_NAMESPACE, REMOTE_NAMESPACE),
+        env_entry(POOL_NAMESPACE, names.remote),
     ]
     if has_config:
         env.append(env_entry(PICKER_CONFIG, CONFIG_PATH))
@@ -172,7 +173,7 @@ def default_picker_container(names: ReplicaNames) -> Json:
         "image": DEFAULT_PICKER_IMAGE,
         "args": [
             f"--pool-name={names.pool}",
-            f"--pool-namespace={REMOTE_NAMESPACE}",
+            f"--pool-namespace={names.remote}",
             f"--pool-group={POOL_GROUP}",
             "--zap-encoder=json",
             f"--config-file={CONFIG_PATH}",
@@ -220,11 +221,11 @@ def user_picker_container(
 
 
 def _meta(names: ReplicaNames) -> Json:
-    return _named(names.epp)
+    return _named(names.epp, names.remote)
 
 
-def _named(name: str) -> Json:
-    return {"name": name, "namespace": REMOTE_NAMESPACE}
+def _named(name: str, namespace: str) -> Json:
+    return {"name": name, "namespace": namespace}
 
 
 def picker_selector(names: ReplicaNames) -> Json:
@@ -314,56 +315,62 @@ def picker_disruption_budget(names: ReplicaNames) -> Json:
     }
 
 
-def service_account() -> Json:
-    """The pickers' ServiceAccount, shared on a cluster."""
-    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _named(SHARED_PICKER_NAME)}
+def service_account(namespace: str) -> Json:
+    """The pickers' ServiceAccount, shared in a namespace of a cluster."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": _named(SHARED_PICKER_NAME, namespace),
+    }
 
 
-def role() -> Json:
+def role(namespace: str) -> Json:
     """The pickers' Role: read-only rules, no wildcard."""
     return {
         "apiVersion": f"{RBAC_GROUP}/v1",
         "kind": "Role",
-        "metadata": _named(SHARED_PICKER_NAME),
+        "metadata": _named(SHARED_PICKER_NAME, namespace),
         "rules": [{k: list(v) for k, v in r.items()} for r in PICKER_ROLE_RULES],
     }
 
 
-def role_binding() -> Json:
+def role_binding(namespace: str) -> Json:
     """Binds the pickers' Role to their ServiceAccount."""
     return {
         "apiVersion": f"{RBAC_GROUP}/v1",
         "kind": "RoleBinding",
-        "metadata": _named(SHARED_PICKER_NAME),
+        "metadata": _named(SHARED_PICKER_NAME, namespace),
         "subjects": [
-            {"kind": "ServiceAccount", "name": SHARED_PICKER_NAME, "namespace": REMOTE_NAMESPACE}
+            {"kind": "ServiceAccount", "name": SHARED_PICKER_NAME, "namespace": namespace}
         ],
         "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": SHARED_PICKER_NAME},
     }
 
 
-def config_map(name: str, text: str) -> Json:
-    """The ConfigMap ``name`` holding a picker's config text."""
+def config_map(name: str, namespace: str, text: str) -> Json:
+    """The ConfigMap ``namespace/name`` holding a picker's config text."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": _named(name),
+        "metadata": _named(name, namespace),
         "data": {CONFIG_KEY: text},
     }
 
 
-def shared_picker_objects() -> list[tuple[str, Json]]:
-    """The picker objects every replica on a cluster shares, with their resource keys.
+def shared_picker_objects(namespace: str = SHARED_NAMESPACE) -> list[tuple[str, Json]]:
+    """The picker objects every replica in ``namespace`` of a cluster shares, with their
+    resource keys.
 
-    The same for every replica: the Role's rules read the whole remote namespace (which is
-    ``default`` for every replica), so one ServiceAccount per cluster grants exactly what
-    one per replica did; the default picker's config does not depend on the replica.
+    The same for every replica there: the Role's rules read the whole namespace, so one
+    ServiceAccount per (cluster, namespace) grants exactly what one per replica did; the
+    default picker's config does not depend on the replica.
     """
+    text = config_text(default_picker_config())
     return [
-        (KEY_EPP_SERVICE_ACCOUNT, service_account()),
-        (KEY_EPP_ROLE, role()),
-        (KEY_EPP_ROLE_BINDING, role_binding()),
-        (KEY_EPP_CONFIG, config_map(SHARED_PICKER_NAME, config_text(default_picker_config()))),
+        (KEY_EPP_SERVICE_ACCOUNT, service_account(namespace)),
+        (KEY_EPP_ROLE, role(namespace)),
+        (KEY_EPP_ROLE_BINDING, role_binding(namespace)),
+        (KEY_EPP_CONFIG, config_map(SHARED_PICKER_NAME, namespace, text)),
     ]
 
 
@@ -421,7 +428,7 @@ def picker_objects(replica: ModelReplica, names: ReplicaNames) -> list[tuple[str
     objects: list[tuple[str, Json]] = []
     own_config = text is not None and not uses_default_picker(replica)
     if own_config and text is not None:
-        objects.append((KEY_EPP_CONFIG, config_map(names.epp, text)))
+        objects.append((KEY_EPP_CONFIG, config_map(names.epp, names.remote, text)))
     config_name = names.epp if own_config else SHARED_PICKER_NAME
     deployment = picker_deployment(names, container, checksum, secrets, config_name)
     objects.append((KEY_EPP, deployment))

@@ -20,7 +20,7 @@ from modelplane.composition.names import (
     KEY_GATEWAY_HEALTH_CHECK,
     ReplicaNames,
 )
-from modelplane.composition.types import REMOTE_NAMESPACE, Json
+from modelplane.composition.types import Json
 from modelplane.naming import GATEWAY_NAME, SERVING_LABEL, SYSTEM_NAMESPACE
 
 PICKER_GRPC_PORT = 9002
@@ -129,7 +129,7 @@ def inference_pool(names: ReplicaNames, port: int) -> Json:
     return {
         "apiVersion": f"{POOL_GROUP}/v1",
         "kind": "InferencePool",
-        "metadata": {"name": names.pool, "namespace": REMOTE_NAMESPACE},
+        "metadata": {"name": names.pool, "namespace": names.remote},
         "spec": {
             "selector": {"matchLabels": {SERVING_LABEL: names.serving_key}},
             "targetPorts": [{"number": port}],
@@ -162,7 +162,7 @@ def http_route(names: ReplicaNames, implementation: GatewayImplementation | None
     return {
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "HTTPRoute",
-        "metadata": {"name": names.serving_key, "namespace": REMOTE_NAMESPACE},
+        "metadata": {"name": names.serving_key, "namespace": names.remote},
         "spec": {
             "parentRefs": [{"name": GATEWAY_NAME, "namespace": SYSTEM_NAMESPACE}],
             "rules": [rule],
@@ -175,7 +175,7 @@ def backend_policy(names: ReplicaNames) -> Json:
     return {
         "apiVersion": GKE_POLICY_API,
         "kind": "GCPBackendPolicy",
-        "metadata": {"name": names.pool, "namespace": REMOTE_NAMESPACE},
+        "metadata": {"name": names.pool, "namespace": names.remote},
         "spec": {
             "targetRef": {"group": POOL_GROUP, "kind": "InferencePool", "name": names.pool},
             "default": {"timeoutSec": LONG_BACKEND_TIMEOUT_S},
@@ -192,7 +192,7 @@ def health_check_policy(names: ReplicaNames, port: int) -> Json:
     return {
         "apiVersion": GKE_POLICY_API,
         "kind": "HealthCheckPolicy",
-        "metadata": {"name": names.pool, "namespace": REMOTE_NAMESPACE},
+        "metadata": {"name": names.pool, "namespace": names.remote},
         "spec": {
             "targetRef": {"group": POOL_GROUP, "kind": "InferencePool", "name": names.pool},
             "default": {
@@ -209,7 +209,7 @@ def health_check_policy(names: ReplicaNames, port: int) -> Json:
 
 def picker_host(names: ReplicaNames) -> str:
     """The picker Service's cluster DNS name."""
-    return f"{names.epp}.{REMOTE_NAMESPACE}.svc.cluster.local"
+    return f"{names.epp}.{names.remote}.svc.cluster.local"
 
 
 def picker_destination_rule(names: ReplicaNames) -> Json:
@@ -217,7 +217,7 @@ def picker_destination_rule(names: ReplicaNames) -> Json:
     return {
         "apiVersion": ISTIO_NETWORKING_API,
         "kind": "DestinationRule",
-        "metadata": {"name": names.epp, "namespace": REMOTE_NAMESPACE},
+        "metadata": {"name": names.epp, "namespace": names.remote},
         "spec": {
             "host": picker_host(names),
             "trafficPolicy": {"tls": {"mode": "SIMPLE", "insecureSkipVerify": True}},

@@ -25,8 +25,3 @@ class ComposedObject:
     key: str
     object: Json
     ready: bool | None = None
-
-
-# Every remote namespaced object lives in the workload cluster's `default` namespace
-# (docs/composition.md, "Objects, in order").
-REMOTE_NAMESPACE = "default"

@@ -11,7 +11,7 @@ from modelplane.composition.gangs import GANG_GROUP, LEADER_CLIQUE, WORKER_CLIQU
 from modelplane.composition.members import MemberContext, worker_nodes, workload_kind
 from modelplane.composition.names import ReplicaNames
 from modelplane.composition.pods import pod_annotations, pod_labels, pod_metadata, pod_spec
-from modelplane.composition.types import REMOTE_NAMESPACE, Json, Stack
+from modelplane.composition.types import Json, Stack
 from modelplane.naming import WORKLOAD_LABEL
 
 
@@ -36,7 +36,7 @@ def engine_deployment(ctx: MemberContext) -> Json:
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": name, "namespace": REMOTE_NAMESPACE},
+        "metadata": {"name": name, "namespace": ctx.names.remote},
         "spec": {
             "replicas": ctx.engine.copies,
             # The scheduler reserved devices for `copies` pods only: a surge pod on a full
@@ -59,7 +59,7 @@ def leader_worker_set(leader: MemberContext, worker: MemberContext) -> Json:
         "kind": "LeaderWorkerSet",
         "metadata": {
             "name": leader.names.leader_worker_set(engine.name),
-            "namespace": REMOTE_NAMESPACE,
+            "namespace": leader.names.remote,
         },
         "spec": {
             "replicas": engine.copies,
@@ -99,7 +99,7 @@ def pod_clique_set(leader: MemberContext, worker: MemberContext) -> Json:
         "kind": "PodCliqueSet",
         "metadata": {
             "name": leader.names.pod_clique_set(engine.name),
-            "namespace": REMOTE_NAMESPACE,
+            "namespace": leader.names.remote,
         },
         "spec": {
             "replicas": 1,

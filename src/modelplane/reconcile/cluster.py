@@ -39,7 +39,17 @@ from modelplane.api.meta import Condition, condition, holds
 from modelplane.api.metricmapping import MetricMapping
 from modelplane.api.telemetrydestination import TelemetryDestination
 from modelplane.composition.conditions import ready_flag
-from modelplane.composition.delivery import SUCCESSFUL_CREATE, shared_objects
+from modelplane.composition.delivery import (
+    SUCCESSFUL_CREATE,
+    TEAM_NAMESPACE_KEY_PREFIX,
+    shared_objects,
+    team_namespace_objects,
+)
+from modelplane.composition.namespaces import (
+    MAX_TEAM_NAMESPACES,
+    bounded_team_namespaces,
+    remote_namespace,
+)
 from modelplane.composition.observed import NOTHING_OBSERVED, Observed, ObservedObject
 from modelplane.composition.routing import gateway_implementation, implementation_for_controller
 from modelplane.composition.types import ComposedObject, Json
@@ -281,12 +291,46 @@ def _gateway_class_parts(
     return [resource], gateway_class_implementation(seen_class)
 
 
-def _shared_parts(cluster: InferenceCluster, observed: Observed) -> list[ComposedObject]:
-    """What every replica's picker on the cluster shares: its ServiceAccount, RBAC, config."""
-    provider = (PROVIDER_CONFIG_KIND, provider_config_name(cluster.metadata.name or ""))
+def team_namespaces(
+    replicas: Sequence[ModelReplica] | None, observed: Observed
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The team namespaces the cluster's replicas are in, sorted (docs/composition.md,
+    "Team namespaces"), and those left out over ``MAX_TEAM_NAMESPACES``.
+
+    Not fetched yet: the ones composed before (read from the observed keys), so a blip in
+    the fetch never withdraws a namespace's shared objects from under its pickers.
+    """
+    composed = {
+        key.removeprefix(TEAM_NAMESPACE_KEY_PREFIX)
+        for key in observed
+        if key.startswith(TEAM_NAMESPACE_KEY_PREFIX)
+    }
+    found = composed if replicas is None else {remote_namespace(r) for r in replicas}
+    return bounded_team_namespaces(found, composed)
+
+
+def over_namespace_bound(left_out: tuple[str, ...]) -> str:
+    """The Warning event naming the team namespaces over the bound."""
+    shown = ", ".join(left_out[:5]) + (", ..." if len(left_out) > 5 else "")
+    return (
+        f"{len(left_out)} team namespaces over the bound of {MAX_TEAM_NAMESPACES} on this "
+        f"cluster are not composed (their pickers have no ServiceAccount): {shown}"
+    )
+
+
+def _shared_parts(
+    cluster: InferenceCluster, observed: Observed, replicas: Sequence[ModelReplica] | None
+) -> list[ComposedObject]:
+    """What every replica's picker on the cluster shares: its ServiceAccount, RBAC, config,
+    in ``default`` and in every team namespace with replicas (after that Namespace)."""
+    name = cluster.metadata.name or ""
+    provider = (PROVIDER_CONFIG_KIND, provider_config_name(name))
+    parts = shared_objects(name, provider)
+    for namespace in team_namespaces(replicas, observed)[0]:
+        parts.extend(team_namespace_objects(name, provider, namespace))
     return [
         ComposedObject(key, obj, ready_flag(SUCCESSFUL_CREATE, observed.get(key)))
-        for key, obj in shared_objects(cluster.metadata.name or "", provider)
+        for key, obj in parts
     ]
 
 
@@ -487,6 +531,7 @@ def _serving_parts(
     pending: bool,
     provisioned: Provisioned | None = None,
     telemetry: Telemetry | None = None,
+    replicas: Sequence[ModelReplica] | None = None,
 ) -> tuple[list[ComposedObject], ProviderConfigRef, Gateway | None, StackStatus, Condition]:
     """The composed objects of a cluster that answers (Existing, or provisioned and Ready) and
     the status fields they publish."""
@@ -528,7 +573,7 @@ def _serving_parts(
         address = previous.address
     if implementation is None and previous is not None:
         implementation = previous.implementation
-    objects.extend(_shared_parts(cluster, observed))
+    objects.extend(_shared_parts(cluster, observed, replicas))
     objects.extend(stack.objects)
     published = (
         None
@@ -693,7 +738,12 @@ def compose_cluster(
     if source == "Existing":
         conditions = [_cluster_condition(cluster, classes.missing)]
         objects, provider_config_ref, gateway, stack, stack_condition = _serving_parts(
-            cluster, observed, gpu_pools, bool(classes.pending), telemetry=telemetry
+            cluster,
+            observed,
+            gpu_pools,
+            bool(classes.pending),
+            telemetry=telemetry,
+            replicas=replicas,
         )
         conditions.append(stack_condition)
     elif provisioned is not None:
@@ -703,7 +753,13 @@ def compose_cluster(
         # the cloud's resources: a stack is never uninstalled under running replicas.
         if provisioned.ready or PROVIDER_CONFIG_KEY in observed:
             serving, provider_config_ref, gateway, stack, stack_condition = _serving_parts(
-                cluster, observed, gpu_pools, bool(classes.pending), provisioned, telemetry
+                cluster,
+                observed,
+                gpu_pools,
+                bool(classes.pending),
+                provisioned,
+                telemetry,
+                replicas,
             )
             objects.extend(serving)
             objects.extend(
@@ -728,4 +784,7 @@ def compose_cluster(
         stack=stack,
     )
     events = [Event("Normal", waiting_for_classes(classes.missing))] if classes.missing else []
+    left_out = team_namespaces(replicas, observed)[1]
+    if left_out:
+        events.append(Event("Warning", over_namespace_bound(left_out)))
     return ClusterComposition(objects, status, conditions, events, ready)

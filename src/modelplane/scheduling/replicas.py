@@ -17,11 +17,13 @@ from modelplane.api.modelreplica import (
     ResolvedDeviceRequest,
 )
 from modelplane.api.pod import ReplicaPodTemplate
+from modelplane.composition.namespaces import team_namespace
 from modelplane.naming import (
     CLUSTER_LABEL,
     DEPLOYMENT_LABEL,
     DEPLOYMENT_NAMESPACE_LABEL,
     INDEX_LABEL,
+    REMOTE_NAMESPACE_LABEL,
     TEMPLATE_HASH_LABEL,
     template_hash,
 )
@@ -88,6 +90,10 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
         **managed,
         TEMPLATE_HASH_LABEL: placement.revision or template_hash(template.to_wire()),
     }
+    labels.pop(REMOTE_NAMESPACE_LABEL, None)
+    remote = _remote_label(deployment, placement)
+    if remote is not None:
+        labels[REMOTE_NAMESPACE_LABEL] = remote
     serving = template.spec.serving
     spec = ModelReplicaSpec(
         cluster_name=placement.cluster,
@@ -102,6 +108,20 @@ def replica_object(deployment: ModelDeployment, placement: Placement) -> ModelRe
     return ModelReplica(
         metadata=ObjectMeta(name=placement.name, namespace=namespace, labels=labels), spec=spec
     )
+
+
+def _remote_label(deployment: ModelDeployment, placement: Placement) -> str | None:
+    """The replica's ``modelplane.ai/remote-namespace`` label (None: none).
+
+    A replica already written keeps where its objects are, an earlier release's included
+    (no label): moving them is a replacement, never an update in place (scheduler
+    ``_refused``). A new one goes to its deployment's team namespace
+    (composition/namespaces.py).
+    """
+    if placement.observed is not None:
+        return (placement.observed.metadata.labels or {}).get(REMOTE_NAMESPACE_LABEL)
+    cached = deployment.spec.template.spec.model_cache_ref is not None
+    return team_namespace(namespace_of(deployment.metadata.namespace), cached)
 
 
 def _engine(engine: Engine, placed: EnginePlacement) -> ReplicaEngine:

@@ -15,6 +15,7 @@ from modelplane.api import InferenceClass, ModelCache, ModelDeployment, ModelRep
 from modelplane.api.meta import UNRESOLVED
 from modelplane.cel import check_selector
 from modelplane.composition.inplace import replacement_reasons
+from modelplane.composition.namespaces import desired_remote_namespace, remote_namespace
 from modelplane.composition.types import Stack
 from modelplane.naming import DEPLOYMENT_LABEL, replica_name
 from modelplane.scheduling.capacity import Ledger, pods_of
@@ -597,11 +598,13 @@ class _Run:
         """What the replica's cluster would refuse if the replica were updated in place to
         the current template ("" when every composed object takes the change, or it is
         current already)."""
-        if not self._outdated(placement):
+        observed = _observed(placement)
+        moves = remote_namespace(observed) != desired_remote_namespace(observed)
+        if not moves and not self._outdated(placement):
             return ""
         desired = replica_object(self.deployment, placement)
         stack: Stack = "Dynamo" if view.dynamo else "Standard"
-        reasons = replacement_reasons(_observed(placement), desired, stack)
+        reasons = replacement_reasons(observed, desired, stack)
         return ", ".join(dict.fromkeys(str(r) for r in reasons))
 
     def _judge(

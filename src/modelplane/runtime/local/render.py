@@ -30,7 +30,7 @@ from modelplane.api.inferencecluster import (
 )
 from modelplane.api.meta import condition
 from modelplane.composition import compose_replica
-from modelplane.composition.delivery import shared_objects
+from modelplane.composition.delivery import shared_objects, team_namespace_objects
 from modelplane.composition.observed import ObservedObject
 from modelplane.composition.replica import derived_provider_config, provider_config_for
 from modelplane.composition.types import Json
@@ -41,6 +41,7 @@ from modelplane.reconcile.cluster import (
     converged_provisioning,
     converged_stack,
     provisioned_usages,
+    team_namespaces,
 )
 from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
 from modelplane.reconcile.endpoint import EndpointResult, converged, reconcile_endpoint
@@ -150,14 +151,19 @@ class RenderedCluster:
         return self.objects
 
 
-def render_clusters(fleet: Fleet) -> list[RenderedCluster]:
+def render_clusters(
+    fleet: Fleet, deployments: Sequence[RenderedDeployment] = ()
+) -> list[RenderedCluster]:
     """What every InferenceCluster composes, in name order, as a live control plane would.
 
     The converged view: every component of the stack composed and Ready (reconcile/cluster.py
     ``converged_stack``), planned on the cluster's published pools, else those derived from
     its node pools and classes. The shared Objects go through the provider config the
-    cluster's replicas use (docs/cli.md).
+    cluster's replicas use (docs/cli.md); the rendered ``deployments``' replicas add the
+    Namespace and shared Objects of each team namespace they are in (docs/composition.md,
+    "Team namespaces").
     """
+    replicas = [d.object for r in deployments for d in r.result.replicas]
     classes = {c.metadata.name or "": c for c in fleet.classes}
     out: list[RenderedCluster] = []
     for cluster in sorted(fleet.clusters, key=lambda c: c.metadata.name or ""):
@@ -166,6 +172,9 @@ def render_clusters(fleet: Fleet) -> list[RenderedCluster]:
         pools = published or derived_gpu_pools(cluster, classes)
         provider = provider_config_for(cluster) or derived_provider_config(cluster)
         keyed_shared = shared_objects(name, provider)
+        on_cluster = [r for r in replicas if r.spec.cluster_name == name]
+        for namespace in team_namespaces(on_cluster, {})[0]:
+            keyed_shared.extend(team_namespace_objects(name, provider, namespace))
         shared = [o for _, o in keyed_shared]
         provisioned = converged_provisioning(cluster, classes)
         stack = converged_stack(cluster, pools, provisioned)
