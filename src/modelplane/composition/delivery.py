@@ -34,7 +34,12 @@ from modelplane.composition.routing import (
 from modelplane.composition.taints import pool_drivers
 from modelplane.composition.types import Json, Stack
 from modelplane.composition.workloads import engine_workload
-from modelplane.naming import SYSTEM_NAMESPACE, child_name
+from modelplane.naming import (
+    PROVIDER_CONFIG_KIND,
+    SYSTEM_NAMESPACE,
+    child_name,
+    provider_config_name,
+)
 
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 OBJECT_KIND = "Object"
@@ -163,6 +168,16 @@ def deliver(
     }
 
 
+def cluster_object(
+    cluster: str, key: str, manifest: Json, provider_config: tuple[str, str] | None = None
+) -> Json:
+    """The Object delivering ``manifest`` that InferenceCluster ``cluster`` composes under
+    resource key ``key``: named from the cluster and the key, in the system namespace, through
+    the cluster's own ClusterProviderConfig unless ``provider_config`` names another."""
+    config = provider_config or (PROVIDER_CONFIG_KIND, provider_config_name(cluster))
+    return deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, manifest, config)
+
+
 def shared_objects(
     cluster: str, provider_config: tuple[str, str], namespace: str = SHARED_NAMESPACE
 ) -> list[tuple[str, Json]]:
@@ -176,8 +191,7 @@ def shared_objects(
     out: list[tuple[str, Json]] = []
     for base, manifest in shared_picker_objects(namespace):
         key = base if namespace == SHARED_NAMESPACE else f"{base}-{namespace}"
-        obj = deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, manifest, provider_config)
-        out.append((key, obj))
+        out.append((key, cluster_object(cluster, key, manifest, provider_config)))
     return out
 
 
@@ -196,13 +210,7 @@ def team_namespace_objects(
     Namespace itself (created and labelled, never deleted: composition/namespaces.py), then
     the pickers' shared objects in it."""
     key = team_namespace_key(namespace)
-    obj = deliver(
-        child_name(cluster, key),
-        SYSTEM_NAMESPACE,
-        key,
-        namespace_manifest(namespace),
-        provider_config,
-    )
+    obj = cluster_object(cluster, key, namespace_manifest(namespace), provider_config)
     obj["spec"]["managementPolicies"] = list(NAMESPACE_MANAGEMENT_POLICIES)
     return [(key, obj), *shared_objects(cluster, provider_config, namespace)]
 

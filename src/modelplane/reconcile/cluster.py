@@ -35,10 +35,10 @@ from modelplane.api.inferencecluster import (
     StackStatus,
     derived_gpu_pools,
 )
-from modelplane.api.meta import Condition, condition, holds
+from modelplane.api.meta import Condition, condition
 from modelplane.api.metricmapping import MetricMapping
 from modelplane.api.telemetrydestination import TelemetryDestination
-from modelplane.composition.conditions import ready_flag
+from modelplane.composition.conditions import observed_ready, ready_flag
 from modelplane.composition.delivery import (
     SUCCESSFUL_CREATE,
     TEAM_NAMESPACE_KEY_PREFIX,
@@ -69,9 +69,9 @@ from modelplane.reconcile.provision_eks import CLUSTER_KEY as EKS_CLUSTER_KEY
 from modelplane.reconcile.provision_eks import EFS_STORAGE_CLASS
 from modelplane.reconcile.provision_gke import STORAGE_CLASS_NAME
 from modelplane.reconcile.stack import (
+    COMPONENT_OF_KEY,
     HELM_PROVIDER_CONFIG_KEY,
     REQUIRE_KEY_PREFIX,
-    STACK_KEY_PREFIX,
     USAGE_KEY_PREFIX,
     component_keys,
     compose_stack,
@@ -133,10 +133,6 @@ def _remote(observed: ObservedObject | None) -> ObservedObject:
     """The remote object an observed provider-kubernetes Object reports, or nothing."""
     remote = observed.remote if observed is not None else None
     return remote if remote is not None else NOTHING_OBSERVED
-
-
-def _ready(observed: ObservedObject | None) -> bool:
-    return observed is not None and holds(observed.conditions, "Ready")
 
 
 def gateway_class_implementation(
@@ -283,7 +279,7 @@ def _gateway_class_parts(
     resource = ComposedObject(
         GATEWAY_CLASS_KEY,
         gateway_class_object(cluster, class_name),
-        ready=True if _ready(seen_class) else None,
+        ready=True if observed_ready(seen_class) else None,
     )
     remote = _remote(seen_class)
     if remote.name != class_name or remote.controller_name is None:
@@ -552,7 +548,7 @@ def _serving_parts(
     elif gateway_key is not None:
         seen_gateway = observed.get(MANAGED_GATEWAY_KEY)
         implementation = (
-            INSTALLED_GATEWAY if _ready(observed.get(MANAGED_GATEWAY_CLASS_KEY)) else None
+            INSTALLED_GATEWAY if observed_ready(observed.get(MANAGED_GATEWAY_CLASS_KEY)) else None
         )
     else:
         seen_gateway = observed.get(GATEWAY_KEY)
@@ -560,7 +556,7 @@ def _serving_parts(
             ComposedObject(
                 GATEWAY_KEY,
                 gateway_object(cluster),
-                ready=True if _ready(seen_gateway) else None,
+                ready=True if observed_ready(seen_gateway) else None,
             )
         )
         class_objects, implementation = _gateway_class_parts(cluster, observed)
@@ -642,7 +638,7 @@ def _provider_config_usages(
         kind = composed.object.get("kind")
         if kind not in ("Object", "Release") or composed.key.startswith(REQUIRE_KEY_PREFIX):
             continue
-        component = _stack_component(composed.key)
+        component = COMPONENT_OF_KEY.get(composed.key)
         if component is not None:
             if component in seen_components or COMPONENTS_BY_NAME[component].needs:
                 continue
@@ -658,21 +654,6 @@ def _provider_config_usages(
 # The provisioned kinds the stack's uninstall talks to: the cluster and the credentials
 # its provider configs read (GKE's access key, EKS's kubeconfig).
 _KEPT_UNDER_THE_STACK = frozenset({"Cluster", "ServiceAccountKey", "ClusterAuth"})
-
-
-def _stack_component(key: str) -> str | None:
-    """The stack component a stack resource key belongs to (None: not the stack's)."""
-    if not key.startswith(STACK_KEY_PREFIX):
-        return None
-    rest = key.removeprefix(STACK_KEY_PREFIX)
-    return next(
-        (
-            name
-            for name in sorted(COMPONENTS_BY_NAME, key=len, reverse=True)
-            if rest.startswith(name)
-        ),
-        None,
-    )
 
 
 def _occupancy(

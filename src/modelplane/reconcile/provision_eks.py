@@ -44,7 +44,8 @@ from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.inferenceclass import EKSPool
 from modelplane.api.inferencecluster import Credentials, EKSCluster, NodePool
 from modelplane.api.meta import get_condition, holds
-from modelplane.composition.delivery import deliver
+from modelplane.composition.conditions import observed_ready
+from modelplane.composition.delivery import cluster_object
 from modelplane.composition.observed import Observed, ObservedObject
 from modelplane.composition.taints import CPU_POOL_TAINT
 from modelplane.composition.types import ComposedObject, Json
@@ -52,10 +53,8 @@ from modelplane.errors import ModelplaneError
 from modelplane.naming import (
     CLUSTER_LABEL,
     POOL_LABEL,
-    PROVIDER_CONFIG_KIND,
     SYSTEM_NAMESPACE,
     child_name,
-    provider_config_name,
 )
 from modelplane.reconcile.provision import Provisioned
 from modelplane.reconcile.stack import USAGE_KEY_PREFIX, usage
@@ -1075,16 +1074,9 @@ def _storage_class(cluster: str, observed: Observed) -> ComposedObject | None:
         if seen is None or not seen.kept:
             return None
         return ComposedObject(STORAGE_CLASS_KEY, dict(seen.kept), _ready_flag(seen))
-    provider = (PROVIDER_CONFIG_KIND, provider_config_name(cluster))
-    obj = deliver(
-        child_name(cluster, STORAGE_CLASS_KEY),
-        SYSTEM_NAMESPACE,
-        STORAGE_CLASS_KEY,
-        efs_storage_class(fs_id),
-        provider,
-    )
+    obj = cluster_object(cluster, STORAGE_CLASS_KEY, efs_storage_class(fs_id))
     return ComposedObject(STORAGE_CLASS_KEY, obj, _ready_flag(seen))
 
 
 def _ready_flag(seen: ObservedObject | None) -> bool | None:
-    return True if seen is not None and holds(seen.conditions, "Ready") else None
+    return True if observed_ready(seen) else None

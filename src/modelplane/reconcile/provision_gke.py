@@ -33,17 +33,16 @@ from modelplane.api import InferenceClass, InferenceCluster
 from modelplane.api.inferenceclass import GKEPool
 from modelplane.api.inferencecluster import GKECluster, NodePool
 from modelplane.api.meta import holds
-from modelplane.composition.delivery import deliver
+from modelplane.composition.conditions import observed_ready
+from modelplane.composition.delivery import cluster_object
 from modelplane.composition.observed import Observed
 from modelplane.composition.taints import CPU_POOL_TAINT
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.naming import (
     POOL_LABEL,
-    PROVIDER_CONFIG_KIND,
     SYSTEM_NAMESPACE,
     child_name,
     dns_name,
-    provider_config_name,
 )
 from modelplane.reconcile.provision import Provisioned
 from modelplane.reconcile.stack import usage
@@ -585,17 +584,6 @@ def _storage_class(ctx: _Ctx, observed: Observed) -> ComposedObject:
         "volumeBindingMode": "WaitForFirstConsumer",
         "allowVolumeExpansion": True,
     }
-    provider = (PROVIDER_CONFIG_KIND, provider_config_name(ctx.cluster))
-    obj = deliver(
-        child_name(ctx.cluster, STORAGE_CLASS_KEY),
-        SYSTEM_NAMESPACE,
-        STORAGE_CLASS_KEY,
-        manifest,
-        provider,
-    )
-    seen = observed.get(STORAGE_CLASS_KEY)
-    return ComposedObject(
-        STORAGE_CLASS_KEY,
-        obj,
-        True if seen is not None and holds(seen.conditions, "Ready") else None,
-    )
+    obj = cluster_object(ctx.cluster, STORAGE_CLASS_KEY, manifest)
+    ready = observed_ready(observed.get(STORAGE_CLASS_KEY))
+    return ComposedObject(STORAGE_CLASS_KEY, obj, True if ready else None)

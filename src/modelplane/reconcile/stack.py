@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from modelplane.api.inferencecluster import (
     ComponentPhase,
@@ -23,7 +24,7 @@ from modelplane.api.inferencecluster import (
     StackStatus,
 )
 from modelplane.api.meta import Condition, condition, get_condition, holds
-from modelplane.composition.delivery import deliver
+from modelplane.composition.delivery import cluster_object
 from modelplane.composition.observed import Observed, ObservedObject
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.naming import (
@@ -35,7 +36,7 @@ from modelplane.naming import (
 )
 from modelplane.stack.collector import collector_values
 from modelplane.stack.components import COMPONENTS_BY_NAME, configured_objects
-from modelplane.stack.model import Component, Requirement, ServedApi
+from modelplane.stack.model import Component, Requirement, ServedApi, set_path
 from modelplane.stack.selection import StackPlan
 
 HELM_API = "helm.m.crossplane.io/v1beta1"
@@ -86,6 +87,13 @@ def component_keys(component: Component) -> tuple[str, ...]:
     return tuple(object_key(component, suffix) for suffix, _ in configured_objects(component.name))
 
 
+# Every stack resource key to the component composing it (the table's components only compose
+# these; Usages and checks have their own prefixes).
+COMPONENT_OF_KEY: Mapping[str, str] = MappingProxyType(
+    {key: c.name for c in COMPONENTS_BY_NAME.values() for key in component_keys(c)}
+)
+
+
 def requirement_key(requirement: Requirement) -> str:
     """The resource key of the observe-only Object checking ``requirement``."""
     if isinstance(requirement, ServedApi):
@@ -113,14 +121,6 @@ def pool_affinity(pools: Sequence[str]) -> Json:
     }
 
 
-def _set_path(tree: Json, path: str, value: object) -> None:
-    node = tree
-    *parents, leaf = path.split(".")
-    for part in parents:
-        node = node.setdefault(part, {})
-    node[leaf] = value
-
-
 def release(
     cluster: str,
     component: Component,
@@ -138,7 +138,7 @@ def release(
     assert chart is not None  # only charted components are released
     values: Json = _merged(component.values_tree(platform), extra_values or {})
     if component.pool_affinity is not None and pools:
-        _set_path(values, component.pool_affinity, pool_affinity(pools))
+        set_path(values, component.pool_affinity, pool_affinity(pools))
     return {
         "apiVersion": HELM_API,
         "kind": "Release",
@@ -302,11 +302,10 @@ class _Part:
 
 def _own_objects(cluster: str, component: Component) -> tuple[tuple[str, Json], ...]:
     """The Objects delivering what we compose ourselves for ``component``."""
-    provider = (PROVIDER_CONFIG_KIND, provider_config_name(cluster))
     out: list[tuple[str, Json]] = []
     for suffix, manifest in configured_objects(component.name):
         key = object_key(component, suffix)
-        obj = deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, dict(manifest), provider)
+        obj = cluster_object(cluster, key, dict(manifest))
         if manifest["kind"] == "Gateway":
             # Its address, once the load balancer has one, makes the cluster Ready: watch it
             # rather than wait for the next poll.
@@ -374,7 +373,7 @@ def _nested(flat: Mapping[str, object]) -> Json:
     """Dotted value paths as the nested mapping Helm reads."""
     tree: Json = {}
     for path, value in flat.items():
-        _set_path(tree, path, value)
+        set_path(tree, path, value)
     return tree
 
 

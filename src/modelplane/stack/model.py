@@ -154,14 +154,19 @@ class Component:
         """The values as the nested mapping Helm reads (a fresh dict on every call)."""
         tree: dict[str, object] = {}
         for value in self.values_for(platform):
-            node = tree
-            *parents, leaf = value.path.split(".")
-            for part in parents:
-                child = node.setdefault(part, {})
-                assert isinstance(child, dict), value.path  # the table's own paths never clash
-                node = child
-            node[leaf] = _plain(value.value)
+            set_path(tree, value.path, _plain(value.value))
         return tree
+
+
+def set_path(tree: dict[str, object], path: str, value: object) -> None:
+    """Set a Helm value by its dotted ``path``, making the mappings on the way."""
+    node = tree
+    *parents, leaf = path.split(".")
+    for part in parents:
+        child = node.setdefault(part, {})
+        assert isinstance(child, dict), path  # our paths never run through a scalar
+        node = child
+    node[leaf] = value
 
 
 def _plain(value: ValueLeaf) -> object:
