@@ -18,6 +18,21 @@ from __future__ import annotations
 from typing import Any
 
 GV = "modelplane.ai/v1alpha1"
+# The managed resource kinds a provisioned GKE cluster composes (docs/provisioning.md, "GKE").
+GKE_MANAGED_KINDS = frozenset(
+    {
+        "Network",
+        "Subnetwork",
+        "Router",
+        "RouterNAT",
+        "ProjectService",
+        "ServiceAccount",
+        "ServiceAccountKey",
+        "ProjectIAMMember",
+        "Cluster",
+        "NodePool",
+    }
+)
 # The NVIDIA DRA driver's name; its DeviceClass carries the same name (k8s-dra-driver-gpu).
 GPU_DRIVER = "gpu.nvidia.com"
 # ROCm/k8s-gpu-dra-driver's driver and DeviceClass; and kubernetes-sigs/dra-driver-cpu's.

@@ -16,7 +16,13 @@ from modelplane.reconcile.cluster import (
     converged_provisioning,
 )
 from modelplane.reconcile.provision_gke import pool_key, provision_gke
-from tests.builders import cpu_device, gke_cluster, gke_recipe, inference_class
+from tests.builders import (
+    GKE_MANAGED_KINDS,
+    cpu_device,
+    gke_cluster,
+    gke_recipe,
+    inference_class,
+)
 from tests.composition.schemas import validate_delivered, validate_manifest
 
 READY = ObservedObject(conditions=(condition("Ready", True, "Available"),), reported=True)
@@ -50,20 +56,7 @@ def test_every_managed_resource_is_valid_against_its_released_schema() -> None:
     result = converged_provisioning(cluster, _classes(_class(recipe=gke_recipe())))
     assert result is not None and result.ready and result.message is None
     kinds = _by_kind(result.objects)
-    assert set(kinds) == {
-        "Network",
-        "Subnetwork",
-        "Router",
-        "RouterNAT",
-        "ProjectService",
-        "ServiceAccount",
-        "ServiceAccountKey",
-        "ProjectIAMMember",
-        "Cluster",
-        "NodePool",
-        "Object",
-        "Usage",
-    }
+    assert set(kinds) == {*GKE_MANAGED_KINDS, "Object", "Usage"}
     for composed in result.objects:
         if composed.object["kind"] == "Object":
             validate_delivered(composed.object)

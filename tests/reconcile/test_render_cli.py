@@ -12,22 +12,10 @@ import yaml
 from modelplane.api import ModelCache
 from modelplane.cli.main import main
 from modelplane.composition.cache import owner_part
+from tests.builders import GKE_MANAGED_KINDS
 from tests.paths import REPO
 
 EXAMPLES = REPO / "examples"
-# The managed resources of the examples' GKE clusters (docs/provisioning.md, "GKE").
-GKE_KINDS = {
-    "Network",
-    "Subnetwork",
-    "Router",
-    "RouterNAT",
-    "ProjectService",
-    "ServiceAccount",
-    "ServiceAccountKey",
-    "ProjectIAMMember",
-    "Cluster",
-    "NodePool",
-}
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -92,7 +80,7 @@ def test_out_dir_splits_control_plane_and_clusters(
         "Release",
         "Usage",
         "Object",
-        *GKE_KINDS,
+        *GKE_MANAGED_KINDS,
     }
     # Every cluster has a file, with or without replicas (ap-south-1 takes none).
     assert {f"cluster-{c}.yaml" for c in ("ap-south-1", "eu-west-1", "us-east-1")} <= set(files)

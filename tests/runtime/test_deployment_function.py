@@ -456,6 +456,27 @@ def test_same_request_same_answer_with_remembered_inputs(stubs: Stubs) -> None:
     assert len({stubs.v1.RunFunction(req).SerializeToString(deterministic=True), *answers}) == 1
 
 
+def _replica_usage(name: str, cluster: str = "us-east-1") -> dict[str, Any]:
+    """The Usage keeping ``cluster`` while ml-team's replica ``name`` is on it (no labels)."""
+    return {
+        "apiVersion": "protection.crossplane.io/v1beta1",
+        "kind": "Usage",
+        "metadata": {"name": name, "namespace": "ml-team"},
+        "spec": {
+            "of": {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "InferenceCluster",
+                "resourceRef": {"name": cluster, "namespace": ""},
+            },
+            "by": {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "ModelReplica",
+                "resourceRef": {"name": name},
+            },
+        },
+    }
+
+
 def test_each_replica_comes_with_the_usage_that_keeps_its_cluster(stubs: Stubs) -> None:
     # docs/reconcile.md, "Deletion protection": one Usage per ModelReplica, beside it, so the
     # API server refuses to delete the InferenceCluster while the replica is pinned there.
@@ -463,33 +484,16 @@ def test_each_replica_comes_with_the_usage_that_keeps_its_cluster(stubs: Stubs) 
     objects = desired(rsp)
     replica_obj, usage = objects["replica-us-east-1-0"], objects["usage-us-east-1-0"]
     name = replica_obj["metadata"]["name"]
-    assert usage == {
-        "apiVersion": "protection.crossplane.io/v1beta1",
-        "kind": "Usage",
-        "metadata": {
-            "name": name,  # Crossplane's refusal names the Usage: it names the replica
-            "namespace": "ml-team",
-            "labels": {
-                "modelplane.ai/deployment": "qwen3-8b",
-                "modelplane.ai/deployment-namespace": "ml-team",
-                "modelplane.ai/cluster": "us-east-1",
-                "modelplane.ai/replica-index": "0",
-            },
-        },
-        "spec": {
-            "of": {
-                "apiVersion": "modelplane.ai/v1alpha1",
-                "kind": "InferenceCluster",
-                "resourceRef": {"name": "us-east-1", "namespace": ""},
-            },
-            "by": {
-                "apiVersion": "modelplane.ai/v1alpha1",
-                "kind": "ModelReplica",
-                "resourceRef": {"name": name},
-            },
-            "replayDeletion": True,
-        },
+    expected = _replica_usage(name)
+    # Crossplane's refusal names the Usage: it names the replica.
+    expected["metadata"]["labels"] = {
+        "modelplane.ai/deployment": "qwen3-8b",
+        "modelplane.ai/deployment-namespace": "ml-team",
+        "modelplane.ai/cluster": "us-east-1",
+        "modelplane.ai/replica-index": "0",
     }
+    expected["spec"]["replayDeletion"] = True
+    assert usage == expected
     # Unmarked until it exists, then ready: its own Ready is not waited for.
     assert readiness(rsp)["usage-us-east-1-0"] == "READY_UNSPECIFIED"
     seen = {
@@ -505,23 +509,7 @@ def test_scaling_down_removes_the_replica_and_its_usage_in_one_answer(stubs: Stu
     observed: dict[str, Any] = _observed_replicas(2, ready=False)
     for key, obj in list(observed.items()):
         name = obj["metadata"]["name"]
-        observed[key.replace("replica-", "usage-", 1)] = {
-            "apiVersion": "protection.crossplane.io/v1beta1",
-            "kind": "Usage",
-            "metadata": {"name": name, "namespace": "ml-team"},
-            "spec": {
-                "of": {
-                    "apiVersion": "modelplane.ai/v1alpha1",
-                    "kind": "InferenceCluster",
-                    "resourceRef": {"name": "us-east-1", "namespace": ""},
-                },
-                "by": {
-                    "apiVersion": "modelplane.ai/v1alpha1",
-                    "kind": "ModelReplica",
-                    "resourceRef": {"name": name},
-                },
-            },
-        }
+        observed[key.replace("replica-", "usage-", 1)] = _replica_usage(name)
     rsp = _reconcile(stubs, deployment(replicas=1), WORLD, observed=observed)
     # Not Ready, so nothing drains: replica 1 goes, and its Usage with it.
     assert sorted(desired(rsp)) == _and_usages("replica-us-east-1-0")
