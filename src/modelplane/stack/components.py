@@ -244,8 +244,9 @@ COMPONENTS: Final[tuple[Component, ...]] = (
         need=Need("gateway", "EnvoyGateway"),
         namespace=SYSTEM_NAMESPACE,
         source=(
-            "our own Namespace, GatewayClass and Gateway for Envoy Gateway v1.8.3; created last, "
-            "so Envoy AI Gateway's webhook gives the proxy pods their sidecar"
+            "our own Namespace, EnvoyProxy (the usage access log), GatewayClass and Gateway "
+            "for Envoy Gateway v1.8.3; created last, so Envoy AI Gateway's webhook gives the "
+            "proxy pods their sidecar"
         ),
         needs=("envoy-ai-gateway",),
     ),
