@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
@@ -145,6 +145,18 @@ def test_an_anthropic_only_service_reaches_no_openai_caller() -> None:
         service("chat", entry(OWN)), [endpoint("x", OWN, "Anthropic")], GATEWAY, ACCEPTED
     )
     assert "; OpenAI callers reach 0 of 1 (Anthropic only: x;" in result.conditions[1].message
+
+
+def test_an_anthropic_endpoint_takes_messages_at_its_prefix() -> None:
+    """The AIServiceBackend's schema Anthropic with prefix /v1: the gateway posts to
+    <origin>/v1/messages (api/v1beta1/shared_types.go VersionedAPISchema.Prefix, "${prefix}/
+    messages" for Anthropic @ v1.1.0)."""
+    resource = endpoint("claude", HOSTED, "Anthropic", published=False)
+    result = reconcile_endpoint(resource, ())
+    composed = {o.object["kind"]: o.object for o in result.objects}
+    for obj in composed.values():
+        validate_manifest(obj)
+    assert composed["AIServiceBackend"]["spec"]["schema"] == {"name": "Anthropic", "prefix": "/v1"}
 
 
 def test_anthropic_callers_post_under_the_anthropic_prefix() -> None:
@@ -303,6 +315,8 @@ def declared_models(routes: list[dict[str, Any]]) -> list[str]:
 names = st.from_regex(r"[a-z][a-z0-9]{0,8}", fullmatch=True)
 
 
+# Each example validates its routes against the released CRD: slow, never a wall-clock bound.
+@settings(max_examples=30, deadline=None)
 @given(st.lists(names, min_size=1, max_size=6, unique=True))
 def test_models_lists_exactly_the_names_callers_use(services: list[str]) -> None:
     routes = []

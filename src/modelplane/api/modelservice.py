@@ -99,7 +99,7 @@ class ServiceRoute(KubeModel):
     weight: int = Field(
         description="Its share of its tier's traffic in the route; 0 while it gets none."
     )
-    ready: bool = Field(description="Its backend is published and the route names it.")
+    ready: bool = Field(description="The route names it and the gateway accepted the route.")
     callers: tuple[CallerAPI, ...] = Field(
         description="The caller APIs whose requests it can answer: an Anthropic endpoint "
         "answers only Anthropic callers."
