@@ -280,9 +280,11 @@ def test_failing_endpoints_are_ejected_and_rate_limited_ones_retried_elsewhere()
 
 
 def test_request_and_idle_timeouts_bound_every_rule() -> None:
-    """timeouts.request bounds the whole request with its retries; streamIdleTimeout is the
-    per-try idle timeout, which a stream resets with every chunk (api/v1beta1/
-    ai_gateway_route.go @ v1.1.0): a long stream that keeps sending is never cut."""
+    """timeouts.request bounds the whole request, retries and every streamed chunk included;
+    streamIdleTimeout becomes the route's per_try_idle_timeout, which each byte from the
+    backend resets (api/v1beta1/ai_gateway_route.go; internal/extensionserver/
+    post_translate_modify.go maybeSetStreamIdleTimeout @ v1.1.0): a stream that keeps
+    sending is cut only by the request timeout, which 0s lifts."""
     svc = ModelService.model_validate(
         {
             "metadata": {"name": "chat", "namespace": NAMESPACE},
