@@ -206,3 +206,21 @@ def front_gateway_name(inference_gateway: str) -> str:
 def service_model(namespace: str, service: str) -> str:
     """The model a caller names to reach a ModelService: ``<ns>/<name>``."""
     return f"{namespace}/{service}"
+
+
+# Usage records (docs/crossplane.md, "Usage records"). Envoy AI Gateway stores what a route's
+# llmRequestCosts capture in Envoy's dynamic metadata under this namespace
+# (envoyproxy/ai-gateway api/v1beta1 AIGatewayFilterMetadataNamespace @ v1.1.0); the keys are
+# ours: (metadata key, the cost type it captures, the usage record's field that logs it).
+AI_GATEWAY_METADATA_NAMESPACE: Final = "io.envoy.ai_gateway"
+USAGE_COSTS: Final = (
+    ("llm_input_token", "InputToken", "input_tokens"),
+    ("llm_output_token", "OutputToken", "output_tokens"),
+    ("llm_total_token", "TotalToken", "total_tokens"),
+)
+# The header the caller-auth step forwards the authenticated caller's id in (Envoy Gateway's
+# apiKeyAuth forwardClientIDHeader); the usage record logs it.
+CALLER_HEADER: Final = "x-modelplane-caller"
+# The header Envoy AI Gateway sets from the request body's "model" before routing
+# (envoyproxy/ai-gateway api/v1beta1/shared_types.go AIModelHeaderKey @ v1.1.0).
+MODEL_HEADER: Final = "x-ai-eg-model"

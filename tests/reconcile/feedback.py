@@ -174,6 +174,15 @@ class World:
     def compose_routes(self, services: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
         """Reconcile ``services`` against the observed endpoints (their backends converged):
         each AIGatewayRoute's name to the AIServiceBackends its backendRefs name."""
+        return {
+            name: [ref["name"] for ref in refs]
+            for name, refs in self.compose_route_refs(services).items()
+        }
+
+    def compose_route_refs(
+        self, services: Sequence[dict[str, Any]]
+    ) -> dict[str, list[dict[str, Any]]]:
+        """As ``compose_routes``, each route's backendRefs whole (weight, priority)."""
         endpoints = [ModelEndpoint.model_validate(e) for e in self.endpoints]
         fleet_now = Fleet(deployments=(), clusters=(), endpoints=endpoints)
         gateway = InferenceGateway.model_validate(
@@ -192,7 +201,7 @@ class World:
         )
         return {
             o["metadata"]["name"]: [
-                ref["name"] for rule in o["spec"]["rules"] for ref in rule["backendRefs"]
+                ref for rule in o["spec"]["rules"] for ref in rule["backendRefs"]
             ]
             for f in fronts
             for o in f.control_plane()[1:]

@@ -37,12 +37,39 @@ SERVICE: dict[str, Any] = {
 NO_EXECUTE = [{"key": "maintenance", "value": "kernel", "effect": "NoExecute"}]
 
 
+# Failover tiers: the replica on c1 takes the traffic, the others only as it fails.
+TIERED: dict[str, Any] = {
+    **SERVICE,
+    "spec": {
+        "endpoints": [
+            {
+                "name": "primary",
+                "selector": {
+                    "matchLabels": {
+                        "modelplane.ai/deployment": "qwen3-8b",
+                        "modelplane.ai/cluster": "c1",
+                    }
+                },
+            },
+            {
+                "name": "backup",
+                "priority": 1,
+                "selector": {"matchLabels": {"modelplane.ai/deployment": "qwen3-8b"}},
+            },
+        ]
+    },
+}
+
+
 class Plane:
     """A World whose ModelService route is re-composed only when its TTL expires."""
 
-    def __init__(self, world: World, route_ttl: timedelta) -> None:
+    def __init__(
+        self, world: World, route_ttl: timedelta, service: dict[str, Any] | None = None
+    ) -> None:
         self.world = world
         self.route_ttl = route_ttl
+        self.service = service or SERVICE
         self.composed_at = self._now()
         route = self._compose()
         # (applied at, backends) of every route the gateway may still be serving
@@ -53,8 +80,16 @@ class Plane:
         return self.world.now
 
     def _compose(self) -> list[str]:
-        routes = self.world.compose_routes([SERVICE])
+        routes = self.world.compose_routes([self.service])
         return next(iter(routes.values()), [])
+
+    def tiers(self) -> dict[int, list[str]]:
+        """The backends of the route a reconcile would compose now, by priority."""
+        out: dict[int, list[str]] = {}
+        for refs in self.world.compose_route_refs([self.service]).values():
+            for ref in refs:
+                out.setdefault(ref["priority"], []).append(ref["name"])
+        return out
 
     def route(self) -> list[str]:
         """The backends of the route applied last."""
@@ -152,6 +187,31 @@ def test_a_move_retires_the_old_replica_only_after_routes_dropped_it(offset: int
     ticks = drain_until_gone(p, on_c1[0])
     assert ticks * TICK >= DRAIN_PERIOD - 2 * TICK
     assert "c1" not in p.world.clusters_of().values()
+
+
+@pytest.mark.parametrize("offset", OFFSETS)
+def test_withdrawing_a_whole_tier_drains_before_its_backend_goes(offset: int) -> None:
+    """The primary tier's only replica moves off its cluster: the tier empties, the backup
+    tier takes every request, and no served route names the primary's deleted backend."""
+    world = World([deployment(3)], three(), T0)
+    world.settle()
+    p = Plane(world, ttl_for("ModelService"), TIERED)
+    for _ in range(offset):
+        p.tick()
+    (primary,) = [n for n, c in world.clusters_of().items() if c == "c1"]
+    old_backend = backend_of(world, primary)
+    assert p.tiers()[0] == [old_backend] and len(p.tiers()[1]) == 2
+    world.clusters[0]["spec"]["taints"] = NO_EXECUTE
+    p.tick()  # the replacement is placed off c1, the primary keeps serving
+    (new,) = set(world.names()) - set(world.routed())
+    p.tick(load=[new])  # Ready: the primary is withdrawn
+    p.tick()
+    assert world.draining() == [primary]
+    assert 0 not in p.tiers()  # the tier is withdrawn from the next route on
+    assert old_backend in world.backends()  # while routes that still name it are served
+    drain_until_gone(p, primary)
+    assert old_backend not in world.backends() and old_backend not in p.route()
+    assert list(p.tiers()) == [1] and len(p.tiers()[1]) == 3
 
 
 def test_scaling_to_zero_drains_like_a_scale_down() -> None:

@@ -85,12 +85,37 @@ class ModelServiceSpec(KubeModel):
     crossplane: FreeForm | None = None
 
 
+# The APIs a caller speaks to the gateway: OpenAI's (/v1/chat/completions and the rest) and
+# Anthropic's Messages API (/anthropic/v1/messages).
+CallerAPI = Literal["OpenAI", "Anthropic"]
+
+
+class ServiceRoute(KubeModel):
+    """One endpoint the service selects and the traffic it gets."""
+
+    endpoint: str = Field(description="The ModelEndpoint.")
+    entry: str | None = Field(default=None, description="The name of the entry that selects it.")
+    priority: int = Field(description="Its failover tier; lower is preferred.")
+    weight: int = Field(
+        description="Its share of its tier's traffic in the route; 0 while it gets none."
+    )
+    ready: bool = Field(description="The route names it and the gateway accepted the route.")
+    callers: tuple[CallerAPI, ...] = Field(
+        description="The caller APIs whose requests it can answer: an Anthropic endpoint "
+        "answers only Anthropic callers."
+    )
+
+
 class ModelServiceStatus(OpenModel):
-    """Written by the platform: the address and the conditions."""
+    """Written by the platform: the address, the routes and the conditions."""
 
     address: str | None = None
     model: str | None = Field(
         default=None, description="The model a caller names: <namespace>/<name>."
+    )
+    routes: tuple[ServiceRoute, ...] | None = Field(
+        default=None,
+        description="Every endpoint the entries select, in tier order, with the traffic it gets.",
     )
     conditions: (
         Annotated[tuple[Condition, ...], Field(json_schema_extra=CONDITIONS_LIST)] | None

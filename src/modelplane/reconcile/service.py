@@ -13,17 +13,19 @@ from dataclasses import dataclass, field
 
 from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
 from modelplane.api.meta import condition, holds
-from modelplane.api.modelservice import ModelServiceStatus
+from modelplane.api.modelservice import CallerAPI, ModelServiceStatus, ServiceRoute
 from modelplane.composition.backend import AI_GATEWAY_API, EG_API
 from modelplane.composition.observed import ObservedObject
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.composition.weights import backend_weights
 from modelplane.events import Event
 from modelplane.naming import (
+    MODEL_HEADER,
     SERVICE_LABEL,
     SERVICE_RETRY_KEY,
     SERVICE_ROUTE_KEY,
     SYSTEM_NAMESPACE,
+    USAGE_COSTS,
     front_gateway_name,
     service_model,
     service_route_name,
@@ -36,9 +38,6 @@ ROUTING_READY = "RoutingReady"
 # The HTTPRoute Envoy AI Gateway generates holds at most 16 backendRefs per rule (HTTPRoute
 # v1 schema, rules[].backendRefs), so a route keeps 16 whatever the AIGatewayRoute allows.
 MAX_BACKENDS = 16
-# The header Envoy AI Gateway sets from the request body's "model" before routing
-# (envoyproxy/ai-gateway api/v1beta1/shared_types.go AIModelHeaderKey @ v1.1.0).
-MODEL_HEADER = "x-ai-eg-model"
 # Failover (envoyproxy/ai-gateway site/docs/capabilities/traffic/provider-fallback.md @
 # v1.1.0; envoyproxy/gateway internal/xds/translator/route.go buildRetryPolicy @ v1.8.3):
 # a retry goes to another host (previous_hosts predicate, always set) and, with
@@ -54,6 +53,31 @@ RETRY_BASE_INTERVAL = "100ms"
 RETRY_MAX_INTERVAL = "1s"
 
 
+# Which caller APIs reach a backend of each schema (envoyproxy/ai-gateway
+# internal/endpointspec/endpointspec.go @ v1.1.0, GetTranslator): the Messages endpoint
+# translates to an OpenAI backend (NewAnthropicToChatCompletionOpenAITranslator) and passes
+# through to an Anthropic one; chat completions has no translator to Anthropic and fails
+# ("unsupported API schema").
+CALLERS: dict[str, tuple[CallerAPI, ...]] = {
+    "OpenAI": ("OpenAI", "Anthropic"),
+    "Anthropic": ("Anthropic",),
+}
+# Outlier ejection (Envoy Gateway BackendTrafficPolicy healthCheck.passive, envoyproxy/gateway
+# api/v1alpha1/healthcheck_types.go and internal/xds/translator/cluster.go
+# buildXdsOutlierDetection @ v1.8.3): an endpoint answering 5xx, or failing to connect or
+# time out, five times in a row is taken out for 30 s (more each time it recurs); a tier whose
+# endpoints are all out hands its traffic to the next. Envoy counts only 5xx responses
+# (Http::CodeUtility::is5xx in source/common/upstream/outlier_detection_impl.cc): a 429 resets
+# the count, so a rate-limited provider is retried elsewhere but never ejected.
+EJECT_AFTER_5XX = 5
+EJECT_AFTER_GATEWAY_ERRORS = 3
+EJECTION_INTERVAL = "3s"
+BASE_EJECTION_TIME = "30s"
+# Envoy bounds ejection over the route's whole cluster, every tier together, counting before
+# it ejects: at most half, so a lone primary may go and its backup take over, but not all.
+MAX_EJECTION_PERCENT = 50
+
+
 @dataclass(frozen=True, slots=True)
 class Backend:
     """One routable endpoint: its AIServiceBackend, the model it expects and its tier."""
@@ -62,6 +86,8 @@ class Backend:
     service: str  # the AIServiceBackend's name
     model: str
     priority: int
+    schema: str = "OpenAI"
+    entry: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +97,9 @@ class ServiceResult(ReconcileResult[ModelServiceStatus]):
     backends: list[tuple[Backend, int]] = field(default_factory=list)  # with weights
 
 
-def backend_of(endpoint: ModelEndpoint, priority: int = 0) -> Backend | None:
+def backend_of(
+    endpoint: ModelEndpoint, priority: int = 0, entry: str | None = None
+) -> Backend | None:
     """The routable backend of ``endpoint``, or None while its backend is not published."""
     routing = endpoint.status.routing if endpoint.status else None
     name = routing.backend_name if routing else None
@@ -82,6 +110,8 @@ def backend_of(endpoint: ModelEndpoint, priority: int = 0) -> Backend | None:
         service=name,
         model=endpoint.spec.model,
         priority=priority,
+        schema=endpoint.spec.api.schema_,
+        entry=entry,
     )
 
 
@@ -133,7 +163,9 @@ def weighted_backends(
     ready: list[list[Backend]] = []
     waiting = 0
     for entry, matched in zip(entries, per_entry, strict=True):
-        backends = [b for b in (backend_of(e, entry.priority) for e in matched) if b is not None]
+        backends = [
+            b for b in (backend_of(e, entry.priority, entry.name) for e in matched) if b is not None
+        ]
         waiting += len(matched) - len(backends)
         ready.append(backends)
     pairs: list[tuple[Backend, int]] = []
@@ -202,6 +234,8 @@ def ai_gateway_route(
                     "streamIdleTimeout": timeouts.idle,
                 }
             ],
+            # Token usage into the request's dynamic metadata, for the gateway's access log.
+            "llmRequestCosts": [{"metadataKey": key, "type": kind} for key, kind, _ in USAGE_COSTS],
         },
     }
 
@@ -237,6 +271,15 @@ def retry_policy(service: ModelService) -> Json:
                     }
                 },
             },
+            "healthCheck": {
+                "passive": {
+                    "consecutive5XxErrors": EJECT_AFTER_5XX,
+                    "consecutiveGatewayErrors": EJECT_AFTER_GATEWAY_ERRORS,
+                    "interval": EJECTION_INTERVAL,
+                    "baseEjectionTime": BASE_EJECTION_TIME,
+                    "maxEjectionPercent": MAX_EJECTION_PERCENT,
+                }
+            },
         },
     }
 
@@ -245,6 +288,47 @@ def route_accepted(route: ObservedObject | None) -> bool:
     """The observed AIGatewayRoute reports Accepted=True (Envoy AI Gateway's controller
     writes Accepted or NotAccepted; api/v1beta1/status.go @ v1.1.0)."""
     return route is not None and holds(route.conditions, "Accepted")
+
+
+def service_routes(
+    service: ModelService,
+    endpoints: Sequence[ModelEndpoint],
+    routed: Sequence[tuple[Backend, int]],
+    accepted: bool,
+) -> tuple[ServiceRoute, ...]:
+    """Every endpoint the entries select, tier by tier, with its weight in the route."""
+    weights = {backend.endpoint: weight for backend, weight in routed}
+    entries = service.spec.endpoints
+    per_entry = _assign(service, endpoints)
+    out: list[ServiceRoute] = []
+    for tier in sorted({entry.priority for entry in entries}):
+        for entry, matched in zip(entries, per_entry, strict=True):
+            if entry.priority != tier:
+                continue
+            for endpoint in matched:
+                name = endpoint.metadata.name or ""
+                out.append(
+                    ServiceRoute(
+                        endpoint=name,
+                        entry=entry.name,
+                        priority=entry.priority,
+                        weight=weights.get(name, 0),
+                        ready=accepted and name in weights,
+                        callers=CALLERS[endpoint.spec.api.schema_],
+                    )
+                )
+    return tuple(out)
+
+
+def openai_reach(backends: Sequence[tuple[Backend, int]]) -> str:
+    """What an OpenAI caller reaches, when some routed backend speaks only Anthropic's API."""
+    deaf = [b.endpoint for b, _ in backends if "OpenAI" not in CALLERS[b.schema]]
+    if not deaf:
+        return ""
+    return (
+        f"; OpenAI callers reach {len(backends) - len(deaf)} of {len(backends)} "
+        f"(Anthropic only: {', '.join(deaf)}; an OpenAI request routed there fails)"
+    )
 
 
 def reconcile_service(
@@ -275,10 +359,16 @@ def reconcile_service(
         events.append(
             Event("Warning", f"{ident}: no ready ModelEndpoint matches an entry; {summary}")
         )
+    reach = openai_reach(pairs)
+    if reach:
+        events.append(Event("Warning", f"{ident}: routing {len(pairs)} backend(s){reach}"))
     address = gateway_address(gateway)
+    routed = pairs if gateway is not None else []
+    accepted = gateway is not None and route_accepted(observed_route)
     status = ModelServiceStatus(
         address=f"http://{address}" if address and gateway is not None else None,
         model=service_model(namespace, service.metadata.name or ""),
+        routes=service_routes(service, endpoints, routed, accepted),
     )
     if gateway is None:
         routing = condition(
@@ -290,12 +380,12 @@ def reconcile_service(
         return ServiceResult([], status, [resolved, routing], events)
     route = ComposedObject(SERVICE_ROUTE_KEY, ai_gateway_route(service, gateway, pairs))
     retries = ComposedObject(SERVICE_RETRY_KEY, retry_policy(service))
-    if route_accepted(observed_route) and address:
+    if accepted and address:
         routing = condition(
             ROUTING_READY,
             True,
             "RouteConfigured",
-            f"Routing {len(pairs)} backend(s) for model {status.model} at {status.address}",
+            f"Routing {len(pairs)} backend(s) for model {status.model} at {status.address}{reach}",
         )
     else:
         routing = condition(

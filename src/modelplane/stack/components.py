@@ -15,7 +15,14 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from modelplane.naming import GATEWAY_NAME, SYSTEM_NAMESPACE
+from modelplane.naming import (
+    AI_GATEWAY_METADATA_NAMESPACE,
+    CALLER_HEADER,
+    GATEWAY_NAME,
+    MODEL_HEADER,
+    SYSTEM_NAMESPACE,
+    USAGE_COSTS,
+)
 from modelplane.stack.collector import COLLECTOR_IMAGE, COLLECTOR_RELEASE
 from modelplane.stack.model import (
     Chart,
@@ -33,6 +40,38 @@ from modelplane.stack.model import (
 GATEWAY_CLASS_NAME: Final = "modelplane"
 ENVOY_GATEWAY_CONTROLLER: Final = "gateway.envoyproxy.io/gatewayclass-controller"
 GATEWAY_LISTENER_PORT: Final = 80
+# Where Envoy AI Gateway serves Anthropic's Messages API: /anthropic/v1/messages, its chart's
+# default (ai-gateway-helm values.yaml endpointConfig.anthropic @ v1.1.0). Not the root: the
+# extproc keeps one processor per path and registers the Anthropic /v1/models after the OpenAI
+# one (cmd/extproc/mainlib/main.go, internal/extproc/server.go Register), so an empty prefix
+# would answer OpenAI callers' GET /v1/models in Anthropic's list format.
+ANTHROPIC_PREFIX: Final = "/anthropic"
+# The EnvoyProxy our GatewayClass names: every Gateway of the class writes one usage record per
+# request to its proxy's stdout (envoyproxy/gateway api/v1alpha1/accesslogging_types.go @
+# v1.8.3). Route-level: one record per request, whatever its retries; only requests that name
+# a model (Envoy AI Gateway sets the header from the body).
+USAGE_PROXY_NAME: Final = "modelplane"
+USAGE_LOG_MATCH: Final = f"request.headers['{MODEL_HEADER}'] != ''"
+USAGE_LOG_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "start_time": "%START_TIME%",
+        "request_id": "%REQ(X-REQUEST-ID)%",
+        "caller": f"%REQ({CALLER_HEADER})%",
+        "service": f"%REQ({MODEL_HEADER})%",
+        # <namespace>/<AIServiceBackend>/route/...: the endpoint that answered, set before
+        # the request goes upstream, so a failed request names it too.
+        "endpoint": f"%DYNAMIC_METADATA({AI_GATEWAY_METADATA_NAMESPACE}:backend_name)%",
+        # What the route's llmRequestCosts captured; "-" for a request that failed.
+        **{
+            field: f"%DYNAMIC_METADATA({AI_GATEWAY_METADATA_NAMESPACE}:{key})%"
+            for key, _, field in USAGE_COSTS
+        },
+        "status": "%RESPONSE_CODE%",
+        "response_flags": "%RESPONSE_FLAGS%",
+        "duration_ms": "%DURATION%",
+        "path": "%REQ(:PATH)%",
+    }
+)
 # The GKE GatewayClass of the Gateway we create on a cluster we provisioned on GKE: a regional
 # external Application Load Balancer (GKE "GatewayClass capabilities"), the class
 # gateway-api-inference-extension v1.5.0 config/manifests/gateway/gke/gateway.yaml serves
@@ -190,6 +229,12 @@ COMPONENTS: Final[tuple[Component, ...]] = (
                 AI_GATEWAY_CONTROLLER,
                 "the Service name Envoy Gateway's extension manager dials",
             ),
+            Value(
+                "endpointConfig.anthropic",
+                ANTHROPIC_PREFIX,
+                "Anthropic's Messages API under /anthropic/v1: at the root its /v1/models "
+                "would replace the OpenAI listing",
+            ),
         ),
     ),
     Component(
@@ -199,8 +244,9 @@ COMPONENTS: Final[tuple[Component, ...]] = (
         need=Need("gateway", "EnvoyGateway"),
         namespace=SYSTEM_NAMESPACE,
         source=(
-            "our own Namespace, GatewayClass and Gateway for Envoy Gateway v1.8.3; created last, "
-            "so Envoy AI Gateway's webhook gives the proxy pods their sidecar"
+            "our own Namespace, EnvoyProxy (the usage access log), GatewayClass and Gateway "
+            "for Envoy Gateway v1.8.3; created last, so Envoy AI Gateway's webhook gives the "
+            "proxy pods their sidecar"
         ),
         needs=("envoy-ai-gateway",),
     ),
@@ -470,11 +516,40 @@ def _gateway_objects() -> tuple[tuple[str, Manifest], ...]:
         "kind": "Namespace",
         "metadata": {"name": SYSTEM_NAMESPACE},
     }
+    proxy: Manifest = {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "EnvoyProxy",
+        "metadata": {"name": USAGE_PROXY_NAME, "namespace": SYSTEM_NAMESPACE},
+        "spec": {
+            "telemetry": {
+                "accessLog": {
+                    "settings": [
+                        {
+                            "type": "Route",
+                            "matches": [USAGE_LOG_MATCH],
+                            "format": {"type": "JSON", "json": dict(USAGE_LOG_FIELDS)},
+                            "sinks": [{"type": "File", "file": {"path": "/dev/stdout"}}],
+                        }
+                    ]
+                }
+            }
+        },
+    }
     gateway_class: Manifest = {
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "GatewayClass",
         "metadata": {"name": GATEWAY_CLASS_NAME},
-        "spec": {"controllerName": ENVOY_GATEWAY_CONTROLLER},
+        "spec": {
+            "controllerName": ENVOY_GATEWAY_CONTROLLER,
+            # Envoy Gateway reads a class's EnvoyProxy from parametersRef.namespace
+            # (internal/provider/kubernetes/controller.go processGatewayClassParamsRef @ v1.8.3).
+            "parametersRef": {
+                "group": "gateway.envoyproxy.io",
+                "kind": "EnvoyProxy",
+                "name": USAGE_PROXY_NAME,
+                "namespace": SYSTEM_NAMESPACE,
+            },
+        },
     }
     gateway: Manifest = {
         "apiVersion": "gateway.networking.k8s.io/v1",
@@ -493,12 +568,18 @@ def _gateway_objects() -> tuple[tuple[str, Manifest], ...]:
             ],
         },
     }
-    return (("namespace", namespace), ("class", gateway_class), ("gateway", gateway))
+    return (
+        ("namespace", namespace),
+        ("proxy", proxy),
+        ("class", gateway_class),
+        ("gateway", gateway),
+    )
 
 
 def _gke_gateway_objects() -> tuple[tuple[str, Manifest], ...]:
     """The Gateway of GKE's class: GKE brings the class, we bring its namespace and Gateway."""
-    namespace, _, gateway = (m for _, m in _gateway_objects())
+    objects = dict(_gateway_objects())
+    namespace, gateway = objects["namespace"], objects["gateway"]
     spec = gateway["spec"]
     assert isinstance(spec, dict)
     gateway = {**gateway, "spec": {**spec, "gatewayClassName": GKE_GATEWAY_CLASS}}
