@@ -10,8 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.composition import compose_replica
 from modelplane.composition.replica import cluster_info
 from modelplane.naming import TEMPLATE_HASH_LABEL, replica_name
 from modelplane.runtime.crossplane.freshness import SETTLED_TTL
@@ -197,3 +200,47 @@ def test_ready_replicas_name_and_index_are_kept() -> None:
     for obj in _replicas(_reconcile(deployment(), WORLD)).values():
         index = int(obj["metadata"]["labels"]["modelplane.ai/replica-index"])
         assert obj["metadata"]["name"] == replica_name("qwen3-8b", "us-east-1", index)
+
+
+IMPLEMENTATIONS = st.sampled_from([None, "GKE", "Istio", "EnvoyGateway", "Kgateway"])
+DRIVERS = st.sampled_from(["gpu.nvidia.com", "mig.nvidia.com", "gpu.amd.com", "dra.cpu", "x.io"])
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> dict[str, Any]:
+    """A Ready cluster with any of the facts a replica's composition reads."""
+    out = copy.deepcopy(CLUSTER)
+    declared = draw(IMPLEMENTATIONS)
+    if declared is not None:
+        out["spec"]["gateway"] = {"implementation": declared}
+    observed = draw(IMPLEMENTATIONS)
+    if observed is not None:
+        out["status"]["gateway"]["implementation"] = observed
+    out["spec"]["stack"] = draw(st.sampled_from(["Standard", "Dynamo"]))
+    if draw(st.booleans()):
+        del out["status"]["providerConfigRef"]
+    pools = []
+    for pool in draw(st.lists(st.sampled_from(["h100", "l4", "b200"]), unique=True)):
+        drivers = draw(st.lists(DRIVERS, min_size=1, max_size=3, unique=True))
+        devices = [
+            gpu_device(name=f"d{i}", driver=d, device_class=d) for i, d in enumerate(drivers)
+        ]
+        pools.append(gpu_pool(pool, 1, *devices))
+    out["status"]["gpuPools"] = pools
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cluster=clusters(), derive=st.booleans())
+def test_the_stamp_composes_what_reading_the_cluster_composes(
+    cluster: dict[str, Any], derive: bool
+) -> None:
+    plain = ModelReplica.model_validate(replica())
+    model = InferenceCluster.model_validate(cluster)
+    info = cluster_info(plain, model)
+    with_stamp = plain.model_copy(
+        update={"spec": plain.spec.model_copy(update={"cluster_info": info})}
+    )
+    reading = compose_replica(plain, model, derive_provider_config=derive)
+    alone = compose_replica(with_stamp, None, derive_provider_config=derive)
+    assert alone == reading
