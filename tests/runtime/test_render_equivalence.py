@@ -167,8 +167,9 @@ def _compare(
         ]
         rsp = _run_deployment(stubs, xr, published, observed)
         got = desired(rsp)
-        # The same objects; each replica stamped with what its cluster publishes, which
-        # render's input clusters do not (render derives the provider config itself).
+        # The same objects; each replica stamped with what its cluster publishes here
+        # (``_published``), which render's input clusters need not carry (render derives
+        # the provider config and pools when it composes).
         assert _unstamped(got) == _unstamped(
             {_key(o): o for o in [*expected_replicas, *expected_usages, *expected_endpoints]}
         )
