@@ -244,3 +244,15 @@ def test_the_stamp_composes_what_reading_the_cluster_composes(
     reading = compose_replica(plain, model, derive_provider_config=derive)
     alone = compose_replica(with_stamp, None, derive_provider_config=derive)
     assert alone == reading
+
+
+def test_only_the_drivers_that_decide_a_toleration_are_stamped() -> None:
+    cluster = copy.deepcopy(CLUSTER)
+    cluster["status"]["gpuPools"] = [
+        gpu_pool("h100", 1, gpu_device(), gpu_device(name="nic", driver="rdma.nvidia.com")),
+    ]
+    assert _info(replica(), cluster)["nodePools"] == [
+        {"name": "h100", "drivers": ["gpu.nvidia.com"]}
+    ]
+    cluster["status"]["gpuPools"] = [gpu_pool("h100", 1, gpu_device(driver="x.example.com"))]
+    assert "nodePools" not in _info(replica(), cluster)

@@ -25,7 +25,7 @@ from modelplane.composition.members import containers_of, engine_container
 from modelplane.composition.names import replica_names, workload_key
 from modelplane.composition.observed import Observed
 from modelplane.composition.routing import gateway_implementation
-from modelplane.composition.taints import pool_drivers
+from modelplane.composition.taints import TAINT_BY_DRIVER, pool_drivers
 from modelplane.composition.types import ComposedObject, Stack
 from modelplane.events import Event
 from modelplane.naming import PROVIDER_CONFIG_KIND, provider_config_name
@@ -84,7 +84,9 @@ def cluster_info(replica: ModelReplica, cluster: InferenceCluster) -> ClusterInf
     it into ``spec.clusterInfo`` (docs/api.md, "ModelReplica: clusterInfo").
 
     The drivers are those the cluster publishes for the pools the replica's members are
-    pinned to; the replica's own claims are added when it is composed, as without a stamp.
+    pinned to, the ones a taint is known for (``taints.TAINT_BY_DRIVER``: no other driver
+    changes what is composed, so none other is stamped, and the stamp stays small); the
+    replica's own claims are added when it is composed, as without a stamp.
     """
     ref = cluster.status.provider_config_ref if cluster.status is not None else None
     pinned = {m.node_pool_name for e in replica.spec.engines for m in e.members}
@@ -92,7 +94,10 @@ def cluster_info(replica: ModelReplica, cluster: InferenceCluster) -> ClusterInf
     drivers: dict[str, set[str]] = {}
     for pool in published or ():
         if pool.name in pinned:
-            drivers.setdefault(pool.name, set()).update(d.driver for d in pool.devices or ())
+            drivers.setdefault(pool.name, set()).update(
+                d.driver for d in pool.devices or () if d.driver in TAINT_BY_DRIVER
+            )
+    drivers = {name: found for name, found in drivers.items() if found}
     return ClusterInfo(
         provider_config_ref=ref if ref is not None and ref.name else None,
         stack=cluster_stack(cluster),
