@@ -4,11 +4,13 @@ Not a measurement of a live cluster: a steady-state model of Crossplane v2.3.4's
 loop over a generated fleet, fed with what this project really composes. From
 ``modelplane render examples/`` it takes the provider-kubernetes Objects each replica and
 cache composes and their sizes; from the real function (``run_bytes``) the size of a
-replica's answer; from ``dispatch``/``freshness`` each kind's TTL and calls per reconcile.
-It prints, before (60 s TTL everywhere, two calls per requirements loop) and after:
-XR reconciles/s, RunFunction calls/s, applies/s, managed resources, estimated etcd bytes
-(observed Objects with their managedFields) and provider reconciles/s, and the largest
-answer. The model's assumptions are printed with the figures.
+replica's answer; from ``freshness`` the TTL of each kind's answer in the state the
+steady fleet puts it in (a stamped replica, a settled deployment, a quiet cluster) and
+its calls per reconcile. It prints, before (60 s TTL everywhere, two calls per
+requirements loop) and after: XR reconciles/s, RunFunction calls/s, applies/s, managed
+resources, estimated etcd bytes (observed Objects with their managedFields) and provider
+reconciles/s, and the largest answer; then, at the larger fleet, where the reconciles,
+calls and applies go by kind. The model's assumptions are printed with the figures.
 
 Run: .venv/bin/python benchmarks/bench_control_plane.py
 """
@@ -39,12 +41,13 @@ from runtime.helpers import (  # noqa: E402
     replica,
     request,
     satisfy,
+    stamped,
     to_dict,
 )
 
 from modelplane.cli.main import main  # noqa: E402
 from modelplane.composition.delivery import RESOURCE_NAME_ANNOTATION as RESOURCE_KEY  # noqa: E402
-from modelplane.runtime.crossplane.freshness import SHORT_TTL, ttl_for  # noqa: E402
+from modelplane.runtime.crossplane.freshness import SHORT_TTL, State, ttl_for  # noqa: E402
 from modelplane.runtime.crossplane.server import run_bytes  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -172,9 +175,8 @@ def measure() -> Composed:
     stack = [d for d in stack if d not in shared]
     sizes = [observed_object_bytes(o) for o in ours]
     cache_sizes = [observed_object_bytes(o) for o in cache] or [0]
-    answer = run_bytes(
-        request(replica(), required={"cluster": [ready_cluster("us-east-1")]}).SerializeToString()
-    )
+    # A replica as its deployment writes it: stamped, so it is answered from its spec alone.
+    answer = run_bytes(request(stamped(replica(), ready_cluster("us-east-1"))).SerializeToString())
     return Composed(
         objects_per_replica=len(ours) / max(1, len(replicas)),
         shared_objects_per_cluster=round(len(shared) / max(1, len(shared_clusters))),
@@ -248,23 +250,32 @@ class KindLoad:
     informers: int  # resyncs per sync interval: its own informer + composed kinds'
 
 
-def fleet(
-    replicas: int, clusters: int, after: bool, composed: Composed, projected: bool = False
-) -> list[KindLoad]:
+# The state of each kind's answer in the steady state the model counts (nothing changes):
+# every replica stamped by its deployment, every deployment settled, every cluster quiet.
+STEADY: dict[str, State] = {
+    "ModelDeployment": State.SETTLED,
+    "ModelReplica": State.STAMPED,
+    "InferenceCluster": State.QUIET,
+}
+
+
+def fleet(replicas: int, clusters: int, after: bool, composed: Composed) -> list[KindLoad]:
     deployments = max(1, replicas // REPLICAS_PER_DEPLOYMENT)
 
     def ttl(kind: str) -> float:
-        return (ttl_for(kind) if after else SHORT_TTL).total_seconds()
+        state = STEADY.get(kind, State.DEFAULT)
+        return (ttl_for(kind, state) if after else SHORT_TTL).total_seconds()
 
     def calls(after_calls: int, before_calls: int) -> int:
         return after_calls if after else before_calls
 
     per = REPLICAS_PER_DEPLOYMENT
     # A deployment applies per replica its ModelReplica, its Usage and its ModelEndpoint.
+    # A stamped replica requires nothing: one call. A cluster requires its replicas by label,
+    # which no Composition can fetch ahead: two.
     return [
         KindLoad("ModelDeployment", deployments, ttl("ModelDeployment"), calls(1, 2), 3 * per, 3),
-        KindLoad("ModelReplica", replicas,
-                 ttl("ModelEndpoint" if projected else "ModelReplica"), 1 if projected else 2,
+        KindLoad("ModelReplica", replicas, ttl("ModelReplica"), calls(1, 2),
                  composed.objects_per_replica, 2),
         KindLoad("ModelEndpoint", replicas, ttl("ModelEndpoint"), 1, 2, 3),
         KindLoad("InferenceCluster", clusters, ttl("InferenceCluster"), 2,
@@ -273,16 +284,27 @@ def fleet(
     ]  # fmt: skip
 
 
+def rates(kinds: list[KindLoad]) -> dict[str, float]:
+    """XR reconciles/s of each kind: its TTL and its informers' resyncs."""
+    return {k.kind: k.count * (1 / k.ttl_s + k.informers / SYNC_INTERVAL_S) for k in kinds}
+
+
+def breakdown(
+    replicas: int, clusters: int, after: bool, composed: Composed
+) -> list[tuple[str, float, float, float]]:
+    """(kind, XR reconciles/s, RunFunction calls/s, applies/s) of each kind."""
+    kinds = fleet(replicas, clusters, after, composed)
+    rate = rates(kinds)
+    return [
+        (k.kind, rate[k.kind], rate[k.kind] * k.calls, rate[k.kind] * k.composed) for k in kinds
+    ]
+
+
 def figures(
-    replicas: int,
-    clusters: int,
-    after: bool,
-    composed: Composed,
-    real: Answers,
-    projected: bool = False,
+    replicas: int, clusters: int, after: bool, composed: Composed, real: Answers
 ) -> dict[str, float]:
-    kinds = fleet(replicas, clusters, after, composed, projected)
-    rate = {k.kind: k.count * (1 / k.ttl_s + k.informers / SYNC_INTERVAL_S) for k in kinds}
+    kinds = fleet(replicas, clusters, after, composed)
+    rate = rates(kinds)
     per_cluster = composed.stack_objects_per_cluster + composed.shared_objects_per_cluster
     # Usages are applied like the rest, but no provider manages or polls them.
     managed = replicas * composed.objects_per_replica + clusters * (
@@ -305,8 +327,6 @@ def figures(
         "Usage reconciles/s": usages / USAGE_POLL_S,
         "  their API GETs/s": USAGE_GETS * usages / USAGE_POLL_S,
         "largest answer bytes": max(real.deployment, cache_answer),
-        "  of which ModelReplica reconciles/s": rate["ModelReplica"],
-        "  of which InferenceCluster reconciles/s": rate["InferenceCluster"],
     }
 
 
@@ -329,9 +349,9 @@ def main_() -> None:
     print("  (XR informer + each composed kind's); Crossplane applies every composed resource")
     print("  on every reconcile; provider-kubernetes polls every Object every 10 min.")
     print("  before: 60 s TTL for every kind, 2 calls per loop for every kind that requires;")
-    print("  after: per-kind TTL (freshness.READS), 1 call where only static requirements.")
-    print("  projected: after, and the replica reads nothing but its spec (its cluster's")
-    print("  provider config, stack and gateway stamped by the deployment): long TTL, 1 call.")
+    print("  after: each answer's TTL by kind and state (freshness.READS) in the steady state:")
+    print("  replicas stamped by their deployment (1 h, 1 call), deployments settled (5 min),")
+    print("  clusters quiet (10 min); 1 call where only static requirements.")
     print("  largest answer: the real function's, for a deployment of 100 replicas and a cache")
     print("  matching every cluster with its staging clusters started; before: every cluster")
     print("  of the cache staging at once (its PVC, owner and Job each).")
@@ -339,12 +359,11 @@ def main_() -> None:
         real = answers(clusters)
         before = figures(replicas, clusters, False, composed, real)
         after = figures(replicas, clusters, True, composed, real)
-        projected = figures(replicas, clusters, True, composed, real, projected=True)
         print(f"\n{replicas:,} replicas over {clusters:,} clusters")
-        print(f"  {'figure':42} {'before':>16} {'after':>16} {'projected':>16}")
+        print(f"  {'figure':42} {'before':>16} {'after':>16}")
         for name in before:
-            b, a, p = before[name], after[name], projected[name]
-            print(f"  {name:42} {b:16,.1f} {a:16,.1f} {p:16,.1f}")
+            b, a = before[name], after[name]
+            print(f"  {name:42} {b:16,.1f} {a:16,.1f}")
         over = {
             name: "YES" if figs["largest answer bytes"] > RECEIVE_LIMIT else "no"
             for name, figs in [("before", before), ("after", after)]
@@ -352,6 +371,19 @@ def main_() -> None:
         print(
             "  largest answer over Crossplane's 4 MiB receive limit: "
             f"before {over['before']}, after {over['after']}"
+        )
+    replicas, clusters = 20000, 1000
+    print(f"\nBy kind at {replicas:,} replicas over {clusters:,} clusters, before -> after:")
+    print(f"  {'kind':18} {'XR reconciles/s':>22} {'RunFunction calls/s':>22} {'applies/s':>22}")
+    pairs = zip(
+        breakdown(replicas, clusters, False, composed),
+        breakdown(replicas, clusters, True, composed),
+        strict=True,
+    )
+    for (kind, r0, c0, a0), (_, r1, c1, a1) in pairs:
+        print(
+            f"  {kind:18} {r0:10,.1f} -> {r1:8,.1f} {c0:10,.1f} -> {c1:8,.1f}"
+            f" {a0:10,.1f} -> {a1:8,.1f}"
         )
     # The cluster count at which a cache's answer crossed the limit before waves.
     crossing = RECEIVE_LIMIT // real.cache_per_staging_cluster + 1

@@ -19,6 +19,7 @@ import crossplane.function.proto.v1.run_function_pb2 as fnv1
 from google.protobuf import json_format, struct_pb2
 
 from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.composition.replica import cluster_info
 from modelplane.naming import CLUSTER_LABEL
 from modelplane.runtime.crossplane import dispatch
 from modelplane.runtime.crossplane.proto import request_from_proto, response_to_proto
@@ -400,6 +401,16 @@ def replica(
             ]
         }
     return obj
+
+
+def stamped(replica_obj: Mapping[str, Any], cluster: Mapping[str, Any]) -> dict[str, Any]:
+    """``replica_obj`` with ``spec.clusterInfo`` as its deployment stamps it from ``cluster``."""
+    out = copy.deepcopy(dict(replica_obj))
+    info = cluster_info(
+        ModelReplica.model_validate(out), InferenceCluster.model_validate(dict(cluster))
+    )
+    out["spec"]["clusterInfo"] = info.to_wire()
+    return out
 
 
 def worked_example_cluster() -> dict[str, Any]:

@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 import yaml
 
-from modelplane.api import InferenceClass, InferenceCluster
+from modelplane.api import InferenceClass, InferenceCluster, ModelReplica
 from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.cli.main import main
+from modelplane.composition.replica import cluster_info
 from modelplane.naming import CLUSTER_LABEL, DEPLOYMENT_LABEL, cache_usage_key, child_name
 from tests.paths import EXAMPLES
 
@@ -87,6 +88,15 @@ def _by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 def _objects(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return _by_kind(objects, "Object")
+
+
+def _unstamped(objects: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The objects with each ModelReplica's ``spec.clusterInfo`` left out."""
+    out = copy.deepcopy(objects)
+    for obj in out.values():
+        if obj["kind"] == "ModelReplica":
+            obj["spec"].pop("clusterInfo", None)
+    return out
 
 
 def _run_deployment(
@@ -157,9 +167,18 @@ def _compare(
         ]
         rsp = _run_deployment(stubs, xr, published, observed)
         got = desired(rsp)
-        assert got == {
-            _key(o): o for o in [*expected_replicas, *expected_usages, *expected_endpoints]
-        }
+        # The same objects; each replica stamped with what its cluster publishes here
+        # (``_published``), which render's input clusters need not carry (render derives
+        # the provider config and pools when it composes).
+        assert _unstamped(got) == _unstamped(
+            {_key(o): o for o in [*expected_replicas, *expected_usages, *expected_endpoints]}
+        )
+        by_name = {o["metadata"]["name"]: o for o in published if o["kind"] == "InferenceCluster"}
+        for key, obj in got.items():
+            if obj["kind"] == "ModelReplica":
+                model = ModelReplica.model_validate(obj)
+                cluster = InferenceCluster.model_validate(by_name[model.spec.cluster_name])
+                assert obj["spec"]["clusterInfo"] == cluster_info(model, cluster).to_wire(), key
         status = dict(composite_status(rsp))
         status["conditions"] = [
             dict(zip(("type", "status", "reason", "message"), c, strict=True))
@@ -173,7 +192,8 @@ def _compare(
             if r["metadata"]["name"] not in {o["metadata"]["name"] for o in observed_replicas}
         )
         for replica in expected_replicas:
-            objects = _run_replica(stubs, replica, world)
+            # The replica as the deployment function wrote it, stamped.
+            objects = _run_replica(stubs, got[_key(replica)], world)
             # Every Object render composed for this replica, not only those the function
             # returned: the function may neither add nor drop one. A composed object's name
             # starts with its replica's (child_name keeps the leading parts).

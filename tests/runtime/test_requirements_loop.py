@@ -24,9 +24,12 @@ from modelplane.runtime.crossplane.dispatch import HANDLERS, REQUIREMENTS
 from modelplane.runtime.crossplane.freshness import (
     EDITED_TTL,
     LONG_TTL,
+    QUIET_TTL,
     READS,
+    SETTLED_TTL,
     SHORT_TTL,
     Change,
+    State,
     ttl_for,
 )
 from modelplane.runtime.crossplane.server import run_bytes
@@ -44,6 +47,7 @@ from .helpers import (
     replica,
     request,
     satisfy,
+    stamped,
 )
 
 WORLD: list[dict[str, Any]] = [ready_cluster("us-east-1"), inference_class(), model_cache()]
@@ -134,6 +138,12 @@ LOOPS = [
     pytest.param(_cache(auth=False), "ModelCache", 1, id="cache: static only"),
     pytest.param(_cache(auth=True), "ModelCache", 1, id="cache: authSecret asks for nothing"),
     pytest.param(replica(), "ModelReplica", 2, id="replica: its cluster"),
+    pytest.param(
+        stamped(replica(), ready_cluster("us-east-1")),
+        "ModelReplica",
+        1,
+        id="replica: stamped, nothing",
+    ),
     pytest.param(existing_cluster(), "InferenceCluster", 2, id="cluster: classes, replicas"),
     pytest.param(inference_class(), "InferenceClass", 1, id="class: nothing"),
 ]
@@ -180,33 +190,54 @@ def test_the_packaged_step_is_what_packaging_builds() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "ttl"),
+    ("kind", "state", "ttl"),
     [
-        ("InferenceClass", LONG_TTL),
-        ("ModelEndpoint", LONG_TTL),
-        ("InferenceGateway", LONG_TTL),
-        ("ModelReplica", EDITED_TTL),
-        ("InferenceCluster", SHORT_TTL),
-        ("ModelDeployment", SHORT_TTL),
-        ("ModelCache", SHORT_TTL),
-        ("ModelService", SHORT_TTL),
-        ("Unknown", SHORT_TTL),
+        ("InferenceClass", State.DEFAULT, LONG_TTL),
+        ("ModelEndpoint", State.DEFAULT, LONG_TTL),
+        ("InferenceGateway", State.DEFAULT, LONG_TTL),
+        ("ModelReplica", State.DEFAULT, EDITED_TTL),
+        ("ModelReplica", State.STAMPED, LONG_TTL),
+        ("InferenceCluster", State.DEFAULT, SHORT_TTL),
+        ("InferenceCluster", State.QUIET, QUIET_TTL),
+        ("ModelDeployment", State.DEFAULT, SHORT_TTL),
+        ("ModelDeployment", State.SETTLED, SETTLED_TTL),
+        ("ModelCache", State.DEFAULT, SHORT_TTL),
+        ("ModelService", State.DEFAULT, SHORT_TTL),
+        ("Unknown", State.DEFAULT, SHORT_TTL),
+        # A state a kind does not have reads as its default.
+        ("ModelCache", State.SETTLED, SHORT_TTL),
     ],
 )
-def test_each_kind_answers_with_the_ttl_of_what_it_reads(
-    kind: str, ttl: datetime.timedelta
+def test_each_answer_gets_the_ttl_of_what_it_reads(
+    kind: str, state: State, ttl: datetime.timedelta
 ) -> None:
-    assert ttl_for(kind) == ttl
+    assert ttl_for(kind, state) == ttl
 
 
 def test_every_served_kind_says_what_it_reads() -> None:
     assert set(READS) == set(HANDLERS)
+    assert all(State.DEFAULT in rows for rows in READS.values())
+
+
+# A composite of each kind in each of its states beyond the default: what it requires.
+STATE_SAMPLES: dict[tuple[str, State], dict[str, Any]] = {
+    ("ModelReplica", State.DEFAULT): replica(),
+    ("ModelReplica", State.STAMPED): stamped(replica(), ready_cluster("us-east-1")),
+    ("ModelDeployment", State.SETTLED): deployment(),
+    ("InferenceCluster", State.QUIET): existing_cluster(),
+}
 
 
 def test_a_kind_that_requires_something_reads_something_unwatched() -> None:
     for kind in HANDLERS:
-        unwatched = [r for r in READS[kind] if r.change is not Change.WATCHED]
+        unwatched = [r for r in READS[kind][State.DEFAULT] if r.change is not Change.WATCHED]
         assert bool(unwatched) == (kind in REQUIREMENTS), kind
+    # In every state: a stamped replica requires nothing and reads nothing unwatched.
+    states = {(kind, state) for kind, rows in READS.items() for state in rows}
+    assert states - {(k, State.DEFAULT) for k in READS} <= set(STATE_SAMPLES)
+    for (kind, state), xr in STATE_SAMPLES.items():
+        unwatched = [r for r in READS[kind][state] if r.change is not Change.WATCHED]
+        assert bool(unwatched) == bool(REQUIREMENTS[kind](xr)), (kind, state)
 
 
 def test_the_ttl_is_on_the_wire() -> None:

@@ -17,6 +17,7 @@ from modelplane.api.base import (
     rule,
     validations,
 )
+from modelplane.api.inferencecluster import GatewayImplementation, ProviderConfigRef, Stack
 from modelplane.api.meta import CONDITIONS_LIST, Condition, NameRef, ObjectMeta
 from modelplane.api.modeldeployment import (
     MD_06,
@@ -112,6 +113,49 @@ class ReplicaEngine(KubeModel):
     ]
 
 
+class ClusterInfoPool(KubeModel):
+    """A pool the replica's members are pinned to, with the DRA drivers its cluster publishes
+    for it (``status.gpuPools[].devices[].driver``)."""
+
+    name: str = Field(min_length=1, max_length=253)
+    # A published pool lists at most 16 devices, so at most 16 drivers.
+    drivers: Annotated[
+        tuple[Annotated[str, Field(min_length=1, max_length=253)], ...],
+        Field(max_length=16, json_schema_extra=ATOMIC),
+    ] = ()
+
+
+class ClusterInfo(KubeModel):
+    """What the replica's composition reads of its InferenceCluster, stamped by its
+    ModelDeployment (docs/api.md, "ModelReplica: clusterInfo").
+
+    Present, the replica function reads nothing but the replica; absent (a replica written
+    by an older release), it requires its InferenceCluster and reads the same facts there.
+    Not part of the replica's identity or template revision: refreshing it never rolls
+    the replica.
+    """
+
+    provider_config_ref: ProviderConfigRef | None = Field(
+        default=None,
+        description="The cluster's status.providerConfigRef; absent while it publishes none.",
+    )
+    stack: Stack = Field(default="Standard", description="The cluster's spec.stack.")
+    gateway_implementation: GatewayImplementation | None = Field(
+        default=None,
+        description="The cluster's gateway implementation (declared, observed or derived).",
+    )
+    node_pools: (
+        Annotated[
+            tuple[ClusterInfoPool, ...],
+            Field(min_length=1, max_length=16, json_schema_extra=list_map("name")),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="The drivers the cluster publishes for each pool the members are pinned to.",
+    )
+
+
 class ModelReplicaSpec(KubeModel):
     """The desired state of one replica."""
 
@@ -127,6 +171,7 @@ class ModelReplicaSpec(KubeModel):
         Field(min_length=1, max_length=8, json_schema_extra=list_map("name")),
     ]
     crossplane: FreeForm | None = None
+    cluster_info: ClusterInfo | None = None
 
 
 class ModelReplicaStatus(OpenModel):

@@ -5,10 +5,13 @@ Pure: the same replica, cluster and observed objects always give the same result
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from modelplane.api import InferenceCluster, ModelReplica
+from modelplane.api.inferencecluster import GatewayImplementation
 from modelplane.api.meta import UNRESOLVED, Condition, Unresolved
+from modelplane.api.modelreplica import ClusterInfo, ClusterInfoPool
 from modelplane.composition.conditions import (
     ClusterProblem,
     composite_ready,
@@ -22,7 +25,7 @@ from modelplane.composition.members import containers_of, engine_container
 from modelplane.composition.names import replica_names, workload_key
 from modelplane.composition.observed import Observed
 from modelplane.composition.routing import gateway_implementation
-from modelplane.composition.taints import pool_drivers
+from modelplane.composition.taints import TAINT_BY_DRIVER, pool_drivers
 from modelplane.composition.types import ComposedObject, Stack
 from modelplane.events import Event
 from modelplane.naming import PROVIDER_CONFIG_KIND, provider_config_name
@@ -76,10 +79,82 @@ def _engine_image(replica: ModelReplica) -> str:
     return container.image
 
 
-def _problem(
-    cluster: InferenceCluster | Unresolved | None, derive_provider_config: bool
-) -> tuple[ClusterProblem | None, tuple[str, str] | None]:
-    """Why the cluster is unresolved (if it is), else its provider config."""
+def cluster_info(replica: ModelReplica, cluster: InferenceCluster) -> ClusterInfo:
+    """Every fact of ``cluster`` the replica's composition reads, as its deployment stamps
+    it into ``spec.clusterInfo`` (docs/api.md, "ModelReplica: clusterInfo").
+
+    The drivers are those the cluster publishes for the pools the replica's members are
+    pinned to, the ones a taint is known for (``taints.TAINT_BY_DRIVER``: no other driver
+    changes what is composed, so none other is stamped, and the stamp stays small); the
+    replica's own claims are added when it is composed, as without a stamp.
+    """
+    ref = cluster.status.provider_config_ref if cluster.status is not None else None
+    pinned = {m.node_pool_name for e in replica.spec.engines for m in e.members}
+    published = cluster.status.gpu_pools if cluster.status is not None else None
+    drivers: dict[str, set[str]] = {}
+    for pool in published or ():
+        if pool.name in pinned:
+            drivers.setdefault(pool.name, set()).update(
+                d.driver for d in pool.devices or () if d.driver in TAINT_BY_DRIVER
+            )
+    drivers = {name: found for name, found in drivers.items() if found}
+    return ClusterInfo(
+        provider_config_ref=ref if ref is not None and ref.name else None,
+        stack=cluster_stack(cluster),
+        gateway_implementation=gateway_implementation(cluster),
+        node_pools=tuple(
+            ClusterInfoPool(name=name, drivers=tuple(sorted(drivers[name])))
+            for name in sorted(drivers)
+        )
+        or None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterFacts:
+    """What a replica's objects depend on of its cluster, from its stamp or the cluster."""
+
+    provider: tuple[str, str]
+    stack: Stack
+    gateway: GatewayImplementation | None
+    drivers: Mapping[str, frozenset[str]]
+
+
+def _stamped_facts(
+    replica: ModelReplica, info: ClusterInfo, derive_provider_config: bool
+) -> tuple[ClusterProblem | None, ClusterFacts | None]:
+    """The facts of a replica carrying ``spec.clusterInfo``: nothing else is read."""
+    ref = info.provider_config_ref
+    provider = (ref.kind, ref.name) if ref is not None and ref.name else None
+    if provider is None and derive_provider_config:
+        provider = PROVIDER_CONFIG_KIND, provider_config_name(replica.spec.cluster_name)
+    if provider is None:
+        return "NoProviderConfig", None
+    # The replica's own claims name the drivers of its pools too, as ``pool_drivers`` adds.
+    drivers = {name: set(found) for name, found in pool_drivers(replica).items()}
+    for pool in info.node_pools or ():
+        drivers.setdefault(pool.name, set()).update(pool.drivers)
+    return None, ClusterFacts(
+        provider,
+        info.stack,
+        info.gateway_implementation,
+        {name: frozenset(found) for name, found in drivers.items()},
+    )
+
+
+def _facts(
+    replica: ModelReplica,
+    cluster: InferenceCluster | Unresolved | None,
+    derive_provider_config: bool,
+) -> tuple[ClusterProblem | None, ClusterFacts | None]:
+    """Why the cluster is unresolved (if it is), else what the replica reads of it.
+
+    A replica whose deployment stamped ``spec.clusterInfo`` reads that and ignores
+    ``cluster``; one without (written by an older release) reads its InferenceCluster.
+    """
+    info = replica.spec.cluster_info
+    if info is not None:
+        return _stamped_facts(replica, info, derive_provider_config)
     if cluster is UNRESOLVED:
         return "NotFetched", None
     if cluster is None:
@@ -89,7 +164,12 @@ def _problem(
         provider = derived_provider_config(cluster)
     if provider is None:
         return "NoProviderConfig", None
-    return None, provider
+    return None, ClusterFacts(
+        provider,
+        cluster_stack(cluster),
+        gateway_implementation(cluster),
+        pool_drivers(replica, cluster),
+    )
 
 
 def compose_replica(
@@ -103,7 +183,8 @@ def compose_replica(
 
     ``observed`` maps resource keys to the observed provider-kubernetes Objects (their
     typed views).
-    ``cluster`` None means the InferenceCluster was not found; UNRESOLVED, not fetched
+    A replica carrying ``spec.clusterInfo`` is composed from it alone and ``cluster`` is
+    not read (the function then requires nothing). Without it, ``cluster`` None means the InferenceCluster was not found; UNRESOLVED, not fetched
     yet (function runtime). With
     ``derive_provider_config`` (local ``render``) a cluster without
     ``status.providerConfigRef`` gets the derived one; otherwise it is unresolved and,
@@ -113,12 +194,12 @@ def compose_replica(
     seen: Observed = observed or {}
     cluster_name = replica.spec.cluster_name
     workloads = [workload_key(e.name) for e in replica.spec.engines]
-    problem, provider = _problem(cluster, derive_provider_config)
+    problem, facts = _facts(replica, cluster, derive_provider_config)
     conditions = replica_conditions(workloads, seen, problem, cluster_name)
     events = replica_events(
         problem, cluster_name, _engine_image(replica), any(k in seen for k in workloads)
     )
-    if problem is not None or cluster is None or cluster is UNRESOLVED or provider is None:
+    if problem is not None or facts is None:
         kept = [
             ComposedObject(key, obj.kept, ready_flag(readiness_policy(obj), obj))
             for key, obj in seen.items()
@@ -128,15 +209,11 @@ def compose_replica(
     objects = [
         ComposedObject(
             key,
-            wrap(names, key, manifest, provider),
+            wrap(names, key, manifest, facts.provider),
             ready_flag(readiness(manifest, key)["policy"], seen.get(key)),
         )
         for key, manifest in remote_objects(
-            replica,
-            names,
-            cluster_stack(cluster),
-            gateway_implementation(cluster),
-            pool_drivers(replica, cluster),
+            replica, names, facts.stack, facts.gateway, facts.drivers
         )
     ]
     return ReplicaComposition(objects, conditions, events, composite_ready(conditions), False)

@@ -29,6 +29,7 @@ from modelplane.composition import model_endpoint
 from modelplane.composition.conditions import ready_flag
 from modelplane.composition.delivery import SUCCESSFUL_CREATE
 from modelplane.composition.observed import ObservedObject
+from modelplane.composition.replica import cluster_info
 from modelplane.composition.usage import Usage, replica_usage
 from modelplane.events import Event
 from modelplane.naming import (
@@ -41,6 +42,8 @@ from modelplane.naming import (
     usage_key,
 )
 from modelplane.reconcile.conditions import (
+    PROGRESSING,
+    ROLLOUT_COMPLETE,
     DeploymentStatus,
     deployment_status,
     observed_by_identity,
@@ -147,6 +150,9 @@ class DeploymentResult:
     reads_clock: bool = False
     # One per emitted replica, in the same order: its cluster is not deleted while it is there.
     usages: list[Desired[Usage]] = field(default_factory=list)
+    # Nothing left to do that the fleet could change: every desired replica scheduled and
+    # Ready on a Ready cluster, nothing moving, rolling, waiting or draining (``settled``).
+    settled: bool = False
 
 
 def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
@@ -168,6 +174,7 @@ def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
         now=inputs.now,
         observed_usages=inputs.observed_usages,
         placed_labels=_placed_labels(inputs.clusters),
+        clusters=_by_name(inputs.clusters),
     )
 
 
@@ -190,9 +197,20 @@ def reconcile_fleet(fleet: Fleet) -> list[DeploymentResult]:
             fleet.endpoints,
             now=fleet.now,
             placed_labels=_placed_labels(fleet.clusters),
+            clusters=_by_name(fleet.clusters),
         )
         for item in scheduled
     ]
+
+
+def _by_name(clusters: Clusters) -> Mapping[str, InferenceCluster]:
+    """The clusters by name (none while unresolved): the first of a name wins."""
+    if not isinstance(clusters, Sequence):
+        return {}
+    out: dict[str, InferenceCluster] = {}
+    for cluster in clusters:
+        out.setdefault(cluster.metadata.name or "", cluster)
+    return out
 
 
 def _placed_labels(clusters: Clusters) -> Mapping[str, Mapping[str, str]]:
@@ -212,6 +230,7 @@ def finish_deployment(
     now: datetime | None = None,
     observed_usages: Mapping[str, ObservedObject] | None = None,
     placed_labels: Mapping[str, Mapping[str, str]] | None = None,
+    clusters: Mapping[str, InferenceCluster] | None = None,
 ) -> DeploymentResult:
     """Everything after the schedule: replica objects, their Usages, endpoints, status and
     readiness.
@@ -222,7 +241,9 @@ def finish_deployment(
     (docs/reconcile.md, "Drain before delete"). Every emitted replica comes with the Usage
     that keeps its cluster from being deleted, and goes with it (docs/reconcile.md,
     "Deletion protection"). ``placed_labels``: each cluster's placement labels, stamped on its
-    replicas (and so their endpoints) under the managed labels.
+    replicas (and so their endpoints) under the managed labels. ``clusters``: the fetched
+    clusters by name; what each replica's composition reads of its cluster is stamped into
+    its ``spec.clusterInfo`` (a replica whose cluster is not among them keeps its own).
     """
     ours = observed_by_identity(deployment, observed_replicas)
     endpoints_seen = _endpoints_by_identity(deployment, observed_endpoints)
@@ -254,9 +275,14 @@ def finish_deployment(
     placements = [p for p, _ in emitted]
     routed = [route for _, route in emitted]
     by_cluster = placed_labels or {}
+    fleet = clusters or {}
     models = [
         _stamped(
-            _placed(replica_object(deployment, p), by_cluster.get(p.cluster)), stamps.get(p.name)
+            _informed(
+                _placed(replica_object(deployment, p), by_cluster.get(p.cluster)),
+                fleet.get(p.cluster),
+            ),
+            stamps.get(p.name),
         )
         for p in placements
     ]
@@ -273,6 +299,7 @@ def finish_deployment(
         is not None
     ]
     draining = any(draining_since(e.object.metadata.annotations) is not None for e in endpoints)
+    reads_clock = bool(stamps) or (draining and now is not None)
     return DeploymentResult(
         deployment=deployment,
         cache=cache,
@@ -283,8 +310,48 @@ def finish_deployment(
         composite_ready=_composite_ready(result, status),
         schedule=result,
         # A drain ends with time: the same inputs remove the backend once it is over.
-        reads_clock=bool(stamps) or (draining and now is not None),
+        reads_clock=reads_clock,
         usages=usages,
+        settled=settled(result, status, fleet, draining or reads_clock),
+    )
+
+
+def settled(
+    result: Schedule,
+    status: DeploymentStatus,
+    clusters: Mapping[str, InferenceCluster],
+    in_flight: bool = False,
+) -> bool:
+    """The deployment has nothing left to do that only the fleet could change.
+
+    Parked; or every desired replica scheduled and Ready, every condition True (Progressing
+    ``RolloutComplete``), nothing moving, rolling, held back or draining (``in_flight``), and
+    every replica on a cluster that is fetched and Ready. Then what it must react to at
+    once reaches it through its own replicas and endpoints, which Crossplane watches, and
+    the fleet it reads (free capacity, a new cluster) matters only for work it does not
+    have: its answer may stay true longer (docs/crossplane.md, "Answers that stay true
+    longer").
+    """
+    if result.mode is Mode.PARKED:
+        return True
+    if result.mode is not Mode.NORMAL or in_flight:
+        return False
+    rollout = result.rollout
+    if (
+        result.superseded
+        or result.waiting
+        or (rollout is not None and (rollout.outdated or rollout.updating))
+    ):
+        return False
+    if not status.total == status.ready == result.desired:
+        return False
+    for c in status.conditions:
+        expected = ("True", ROLLOUT_COMPLETE) if c.type == PROGRESSING else ("True", c.reason)
+        if (c.status, c.reason) != expected:
+            return False
+    return all(
+        (cluster := clusters.get(p.cluster)) is not None and status_is_ready(cluster.status)
+        for p in result.replicas
     )
 
 
@@ -406,6 +473,21 @@ def _placed(model: ModelReplica, labels: Mapping[str, str] | None) -> ModelRepli
     return model.model_copy(
         update={"metadata": model.metadata.model_copy(update={"labels": merged})}
     )
+
+
+def _informed(model: ModelReplica, cluster: InferenceCluster | None) -> ModelReplica:
+    """The replica with what its composition reads of its cluster in ``spec.clusterInfo``.
+
+    Never part of its identity or revision (its name and template hash are computed without
+    it), so a fresher stamp updates the replica in place and rolls nothing. A cluster not
+    fetched leaves the replica's own stamp, or none.
+    """
+    if cluster is None:
+        return model
+    info = cluster_info(model, cluster)
+    if model.spec.cluster_info == info:
+        return model
+    return model.model_copy(update={"spec": model.spec.model_copy(update={"cluster_info": info})})
 
 
 def _stamped(model: ModelReplica, since: str | None) -> ModelReplica:

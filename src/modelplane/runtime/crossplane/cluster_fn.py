@@ -8,7 +8,7 @@ into the response.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from modelplane.api import (
@@ -18,8 +18,10 @@ from modelplane.api import (
     ModelReplica,
     TelemetryDestination,
 )
+from modelplane.api.inferencecluster import ClusterOccupancy
 from modelplane.reconcile.cluster import ClassLookups, compose_cluster
 from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.freshness import State
 from modelplane.runtime.crossplane.held import held_response
 from modelplane.runtime.crossplane.messages import (
     FunctionRequest,
@@ -35,6 +37,7 @@ from modelplane.runtime.crossplane.requirements import (
     cluster_requirements,
 )
 from modelplane.runtime.wire import kept_object, observed_objects
+from modelplane.scheduling.rollout import ready
 
 
 def lookup_classes(cluster: InferenceCluster, required: Mapping[str, Any]) -> ClassLookups:
@@ -67,6 +70,24 @@ def cluster_of(composite: Mapping[str, Any] | None) -> InferenceCluster:
     return cluster
 
 
+def quiet(
+    cluster: InferenceCluster,
+    occupancy: ClusterOccupancy | None,
+    replicas: Sequence[ModelReplica] | None,
+) -> bool:
+    """Nothing placed on the cluster is in flight: the occupancy computed now is the one it
+    already published, and every replica pinned to it is Ready.
+
+    Then the replicas it reads change only when another deployment places or removes one,
+    and that deployment charges its own replica itself until the cluster publishes it: the
+    answer may stay true longer (docs/crossplane.md, "Answers that stay true longer").
+    """
+    if replicas is None:
+        return False
+    published = cluster.status.occupancy if cluster.status is not None else None
+    return occupancy == published and all(ready(r) for r in replicas)
+
+
 def run_cluster(request: FunctionRequest) -> FunctionResponse:
     """The cluster function: requirements, composed objects, status, condition, readiness."""
     cluster = cluster_of(request.composite)
@@ -89,4 +110,5 @@ def run_cluster(request: FunctionRequest) -> FunctionResponse:
         conditions=composed.conditions,
         results=[Result(e.severity, e.message) for e in composed.events],
         requirements=requirements,
+        state=State.QUIET if quiet(cluster, composed.status.occupancy, replicas) else State.DEFAULT,
     )

@@ -30,6 +30,7 @@ from modelplane.reconcile.deployment import (
     reconcile_deployment,
 )
 from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.freshness import State
 from modelplane.runtime.crossplane.held import held_resources
 from modelplane.runtime.crossplane.messages import (
     FunctionRequest,
@@ -157,6 +158,8 @@ def to_response(result: DeploymentResult, requirements: list[Requirement]) -> Fu
         results=[Result(e.severity, e.message) for e in result.events],
         requirements=requirements,
         timeless=not result.reads_clock,
+        # A settled deployment's answer stays true longer (freshness.READS).
+        state=State.SETTLED if result.settled else State.DEFAULT,
     )
 
 

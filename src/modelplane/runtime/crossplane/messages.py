@@ -14,6 +14,7 @@ from modelplane.api.base import GROUP_VERSION
 from modelplane.api.meta import Condition
 from modelplane.composition.types import ComposedObject
 from modelplane.events import Event
+from modelplane.runtime.crossplane.freshness import State
 
 Severity = Literal["Fatal", "Warning", "Normal"]
 
@@ -80,6 +81,8 @@ class FunctionResponse:
     # False when the answer depends on the time as well as the request (a rollout's progress
     # deadline): the server then never answers the same request from memory.
     timeless: bool = True
+    # What the function found, for the answer's TTL (``freshness.READS``).
+    state: State = State.DEFAULT
 
     @property
     def fatal(self) -> bool:

@@ -134,13 +134,13 @@ def response_to_proto(
 ) -> fnv1.RunFunctionResponse:
     """The wire response: the request's desired state and context passed through, plus ours.
 
-    The TTL is the composite kind's (``freshness``).
+    The TTL is the composite kind's in the answer's state (``freshness``).
 
     On a Fatal result the desired state is passed through unchanged: Crossplane applies
     nothing from a failed pipeline, and nothing composed earlier is dropped from it.
     """
     ttl = duration_pb2.Duration()
-    ttl.FromTimedelta(ttl_for(composite_kind(request)))
+    ttl.FromTimedelta(ttl_for(composite_kind(request), response.state))
     out = fnv1.RunFunctionResponse(meta=fnv1.ResponseMeta(tag=request.meta.tag, ttl=ttl))
     out.desired.CopyFrom(request.desired)
     if request.HasField("context"):

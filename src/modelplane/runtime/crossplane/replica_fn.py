@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.api import InferenceCluster, ModelReplica
-from modelplane.api.meta import UNRESOLVED
+from modelplane.api.meta import UNRESOLVED, Unresolved
 from modelplane.composition import compose_replica
 from modelplane.composition.observed import ObservedObject
 from modelplane.runtime.crossplane import documents
+from modelplane.runtime.crossplane.freshness import State
 from modelplane.runtime.crossplane.held import held_response
 from modelplane.runtime.crossplane.messages import (
     FunctionRequest,
@@ -43,22 +44,28 @@ def observed_objects(observed: Mapping[str, Mapping[str, Any]]) -> dict[str, Obs
 
 
 def run_replica(request: FunctionRequest) -> FunctionResponse:
-    """The replica function: requirement, composed Objects, conditions, events, readiness."""
+    """The replica function: requirement, composed Objects, conditions, events, readiness.
+
+    A replica its deployment stamped (``spec.clusterInfo``) requires and reads nothing
+    else; one written by an older release requires its InferenceCluster.
+    """
     replica = documents.composite(request.composite, ModelReplica)
     requirements = replica_requirements(replica)
-    try:
-        items = documents.required(request.required, CLUSTER, InferenceCluster)
-    except documents.Refused as refused:
-        return held_response(request, str(refused), requirements, kept_object)
-    composition = compose_replica(
-        replica,
-        UNRESOLVED if items is None else pick_cluster(items, replica.spec.cluster_name),
-        observed_objects(request.observed),
-    )
+    stamped = replica.spec.cluster_info is not None
+    cluster: InferenceCluster | Unresolved | None = UNRESOLVED
+    if not stamped:
+        try:
+            items = documents.required(request.required, CLUSTER, InferenceCluster)
+        except documents.Refused as refused:
+            return held_response(request, str(refused), requirements, kept_object)
+        if items is not None:
+            cluster = pick_cluster(items, replica.spec.cluster_name)
+    composition = compose_replica(replica, cluster, observed_objects(request.observed))
     return FunctionResponse(
         resources=list(composition.objects),
         composite_ready=composition.ready,
         conditions=composition.conditions,
         results=[Result(e.severity, e.message) for e in composition.events],
         requirements=requirements,
+        state=State.STAMPED if stamped else State.DEFAULT,
     )

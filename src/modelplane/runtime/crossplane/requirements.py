@@ -83,7 +83,10 @@ def deployment_requirements(deployment: ModelDeployment) -> list[Requirement]:
 
 
 def replica_requirements(replica: ModelReplica) -> list[Requirement]:
-    """The replica function's one lookup: the cluster it is pinned to."""
+    """The replica function's one lookup: the cluster it is pinned to; none when its
+    deployment stamped what it reads of the cluster (``spec.clusterInfo``)."""
+    if replica.spec.cluster_info is not None:
+        return []
     return [Requirement(CLUSTER, "InferenceCluster", match_name=replica.spec.cluster_name)]
 
 
