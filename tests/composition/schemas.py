@@ -62,6 +62,7 @@ CRD_FILES = {
     ("gateway.networking.k8s.io", "GatewayClass"): "gateway.networking.k8s.io_gatewayclasses.yaml",
     # The front door: Envoy Gateway v1.8.3 and Envoy AI Gateway v1.1.0 (../shared/schemas/SOURCES-frontdoor.md).
     ("gateway.envoyproxy.io", "Backend"): "gateway.envoyproxy.io_backends.yaml",
+    ("gateway.envoyproxy.io", "SecurityPolicy"): "gateway.envoyproxy.io_securitypolicies.yaml",
     (
         "gateway.envoyproxy.io",
         "BackendTrafficPolicy",

@@ -184,7 +184,7 @@ def test_the_packaged_step_is_what_packaging_builds() -> None:
     [
         ("InferenceClass", LONG_TTL),
         ("ModelEndpoint", LONG_TTL),
-        ("InferenceGateway", LONG_TTL),
+        ("InferenceGateway", SHORT_TTL),
         ("ModelReplica", EDITED_TTL),
         ("InferenceCluster", SHORT_TTL),
         ("ModelDeployment", SHORT_TTL),

@@ -60,7 +60,11 @@ _OWN = Read("its own spec and composed resources", Change.WATCHED)
 READS: Mapping[str, tuple[Read, ...]] = {
     "InferenceClass": (Read("its own spec", Change.WATCHED),),
     "ModelEndpoint": (_OWN,),
-    "InferenceGateway": (_OWN,),
+    "InferenceGateway": (
+        _OWN,
+        Read("its InferenceCluster (readiness, provider config) and every gateway", Change.FLEET),
+        Read("provider-kubernetes' runtime config; the caller-key Secrets", Change.EDITED),
+    ),
     "ModelReplica": (
         _OWN,
         Read(
@@ -91,7 +95,8 @@ READS: Mapping[str, tuple[Read, ...]] = {
     "ModelService": (
         _OWN,
         Read("the ModelEndpoints of its namespace", Change.FLEET),
-        Read("the InferenceGateway default", Change.EDITED),
+        Read("every InferenceGateway (address) and InferenceCluster", Change.FLEET),
+        Read("provider-kubernetes' runtime config", Change.EDITED),
     ),
 }
 
