@@ -124,7 +124,7 @@ PLACEMENT_REFUSALS = [
 def test_a_cluster_that_cannot_run_the_front_door_is_refused(
     cluster: InferenceCluster | None, reason: str, words: str
 ) -> None:
-    result = _run(_gateway(), cluster=cluster, observed=_programmed())
+    result = _run(_gateway(), cluster=cluster)
     assert result.objects == []  # nothing composed
     [ready] = result.conditions
     assert (ready.type, ready.status, ready.reason) == ("Ready", "False", reason)
@@ -341,3 +341,26 @@ def test_secrets_are_copied_only_with_sanitize_secrets(
 def test_the_package_ships_the_runtime_config_the_check_accepts() -> None:
     assert sanitize_problem(provider_kubernetes(), runtime_config()) is None
     assert provider_kubernetes()["spec"]["package"].endswith("provider-kubernetes:v1.2.1")
+
+
+def test_a_cluster_turning_not_ready_keeps_the_front_door_composed_there() -> None:
+    """Not Ready refuses a new gateway, but a Gateway already composed is kept (and reported):
+    a cluster's readiness flapping must not delete the front door."""
+    not_ready = _cluster(ready=False)
+    fresh = _run(_gateway(), cluster=not_ready)
+    assert fresh.objects == [] and fresh.conditions[0].reason == "ClusterNotReady"
+    placed = _run(_gateway(), cluster=not_ready, observed=_programmed())
+    assert [o.key for o in placed.objects] == [FRONT_GATEWAY_KEY]
+    [ready] = placed.conditions
+    assert (ready.status, ready.reason) == ("False", "ClusterNotReady")
+    assert ready.message.startswith("spec.clusterName: ") and "keeping" in ready.message
+    # A cluster gone, or no longer Envoy Gateway's, is not held.
+    for gone in (None, _cluster(implementation="GKE")):
+        assert _run(_gateway(), cluster=gone, observed=_programmed()).objects == []
+
+
+def test_an_existing_gateway_is_kept_while_its_policy_is_not_ready() -> None:
+    observed = _programmed()
+    del observed[SECURITY_POLICY_KEY]
+    result = _run(_gateway(auth=AUTH), keys=("k",), observed=observed)
+    assert FRONT_GATEWAY_KEY in _by_key(result)

@@ -15,6 +15,7 @@ from typing import Any
 
 from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
 from modelplane.composition.namespaces import NAMESPACE_MANAGEMENT_POLICIES
+from modelplane.composition.observed import ObservedObject
 from modelplane.naming import SERVICE_ROUTE_KEY, backend_service_name
 from modelplane.reconcile.endpoint import reconcile_endpoint
 from modelplane.reconcile.service import ServiceResult, gateway_key, reconcile_service
@@ -180,3 +181,20 @@ def test_two_services_sharing_an_endpoint_never_manage_one_object() -> None:
 
     assert remote_names("a").isdisjoint(remote_names("b"))
     assert all(name != backend_service_name("e") for _, name in remote_names("a"))
+
+
+def test_a_route_on_a_cluster_turning_not_ready_is_kept() -> None:
+    not_ready = {
+        **CLUSTERS,
+        "us": InferenceCluster.model_validate(
+            front_door_cluster("us", provider_config="us-cfg", ready=False)
+        ),
+    }
+    gateway = _gateway("us", "us")
+
+    def run(observed: dict[str, ObservedObject]) -> ServiceResult:
+        return reconcile_service(_service(), [_endpoint("e")], [gateway], not_ready, None, observed)
+
+    assert run({}).objects == []  # never placed: nothing composed
+    placed = {gateway_key(gateway, "namespace"): ObservedObject()}
+    assert gateway_key(gateway, SERVICE_ROUTE_KEY) in {o.key for o in run(placed).objects}

@@ -49,10 +49,13 @@ RUNTIME_CONTAINER = "package-runtime"
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """Why a gateway is not placed: the condition reason and its message."""
+    """Why a gateway is not placed: the condition reason and its message. ``hold``: only the
+    cluster's readiness is wanting, so a front door already composed there is kept (a cluster
+    that turns NotReady for a while does not take its Gateway and routes down with it)."""
 
     reason: str
     message: str
+    hold: bool = False
 
 
 def placement_problem(
@@ -62,10 +65,10 @@ def placement_problem(
 ) -> Refusal | None:
     """Why ``gateway`` cannot run on the cluster its ``spec.clusterName`` names, or None.
 
-    The cluster must exist, be Ready, publish its provider config and declare Envoy Gateway;
+    The cluster must exist, declare Envoy Gateway, publish its provider config and be Ready;
     of several gateways naming one cluster the oldest (then the first by name) runs there
     (upstream: "A second gateway on a cluster that already has one reports
-    ClusterAlreadyHasGateway").
+    ClusterAlreadyHasGateway"). Readiness is checked last and its refusal holds.
     """
     name = gateway.spec.cluster_name
     field = f"spec.clusterName: InferenceCluster {name}"
@@ -79,9 +82,6 @@ def placement_problem(
             "the front door needs Envoy Gateway with Envoy AI Gateway, which its stack "
             "installs only then",
         )
-    conditions = cluster.status.conditions if cluster.status else None
-    if not holds(conditions or (), "Ready"):
-        return Refusal("ClusterNotReady", f"{field} is not Ready")
     if provider_config_for(cluster) is None:
         return Refusal("ClusterNotReady", f"{field} publishes no status.providerConfigRef yet")
     first = cluster_owner(name, gateways)
@@ -90,7 +90,15 @@ def placement_problem(
             "ClusterAlreadyHasGateway",
             f"{field} already runs InferenceGateway {first.metadata.name}; one per cluster",
         )
+    conditions = cluster.status.conditions if cluster.status else None
+    if not holds(conditions or (), "Ready"):
+        return Refusal("ClusterNotReady", f"{field} is not Ready", hold=True)
     return None
+
+
+def composes(problem: Refusal | None, placed: bool) -> bool:
+    """Whether to compose the front door: no problem, or one that holds what is ``placed``."""
+    return problem is None or (problem.hold and placed)
 
 
 def _age(gateway: InferenceGateway) -> tuple[str, str]:

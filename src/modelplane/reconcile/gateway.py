@@ -17,6 +17,7 @@ from modelplane.api.meta import condition, holds
 from modelplane.composition.backend import EG_API
 from modelplane.composition.delivery import deliver
 from modelplane.composition.frontdoor import (
+    composes,
     placement_problem,
     secret_copy,
 )
@@ -168,9 +169,10 @@ def reconcile_gateway(
     ``sanitize_problem`` why Secrets may not be copied (None: they may).
     """
     problem = placement_problem(gateway, cluster, gateways)
-    if problem is not None or cluster is None:
-        reason, message = (problem.reason, problem.message) if problem else ("ClusterNotFound", "")
-        return _refused(reason, message)
+    # Placed once its Gateway's Object exists: a cluster turning NotReady then keeps it.
+    if not composes(problem, FRONT_GATEWAY_KEY in observed) or cluster is None:
+        assert problem is not None
+        return _refused(problem.reason, problem.message)
     config = provider_config_for(cluster)
     assert config is not None  # placement_problem refuses a cluster without one
     spec = gateway.spec
@@ -219,7 +221,8 @@ def reconcile_gateway(
         )
         # Fail closed: the Gateway only once its SecurityPolicy exists on the cluster, so it
         # never serves a request unauthenticated.
-        waiting_for_auth = not holds(
+        # Once the Gateway exists it is kept: removing it would take the front door down.
+        waiting_for_auth = FRONT_GATEWAY_KEY not in observed and not holds(
             observed.get(SECURITY_POLICY_KEY, NOTHING_OBSERVED).conditions, "Ready"
         )
     if not waiting_for_auth:
@@ -232,6 +235,11 @@ def reconcile_gateway(
     status = InferenceGatewayStatus(
         address=address, endpoints=endpoints_of(address, tls) if address else None
     )
+    if problem is not None:  # held: the cluster is not Ready, what runs there is kept
+        held = condition(
+            READY, False, problem.reason, f"{problem.message}; keeping the front door there"
+        )
+        return GatewayResult(objects, status, [held])
     if waiting_for_auth:
         waiting = condition(
             READY, False, "Provisioning", "Waiting for the SecurityPolicy before the Gateway"

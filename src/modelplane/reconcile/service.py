@@ -8,7 +8,7 @@ same code (docs/composition.md, "One address per model").
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
@@ -24,6 +24,7 @@ from modelplane.composition.backend import (
 )
 from modelplane.composition.delivery import deliver
 from modelplane.composition.frontdoor import (
+    composes,
     namespace_object,
     placement_problem,
     secret_copy,
@@ -302,7 +303,7 @@ def reconcile_service(
         events.append(
             Event("Warning", f"{ident}: no ready ModelEndpoint matches an entry; {summary}")
         )
-    serving = serving_gateways(service, gateways, clusters)
+    serving = serving_gateways(service, gateways, clusters, observed.keys())
     first = next((g for g in serving if gateway_address(g)), None)
     status = ModelServiceStatus(
         address=service_address(first) if first is not None else None,
@@ -379,13 +380,21 @@ def serving_gateways(
     service: ModelService,
     gateways: Sequence[InferenceGateway],
     clusters: Mapping[str, InferenceCluster],
+    observed: Collection[str] = (),
 ) -> list[InferenceGateway]:
-    """The gateways serving ``service``, by name: placed on their cluster, selecting it."""
+    """The gateways serving ``service``, by name: placed on their cluster, selecting it.
+
+    A gateway whose cluster only turned NotReady keeps the route the service composed there
+    (its Namespace Object among ``observed``, the service's observed resource keys).
+    """
     return [
         g
         for g in sorted(gateways, key=lambda g: g.metadata.name or "")
         if serves(g, service.metadata.labels)
-        and placement_problem(g, clusters.get(g.spec.cluster_name), gateways) is None
+        and composes(
+            placement_problem(g, clusters.get(g.spec.cluster_name), gateways),
+            gateway_key(g, "namespace") in observed,
+        )
     ]
 
 
