@@ -5,8 +5,9 @@ Upstream Modelplane v0.5 (RedbackThomson/modelplane docs/content/platform/infere
 reports ClusterAlreadyHasGateway), ``serviceSelector``, ``tls.certificateRefs``,
 ``auth.method: APIKey`` with ``auth.apiKey.secretSelector``, ``status.endpoints``.
 Envoy Gateway v1.8.3 (envoyproxy/gateway api/v1alpha1/api_key_auth_types.go): apiKeyAuth.
-provider-kubernetes v1.2.1 (apis/namespaced/object/v1alpha1/types.go PatchesFrom;
-cmd/provider/main.go --sanitize-secrets).
+provider-kubernetes v1.2.1 (managementPolicies Observe; cmd/provider/main.go
+--sanitize-secrets). Secrets are never copied: patchesFrom writes the values into the Object's
+spec (crossplane-contrib/provider-kubernetes#223).
 """
 
 from __future__ import annotations
@@ -41,11 +42,17 @@ def _gateway(**spec: Any) -> InferenceGateway:
     return InferenceGateway.model_validate(inference_gateway(**spec))
 
 
-def _programmed(address: str = "198.51.100.20") -> dict[str, ObservedObject]:
+FOUND = ObservedObject(reported=True)
+
+
+def _programmed(address: str = "198.51.100.20", *secrets: str) -> dict[str, ObservedObject]:
+    """The Gateway programmed, its policy Ready, and the Secrets under ``secrets`` (resource
+    keys) found on the cluster."""
     remote = ObservedObject(conditions=(condition("Programmed", True, ""),), addresses=(address,))
     return {
         FRONT_GATEWAY_KEY: ObservedObject(remote=remote),
         SECURITY_POLICY_KEY: ObservedObject(conditions=(condition("Ready", True, ""),)),
+        **{key: FOUND for key in secrets},
     }
 
 
@@ -152,44 +159,45 @@ def test_one_gateway_per_cluster_the_oldest_runs() -> None:
     assert placement_problem(a, CLUSTER, (a, elsewhere)) is None
 
 
-def test_tls_terminates_on_an_https_listener_with_copied_certificates() -> None:
+def test_tls_terminates_on_an_https_listener_with_the_clusters_certificates() -> None:
     gateway = _gateway(tls={"certificateRefs": [{"name": "front-cert"}]})
-    result = _run(gateway, observed=_programmed())
+    result = _run(gateway, observed=_programmed("198.51.100.20", "tls-certificate-front-cert"))
     objects = _by_key(result)
     assert sorted(objects) == [FRONT_GATEWAY_KEY, "tls-certificate-front-cert"]
     [listener] = objects[FRONT_GATEWAY_KEY]["spec"]["forProvider"]["manifest"]["spec"]["listeners"]
-    copy = objects["tls-certificate-front-cert"]
-    remote = copy["spec"]["forProvider"]["manifest"]
     assert listener["protocol"] == "HTTPS" and listener["port"] == 443
     assert listener["tls"] == {
         "mode": "Terminate",
-        "certificateRefs": [{"group": "", "kind": "Secret", "name": remote["metadata"]["name"]}],
+        "certificateRefs": [{"group": "", "kind": "Secret", "name": "front-cert"}],
     }
-    # The copy sits beside the Gateway on the cluster, carries no data, and the provider patches
-    # data and type from the control plane's Secret.
-    assert remote == {
+    # The Secret beside the Gateway on the cluster is only observed: never created, changed,
+    # deleted or copied, so no value passes through the Object.
+    check = objects["tls-certificate-front-cert"]
+    assert check["spec"]["managementPolicies"] == ["Observe"]
+    assert "references" not in check["spec"]
+    assert check["spec"]["forProvider"]["manifest"] == {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": remote["metadata"]["name"], "namespace": SYSTEM_NAMESPACE},
+        "metadata": {"name": "front-cert", "namespace": SYSTEM_NAMESPACE},
     }
-    assert copy["spec"]["references"] == [
-        {
-            "patchesFrom": {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "name": "front-cert",
-                "namespace": SYSTEM_NAMESPACE,
-                "fieldPath": field,
-            }
-        }
-        for field in ("data", "type")
-    ]
     for obj in objects.values():
         validate_delivered(obj)
-    assert result.status.address == "198.51.100.20"
+    assert result.ready
     assert result.status.endpoints is not None
     assert result.status.endpoints.open_ai == "https://198.51.100.20/v1"
     assert result.status.endpoints.anthropic == "https://198.51.100.20/anthropic/v1"
+
+
+def test_a_certificate_not_on_the_cluster_is_named() -> None:
+    result = _run(
+        _gateway(tls={"certificateRefs": [{"name": "front-cert"}]}), observed=_programmed()
+    )
+    [ready] = result.conditions
+    assert (ready.status, ready.reason) == ("False", "SecretNotFound")
+    assert ready.message.startswith(
+        "spec.tls.certificateRefs: no Secret modelplane-system/front-cert on InferenceCluster "
+        "frontdoor"
+    )
 
 
 # spec.port, tls -> the listener's port and the published address
@@ -224,7 +232,10 @@ AUTH = {
 
 
 def test_api_keys_authenticate_callers_at_the_gateway() -> None:
-    result = _run(_gateway(auth=AUTH), keys=("team-b", "team-a"), observed=_programmed())
+    found = ("caller-keys-team-a", "caller-keys-team-b")
+    result = _run(
+        _gateway(auth=AUTH), keys=("team-b", "team-a"), observed=_programmed("1.2.3.4", *found)
+    )
     objects = _by_key(result)
     assert sorted(objects) == [
         "caller-keys-team-a",
@@ -233,10 +244,7 @@ def test_api_keys_authenticate_callers_at_the_gateway() -> None:
         SECURITY_POLICY_KEY,
     ]
     policy = objects[SECURITY_POLICY_KEY]["spec"]["forProvider"]["manifest"]
-    copies = [
-        objects[f"caller-keys-{s}"]["spec"]["forProvider"]["manifest"]["metadata"]["name"]
-        for s in ("team-a", "team-b")
-    ]
+    copies = ["team-a", "team-b"]  # the same names in modelplane-system on the cluster
     assert policy["spec"] == {
         "targetRefs": [
             {
@@ -259,12 +267,21 @@ def test_api_keys_authenticate_callers_at_the_gateway() -> None:
     assert result.ready
 
 
-def test_the_gateway_waits_for_its_security_policy() -> None:
-    """Fail closed: no Gateway serves before the policy authenticating its callers exists."""
-    result = _run(_gateway(auth=AUTH), keys=("k",))
+def test_the_gateway_waits_for_its_security_policy_and_keys() -> None:
+    """Fail closed: no Gateway serves before the policy authenticating its callers and their
+    keys exist on the cluster."""
+    result = _run(_gateway(auth=AUTH), keys=("k",), observed={"caller-keys-k": FOUND})
     assert FRONT_GATEWAY_KEY not in _by_key(result)
     assert SECURITY_POLICY_KEY in _by_key(result)
     assert [c.reason for c in result.conditions] == ["Provisioning"]
+    policy = {SECURITY_POLICY_KEY: _programmed()[SECURITY_POLICY_KEY]}
+    no_key = _run(_gateway(auth=AUTH), keys=("k",), observed=policy)
+    assert FRONT_GATEWAY_KEY not in _by_key(no_key)
+    [ready] = no_key.conditions
+    assert ready.reason == "SecretNotFound"
+    assert ready.message.startswith(
+        "spec.auth.apiKey.secretSelector: no Secret modelplane-system/k"
+    )
 
 
 def test_auth_selecting_no_secret_lets_nobody_in() -> None:
@@ -289,6 +306,7 @@ def test_no_secret_is_copied_unless_the_provider_redacts_them(
     [ready] = result.conditions
     assert ready.reason == "SecretsNotSanitized"
     assert ready.message.startswith(f"{field}: ") and "no Provider x" in ready.message
+    assert "observed only when provider-kubernetes redacts" in ready.message
     # Without a Secret to copy, nothing waits for the provider.
     assert _run(_gateway(), sanitize="no Provider x", observed=_programmed()).ready
 

@@ -5,8 +5,9 @@ Upstream Modelplane v0.5 (RedbackThomson/modelplane docs/content/models/model-se
 its ``serviceSelector`` matches, every service when it has none, and the routing is rendered
 onto each serving gateway's cluster. The route needs its backends beside it (Envoy AI Gateway
 v1.1.0: an AIGatewayRoute's backendRefs name AIServiceBackends in its namespace), so they are
-delivered there too, with a hosted provider's key copied by ``patchesFrom``
-(crossplane-contrib/provider-kubernetes apis/namespaced/object/v1alpha1/types.go @ v1.2.1).
+delivered there too; a hosted provider's key must be in the service's namespace there, observed
+by an observe-only Object and never copied (patchesFrom would write the value into the Object's
+spec: crossplane-contrib/provider-kubernetes#223, open at v1.2.1).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
+from modelplane.api.meta import condition
 from modelplane.composition.namespaces import NAMESPACE_MANAGEMENT_POLICIES
 from modelplane.composition.observed import ObservedObject
 from modelplane.naming import SERVICE_ROUTE_KEY, backend_service_name
@@ -130,34 +132,39 @@ def test_a_tls_gateway_publishes_an_https_address() -> None:
     assert _run(_service(), [gateway]).status.address == "https://us.example.com"
 
 
-def test_a_hosted_providers_key_is_copied_not_read() -> None:
-    result = _run(_service(), [_gateway("us", "us")], [_endpoint("e", credential="provider-key")])
+def test_a_hosted_providers_key_is_observed_on_the_cluster_never_copied() -> None:
+    gateway = _gateway("us", "us")
+    endpoints = [_endpoint("e", credential="provider-key")]
+    result = _run(_service(), [gateway], endpoints)
     by_kind = {
         o.object["spec"]["forProvider"]["manifest"]["kind"]: o.object for o in result.objects
     }
-    copy = by_kind["Secret"]
-    secret = copy["spec"]["forProvider"]["manifest"]
-    assert set(secret) == {"apiVersion", "kind", "metadata"}  # no data
-    assert [r["patchesFrom"] for r in copy["spec"]["references"]] == [
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "name": "provider-key",
-            "namespace": "ml-team",
-            "fieldPath": f,
-        }
-        for f in ("data", "type")
-    ]
-    policy = by_kind["BackendSecurityPolicy"]["spec"]["forProvider"]["manifest"]
-    assert policy["spec"]["apiKey"]["secretRef"] == {
-        "name": secret["metadata"]["name"],
+    check = by_kind["Secret"]
+    assert check["spec"]["managementPolicies"] == ["Observe"]
+    assert "references" not in check["spec"]
+    assert check["spec"]["forProvider"]["manifest"]["metadata"] == {
+        "name": "provider-key",
         "namespace": "ml-team",
     }
+    policy = by_kind["BackendSecurityPolicy"]["spec"]["forProvider"]["manifest"]
+    assert policy["spec"]["apiKey"]["secretRef"] == {"name": "provider-key", "namespace": "ml-team"}
     for o in result.objects:
         validate_delivered(o.object)
+    # Not routed as ready until the Secret is found there.
+    [_, routing] = result.conditions
+    assert routing.reason == "SecretNotFound"
+    assert "no Secret ml-team/provider-key on InferenceCluster us" in routing.message
+    found = {
+        gateway_key(gateway, "credential-provider-key"): ObservedObject(reported=True),
+        gateway_key(gateway, SERVICE_ROUTE_KEY): ObservedObject(
+            remote=ObservedObject(conditions=(condition("Accepted", True, ""),))
+        ),
+    }
+    ready = reconcile_service(_service(), endpoints, [gateway], CLUSTERS, None, found)
+    assert ready.ready
 
 
-def test_a_key_is_not_copied_unless_the_provider_redacts_secrets() -> None:
+def test_a_key_is_not_observed_unless_the_provider_redacts_secrets() -> None:
     keyed = [_endpoint("e", credential="provider-key")]
     result = _run(_service(), [_gateway("us", "us")], keyed, sanitize="no Provider x")
     assert result.objects == []
@@ -176,7 +183,7 @@ def test_two_services_sharing_an_endpoint_never_manage_one_object() -> None:
         return {
             (m["kind"], m["metadata"]["name"])
             for m in (o.object["spec"]["forProvider"]["manifest"] for o in result.objects)
-            if m["kind"] != "Namespace"
+            if m["kind"] not in ("Namespace", "Secret")  # the user's, shared, only observed
         }
 
     assert remote_names("a").isdisjoint(remote_names("b"))

@@ -76,7 +76,7 @@ def test_endpoints_compose_nothing_their_services_compose_their_backends(
         ("AIServiceBackend", "llama-openai-overflow-backend"),
         # a credential: the key in the Secret is attached on the way to the provider
         ("BackendSecurityPolicy", "llama-openai-overflow-backend"),
-        ("Secret", "llama-key-openai"),
+        ("Secret", "openai"),  # observed there, never copied: openai-key
         ("AIGatewayRoute", "llama"),
         ("BackendTrafficPolicy", "llama"),
     ]
@@ -89,9 +89,12 @@ def test_endpoints_compose_nothing_their_services_compose_their_backends(
     assert prefixes == ["/ml-team/a-replica/v1", "/v1"]
     [policy] = [o for o in added if o["kind"] == "BackendSecurityPolicy"]
     [secret] = [o for o in added if o["kind"] == "Secret"]
-    assert policy["spec"]["apiKey"] == {
-        "secretRef": {"name": secret["metadata"]["name"], "namespace": "ml-team"}
+    assert secret == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "openai-key", "namespace": "ml-team"},
     }
+    assert policy["spec"]["apiKey"] == {"secretRef": {"name": "openai-key", "namespace": "ml-team"}}
 
 
 def test_demo_service_routes_the_ready_replicas_and_the_provider(

@@ -168,9 +168,17 @@ def test_service_over_grpc_is_what_render_composes(stubs: Stubs) -> None:
         "endpoints": [endpoint],
         **SANITIZED,
     }
-    rsp = stubs.v1.RunFunction(
-        request(xr, observed={"default-ai-gateway-route": accepted}, required=required)
-    )
+    # The provider's key is found in ml-team on the cluster (observed, never copied).
+    check = expected["default-credential-hosted-provider-key"]
+    found = {
+        **check,
+        "status": {"atProvider": {"manifest": check["spec"]["forProvider"]["manifest"]}},
+    }
+    observed = {
+        "default-ai-gateway-route": accepted,
+        "default-credential-hosted-provider-key": found,
+    }
+    rsp = stubs.v1.RunFunction(request(xr, observed=observed, required=required))
     assert desired(rsp) == expected
     status = [o for o in rendered if o["kind"] == "ModelService"][0]["status"]
     assert composite_status(rsp)["address"] == status["address"] == "http://198.51.100.20"
@@ -212,7 +220,8 @@ def _leaks(rsp: Any) -> list[str]:
 
 def test_no_secret_value_leaves_the_functions(stubs: Stubs) -> None:
     """The caller keys arrive as required resources; every desired object, the status, the
-    conditions and the events carry names only: the copies are patched in by the provider."""
+    conditions and the events carry names only: no Secret is copied, each is observed where it
+    is needed."""
     docs = _docs()
     gateway = {
         **docs["InferenceGateway"],
@@ -236,10 +245,23 @@ def test_no_secret_value_leaves_the_functions(stubs: Stubs) -> None:
     selector = requirements(first)["caller-keys"]
     assert selector["match_labels"] == {"labels": {"keys": "callers"}}
     assert (selector["kind"], selector["namespace"]) == ("Secret", "modelplane-system")
+    # The policy Ready and the keys' Secret found on the cluster, as the provider reports it
+    # with SANITIZE_SECRETS: data redacted.
     policy = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
-    rsp = stubs.v1.RunFunction(
-        request(gateway, required=required, observed={"security-policy": policy})
-    )
+    redacted = {
+        "status": {
+            "atProvider": {
+                "manifest": {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": "callers", "namespace": "modelplane-system"},
+                    "data": {"redacted": None},
+                }
+            }
+        }
+    }
+    observed = {"security-policy": policy, "caller-keys-callers": redacted}
+    rsp = stubs.v1.RunFunction(request(gateway, required=required, observed=observed))
     assert {
         "caller-keys-callers",
         "tls-certificate-front-cert",

@@ -32,7 +32,7 @@ class LabelSelector(KubeModel):
 
 
 class CertificateRef(KubeModel):
-    """A kubernetes.io/tls Secret in modelplane-system on the control plane, by name."""
+    """A kubernetes.io/tls Secret in modelplane-system on the gateway's cluster, by name."""
 
     name: str = Field(min_length=1, max_length=253)
 
@@ -43,8 +43,9 @@ class GatewayTLS(KubeModel):
     certificate_refs: tuple[CertificateRef, ...] = Field(
         min_length=1,
         max_length=MAX_CERTIFICATE_REFS,
-        description="Secrets in modelplane-system on the control plane (type kubernetes.io/tls); "
-        "each is copied to the gateway's cluster and named by the HTTPS listener.",
+        description="Secrets in modelplane-system on the gateway's cluster (type "
+        "kubernetes.io/tls), put there by the operator and named by the HTTPS listener; never "
+        "copied from the control plane.",
     )
 
 
@@ -52,8 +53,9 @@ class APIKeyAuth(KubeModel):
     """Where callers' keys are."""
 
     secret_selector: LabelSelector = Field(
-        description="Secrets in modelplane-system on the control plane: each data entry is one "
-        "caller, its name the identity, its value the key."
+        description="Secrets in modelplane-system on the control plane, by name: the Secrets of "
+        "those names in modelplane-system on the gateway's cluster hold the keys, each data "
+        "entry one caller (its name the identity, its value the key); never copied."
     )
 
 

@@ -1,21 +1,24 @@
-"""The front door on an inference cluster: where an InferenceGateway may run, and Secrets copied
-there without their values passing through any object we write.
+"""The front door on an inference cluster: where an InferenceGateway may run, and the Secrets it
+needs there, checked without their values passing through any object we write.
 
 Pure. An InferenceGateway runs on the cluster its ``spec.clusterName`` names (upstream Modelplane
 v0.5, RedbackThomson/modelplane ``docs/content/platform/inference-gateway.md`` @ 667562db): its
 Gateway, and every ModelService route it serves, are provider-kubernetes Objects through that
 cluster's provider config (docs/crossplane.md, "The inference gateway").
 
-A Secret the control plane holds (a caller key, a TLS certificate, a hosted provider's key) is
-copied by an Object whose manifest carries no data: ``spec.references[].patchesFrom`` names the
-control-plane Secret and the provider copies its ``data`` and ``type`` into the manifest it
-applies (crossplane-contrib/provider-kubernetes ``apis/namespaced/object/v1alpha1/types.go``
-``PatchesFrom``, ``ApplyFromFieldPathPatch`` @ v1.2.1; the patch is made in memory during each
-observation, ``internal/controller/namespaced/object/object.go`` ``resolveReferencies``). The
-provider then reports the remote Secret in the Object's ``status.atProvider.manifest``; only
-``--sanitize-secrets`` (``SANITIZE_SECRETS``, default false, ``cmd/provider/main.go`` @ v1.2.1)
-replaces its data there with ``{"redacted": null}`` (``setAtProvider``). So nothing copies a
-Secret unless the provider runs with it (``sanitize_problem``).
+A Secret the front door needs on the cluster (a certificate, a caller key, a hosted provider's
+key) is not copied there: provider-kubernetes' ``spec.references[].patchesFrom`` patches the
+source's values into the Object in memory during each observation
+(``internal/controller/namespaced/object/object.go`` ``resolveReferencies`` @ v1.2.1), and the
+managed reconciler then writes that Object back (crossplane-runtime
+``pkg/reconciler/managed/reconciler.go`` @ v2.0.0-rc.1: ``AddFinalizer``, the update before
+``Create``, ``UpdateCriticalAnnotations``), so the values land in the Object's
+``spec.forProvider.manifest`` (crossplane-contrib/provider-kubernetes#223, open). The Secret is
+the operator's to put on the cluster; an observe-only Object (``secret_check``) says whether it
+is there. An observed Secret is reported in the Object's ``status.atProvider.manifest``, data
+included, unless the provider runs with ``--sanitize-secrets`` (``SANITIZE_SECRETS``, default
+false, ``cmd/provider/main.go`` @ v1.2.1, which replaces the data with ``{"redacted": null}``,
+``setAtProvider``): so no Secret is observed unless it does (``sanitize_problem``).
 """
 
 from __future__ import annotations
@@ -126,36 +129,23 @@ def serves(gateway: InferenceGateway, labels: Mapping[str, str] | None) -> bool:
     return selects(selector.match_labels if selector else None, labels)
 
 
-def secret_copy(
-    name: str,
-    namespace: str,
-    key: str,
-    source: tuple[str, str],
-    remote: tuple[str, str],
-    provider_config: tuple[str, str],
+# An observe-only Object only reads its remote object (crossplane-contrib/provider-kubernetes
+# managementPolicies, v1.2.1).
+OBSERVE_ONLY = ("Observe",)
+
+
+def secret_check(
+    name: str, namespace: str, key: str, remote: tuple[str, str], provider_config: tuple[str, str]
 ) -> Json:
-    """The Object ``namespace/name`` copying control-plane Secret ``source`` (namespace, name)
-    to ``remote`` (namespace, name) on a cluster: a manifest with no data, its ``data`` and
-    ``type`` patched in by the provider from the source."""
-    src_ns, src_name = source
+    """The observe-only Object ``namespace/name`` reading Secret ``remote`` (namespace, name) on
+    a cluster: it never creates, changes or deletes it, and reports it once it exists."""
     manifest: Json = {
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {"name": remote[1], "namespace": remote[0]},
     }
     obj = deliver(name, namespace, key, manifest, provider_config)
-    obj["spec"]["references"] = [
-        {
-            "patchesFrom": {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "name": src_name,
-                "namespace": src_ns,
-                "fieldPath": field,
-            }
-        }
-        for field in ("data", "type")
-    ]
+    obj["spec"]["managementPolicies"] = list(OBSERVE_ONLY)
     return obj
 
 
@@ -172,7 +162,7 @@ def namespace_object(
 def sanitize_problem(
     provider: Mapping[str, Any] | None, config: Mapping[str, Any] | None
 ) -> str | None:
-    """Why Secrets may not be copied: provider-kubernetes does not run with
+    """Why Secrets may not be observed: provider-kubernetes does not run with
     ``--sanitize-secrets`` through this package's runtime config; None when it does.
 
     ``provider`` is the Provider ``crossplane-contrib-provider-kubernetes``, ``config`` the

@@ -2,9 +2,9 @@
 
 Pure: the InferenceGateway, its cluster, every InferenceGateway (one per cluster), the names of
 the caller-key Secrets its ``auth`` selects, whether provider-kubernetes keeps Secret data out
-of Object status, and the observed Objects in; the Objects delivering the Gateway, its
-SecurityPolicy and the Secrets they name to the cluster, the status and the Ready condition
-out (docs/crossplane.md, "The inference gateway").
+of Object status, and the observed Objects in; the Objects delivering the Gateway and its
+SecurityPolicy to the cluster and observing the Secrets they name there, the status and the
+Ready condition out (docs/crossplane.md, "The inference gateway").
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from modelplane.composition.delivery import deliver
 from modelplane.composition.frontdoor import (
     composes,
     placement_problem,
-    secret_copy,
+    secret_check,
 )
 from modelplane.composition.observed import NOTHING_OBSERVED, ObservedObject
 from modelplane.composition.replica import provider_config_for
@@ -70,16 +70,6 @@ def listener_port(gateway: InferenceGateway) -> int:
     return 443 if gateway.spec.tls is not None else 80
 
 
-def certificate_secret(gateway: InferenceGateway, source: str) -> str:
-    """The name of a certificate Secret's copy beside the Gateway on its cluster."""
-    return dns_name(gateway.metadata.name or "", "tls", source)
-
-
-def caller_keys_secret(gateway: InferenceGateway, source: str) -> str:
-    """The name of a caller-key Secret's copy beside the Gateway on its cluster."""
-    return dns_name(gateway.metadata.name or "", "keys", source)
-
-
 def front_gateway(gateway: InferenceGateway) -> Json:
     """The Gateway: one listener (HTTPS terminating TLS with ``spec.tls``, else HTTP) that
     accepts routes from every namespace (each ModelService's route is in its own)."""
@@ -94,7 +84,7 @@ def front_gateway(gateway: InferenceGateway) -> Json:
         listener["tls"] = {
             "mode": "Terminate",
             "certificateRefs": [
-                {"group": "", "kind": "Secret", "name": certificate_secret(gateway, ref.name)}
+                {"group": "", "kind": "Secret", "name": ref.name}
                 for ref in gateway.spec.tls.certificate_refs
             ],
         }
@@ -110,7 +100,7 @@ def front_gateway(gateway: InferenceGateway) -> Json:
 
 
 def security_policy(gateway: InferenceGateway, key_secrets: Sequence[str]) -> Json:
-    """Envoy Gateway's SecurityPolicy on the Gateway: a key per caller from the copied Secrets,
+    """Envoy Gateway's SecurityPolicy on the Gateway: a key per caller from the named Secrets,
     the identity forwarded in ``x-modelplane-caller``, the key removed before the request goes
     upstream (envoyproxy/gateway api/v1alpha1/api_key_auth_types.go @ v1.8.3: credentialRefs,
     extractFrom, forwardClientIDHeader, sanitize)."""
@@ -122,10 +112,7 @@ def security_policy(gateway: InferenceGateway, key_secrets: Sequence[str]) -> Js
         "spec": {
             "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": name}],
             "apiKeyAuth": {
-                "credentialRefs": [
-                    {"group": "", "kind": "Secret", "name": caller_keys_secret(gateway, s)}
-                    for s in key_secrets
-                ],
+                "credentialRefs": [{"group": "", "kind": "Secret", "name": s} for s in key_secrets],
                 "extractFrom": [{"headers": list(KEY_HEADERS)}],
                 "forwardClientIDHeader": CALLER_HEADER,
                 "sanitize": True,
@@ -179,8 +166,8 @@ def reconcile_gateway(
     if (spec.tls is not None or spec.auth is not None) and sanitize_problem is not None:
         return _refused(
             "SecretsNotSanitized",
-            f"spec.{'tls' if spec.tls is not None else 'auth'}: Secrets are copied to the "
-            f"cluster only when provider-kubernetes redacts them from Object status: "
+            f"spec.{'tls' if spec.tls is not None else 'auth'}: the Secrets on the cluster are "
+            f"observed only when provider-kubernetes redacts them from Object status: "
             f"{sanitize_problem}",
         )
     name = gateway.metadata.name or ""
@@ -190,41 +177,41 @@ def reconcile_gateway(
         return deliver(dns_name(name, key), SYSTEM_NAMESPACE, key, manifest, config)
 
     objects: list[ComposedObject] = []
-    for ref in spec.tls.certificate_refs if spec.tls is not None else ():
-        key = f"{CERTIFICATE_KEY_PREFIX}{ref.name}"
-        copy = secret_copy(
-            dns_name(name, key),
-            SYSTEM_NAMESPACE,
-            key,
-            (SYSTEM_NAMESPACE, ref.name),
-            (SYSTEM_NAMESPACE, certificate_secret(gateway, ref.name)),
-            config,
+    # The Secrets the Gateway and its policy name, in modelplane-system on the cluster: the
+    # operator's to put there (composition/frontdoor.py), observed to say whether they are.
+    needed = [
+        (f"{CERTIFICATE_KEY_PREFIX}{ref.name}", "spec.tls.certificateRefs", ref.name)
+        for ref in (spec.tls.certificate_refs if spec.tls is not None else ())
+    ]
+    if spec.auth is not None:
+        needed += [
+            (f"{CALLER_KEYS_KEY_PREFIX}{k}", "spec.auth.apiKey.secretSelector", k) for k in keys
+        ]
+    for key, _, secret in needed:
+        check = secret_check(
+            dns_name(name, key), SYSTEM_NAMESPACE, key, (SYSTEM_NAMESPACE, secret), config
         )
-        objects.append(ComposedObject(key, copy))
+        objects.append(ComposedObject(key, check))
+    missing = [
+        (field, secret)
+        for key, field, secret in needed
+        if not observed.get(key, NOTHING_OBSERVED).reported
+    ]
     waiting_for_auth = False
     if spec.auth is not None:
-        for source in keys:
-            key = f"{CALLER_KEYS_KEY_PREFIX}{source}"
-            copy = secret_copy(
-                dns_name(name, key),
-                SYSTEM_NAMESPACE,
-                key,
-                (SYSTEM_NAMESPACE, source),
-                (SYSTEM_NAMESPACE, caller_keys_secret(gateway, source)),
-                config,
-            )
-            objects.append(ComposedObject(key, copy))
         objects.append(
             ComposedObject(
                 SECURITY_POLICY_KEY, obj(SECURITY_POLICY_KEY, security_policy(gateway, keys))
             )
         )
-        # Fail closed: the Gateway only once its SecurityPolicy exists on the cluster, so it
-        # never serves a request unauthenticated.
-        # Once the Gateway exists it is kept: removing it would take the front door down.
-        waiting_for_auth = FRONT_GATEWAY_KEY not in observed and not holds(
+        # Fail closed: a new Gateway only once its SecurityPolicy and every caller-key Secret
+        # exist on the cluster, so it never serves a request unauthenticated. Once the Gateway
+        # exists it is kept: removing it would take the front door down.
+        policy_ready = holds(
             observed.get(SECURITY_POLICY_KEY, NOTHING_OBSERVED).conditions, "Ready"
         )
+        keys_missing = any(f.startswith("spec.auth") for f, _ in missing)
+        waiting_for_auth = FRONT_GATEWAY_KEY not in observed and (not policy_ready or keys_missing)
     if not waiting_for_auth:
         front = obj(FRONT_GATEWAY_KEY, front_gateway(gateway))
         front["spec"]["watch"] = True  # its address is what the gateway waits for
@@ -240,6 +227,16 @@ def reconcile_gateway(
             READY, False, problem.reason, f"{problem.message}; keeping the front door there"
         )
         return GatewayResult(objects, status, [held])
+    if missing:
+        field, secret = missing[0]
+        absent = condition(
+            READY,
+            False,
+            "SecretNotFound",
+            f"{field}: no Secret {SYSTEM_NAMESPACE}/{secret} on InferenceCluster "
+            f"{spec.cluster_name} (put it there; the control plane never copies a key)",
+        )
+        return GatewayResult(objects, status, [absent])
     if waiting_for_auth:
         waiting = condition(
             READY, False, "Provisioning", "Waiting for the SecurityPolicy before the Gateway"
@@ -251,8 +248,8 @@ def reconcile_gateway(
             READY,
             False,
             "NoCallerKeys",
-            "spec.auth.apiKey.secretSelector: no Secret in modelplane-system matches; "
-            "every request is refused",
+            "spec.auth.apiKey.secretSelector: no Secret in modelplane-system on the control "
+            "plane matches; every request is refused",
         )
         return GatewayResult(objects, status, [no_keys])
     if holds(seen.conditions, "Programmed") and address:

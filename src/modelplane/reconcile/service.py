@@ -27,10 +27,10 @@ from modelplane.composition.frontdoor import (
     composes,
     namespace_object,
     placement_problem,
-    secret_copy,
+    secret_check,
     serves,
 )
-from modelplane.composition.observed import ObservedObject
+from modelplane.composition.observed import NOTHING_OBSERVED, ObservedObject
 from modelplane.composition.replica import provider_config_for
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.composition.weights import backend_weights
@@ -334,8 +334,8 @@ def reconcile_service(
             ROUTING_READY,
             False,
             "SecretsNotSanitized",
-            f"endpoint {keyed[0].endpoint}: its credential Secret is copied to the gateway's "
-            f"cluster only when provider-kubernetes redacts Secrets from Object status: "
+            f"endpoint {keyed[0].endpoint}: its credential Secret on the gateway's cluster is "
+            f"observed only when provider-kubernetes redacts Secrets from Object status: "
             f"{sanitize_problem}",
         )
         return ServiceResult([], status, [resolved, routing], events)
@@ -354,6 +354,26 @@ def reconcile_service(
         if route_accepted(seen.remote if seen is not None else None) and gateway_address(gateway):
             accepted += 1
     names = ", ".join(g.metadata.name or "" for g in serving)
+    # A keyed backend's Secret must be on every serving gateway's cluster (never copied).
+    absent = [
+        (g, key.removeprefix(gateway_key(g, "credential-")))
+        for g in serving
+        for key in (o.key for o in objects)
+        if key.startswith(gateway_key(g, "credential-"))
+        and not observed.get(key, NOTHING_OBSERVED).reported
+    ]
+    if absent:
+        g, secret = absent[0]
+        routing = condition(
+            ROUTING_READY,
+            False,
+            "SecretNotFound",
+            f"a routed ModelEndpoint's spec.credential.apiKey.secretRef: no Secret "
+            f"{namespace}/{secret} on "
+            f"InferenceCluster {g.spec.cluster_name} (InferenceGateway {g.metadata.name}); "
+            "put it there, the control plane never copies a key",
+        )
+        return ServiceResult(objects, status, [resolved, routing], events, pairs)
     if accepted == len(serving) and status.address:
         routing = condition(
             ROUTING_READY,
@@ -447,7 +467,8 @@ def deliver_route(
 ) -> list[ComposedObject]:
     """The Objects putting the service's route on ``gateway``'s cluster, in its namespace there:
     the Namespace (created, never deleted), each backend's Backend, AIServiceBackend and (keyed)
-    BackendSecurityPolicy with a copy of its Secret, the AIGatewayRoute and its retry policy.
+    BackendSecurityPolicy with an observe-only check of its Secret there, the AIGatewayRoute and
+    its retry policy.
 
     ``kept`` are backends composed but not routed (draining endpoints). Backends are named per
     service, so two services sharing an endpoint never manage one object.
@@ -469,7 +490,7 @@ def deliver_route(
         )
     ]
     renamed: list[tuple[Backend, int]] = []
-    copied: set[str] = set()
+    checked: set[str] = set()
     for index, (backend, weight) in enumerate([*pairs, *((b, 0) for b in kept)]):
         endpoint = endpoints[backend.endpoint]
         remote = dns_name(name, backend.service)
@@ -494,31 +515,23 @@ def deliver_route(
         secret = _credential(endpoint)
         if secret is None:
             continue
-        copy = dns_name(name, "key", secret)
+        # The key's Secret is the operator's to put in the namespace on the gateway's cluster
+        # (never copied: composition/frontdoor.py); observed there, and named by the policy.
         out.append(
             wrap(
                 f"{BACKEND_SECURITY_POLICY_KEY}-{backend.endpoint}",
                 backend_security_policy(
-                    namespace, backend.endpoint, spec.api.schema_, copy, remote
+                    namespace, backend.endpoint, spec.api.schema_, secret, remote
                 ),
             )
         )
-        if secret not in copied:
-            copied.add(secret)
+        if secret not in checked:
+            checked.add(secret)
             key = gateway_key(gateway, f"credential-{secret}")
-            out.append(
-                ComposedObject(
-                    key,
-                    secret_copy(
-                        dns_name(name, key),
-                        namespace,
-                        key,
-                        (namespace, secret),
-                        (namespace, copy),
-                        provider_config,
-                    ),
-                )
+            check = secret_check(
+                dns_name(name, key), namespace, key, (namespace, secret), provider_config
             )
+            out.append(ComposedObject(key, check))
     if renamed:
         out.append(wrap(SERVICE_ROUTE_KEY, ai_gateway_route(service, gateway, renamed)))
         out.append(wrap(SERVICE_RETRY_KEY, retry_policy(service)))

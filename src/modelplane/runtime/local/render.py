@@ -34,7 +34,7 @@ from modelplane.composition import compose_replica
 from modelplane.composition.delivery import shared_objects, team_namespace_objects
 from modelplane.composition.observed import ObservedObject
 from modelplane.composition.replica import derived_provider_config, provider_config_for
-from modelplane.composition.types import Json
+from modelplane.composition.types import ComposedObject, Json
 from modelplane.naming import FRONT_GATEWAY_KEY, SERVICE_ROUTE_KEY
 from modelplane.reconcile.autoscaling import Autoscaler, autoscaler
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
@@ -333,8 +333,9 @@ def render_fronts(
     ``render`` shows the converged state: each cluster publishes the provider config it
     composes, a gateway whose input carries ``status.address`` counts as programmed there
     (its SecurityPolicy created), a route to it as accepted, and provider-kubernetes as
-    running with ``--sanitize-secrets`` (package/install/provider-kubernetes.yaml). It reads no
-    Secret, so a gateway's ``auth`` selects none there.
+    running with ``--sanitize-secrets`` (package/install/provider-kubernetes.yaml), and every
+    Secret the front door names on a cluster as there. It reads no Secret, so a gateway's
+    ``auth`` selects none.
     """
     out: list[RenderedFront] = []
     by_cluster = {c.metadata.name or "": _published_config(c) for c in clusters}
@@ -348,6 +349,8 @@ def render_fronts(
             )
             observed[FRONT_GATEWAY_KEY] = ObservedObject(remote=remote)
         cluster = by_cluster.get(gateway.spec.cluster_name)
+        first = reconcile_gateway(gateway, cluster, gateways, (), None, observed)
+        observed.update(_found(first.objects))
         result = reconcile_gateway(gateway, cluster, gateways, (), None, observed)
         if given and result.status.address:  # the input's address is already host[:port]
             status = result.status.model_copy(
@@ -367,12 +370,23 @@ def render_fronts(
         routes = {
             gateway_key(g, SERVICE_ROUTE_KEY): accepted for g in served if gateway_has_address(g)
         }
+        first_s = reconcile_service(service, endpoints, served, by_cluster, None, routes)
+        routes.update(_found(first_s.objects))
         result_s = reconcile_service(service, endpoints, served, by_cluster, None, routes)
         out.append(RenderedFront(service, _with_status(service, result_s), result_s))
     return out
 
 
 _READY = ObservedObject(conditions=(condition("Ready", True, ""),))
+
+
+def _found(objects: Sequence[ComposedObject]) -> dict[str, ObservedObject]:
+    """The observe-only Objects (the Secrets the front door names on a cluster) as found."""
+    return {
+        o.key: ObservedObject(reported=True, conditions=_READY.conditions)
+        for o in objects
+        if o.object["spec"].get("managementPolicies") == ["Observe"]
+    }
 
 
 def _published_config(cluster: InferenceCluster) -> InferenceCluster:
