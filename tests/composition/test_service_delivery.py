@@ -20,7 +20,12 @@ from modelplane.composition.namespaces import NAMESPACE_MANAGEMENT_POLICIES
 from modelplane.composition.observed import ObservedObject
 from modelplane.naming import SERVICE_ROUTE_KEY, backend_service_name
 from modelplane.reconcile.endpoint import reconcile_endpoint
-from modelplane.reconcile.service import ServiceResult, gateway_key, reconcile_service
+from modelplane.reconcile.service import (
+    MAX_SERVING_GATEWAYS,
+    ServiceResult,
+    gateway_key,
+    reconcile_service,
+)
 from tests.builders import front_door_cluster, inference_gateway
 
 from .schemas import validate_delivered
@@ -205,3 +210,18 @@ def test_a_route_on_a_cluster_turning_not_ready_is_kept() -> None:
     assert run({}).objects == []  # never placed: nothing composed
     placed = {gateway_key(gateway, "namespace"): ObservedObject()}
     assert gateway_key(gateway, SERVICE_ROUTE_KEY) in {o.key for o in run(placed).objects}
+
+
+def test_a_service_is_routed_on_at_most_32_gateways_with_a_warning() -> None:
+    names = [f"g{i:02d}" for i in range(MAX_SERVING_GATEWAYS + 1)]
+    clusters = {
+        n: InferenceCluster.model_validate(front_door_cluster(n, provider_config=f"{n}-cfg"))
+        for n in names
+    }
+    gateways = [_gateway(n, n) for n in names]
+    result = reconcile_service(_service(), [_endpoint("e")], gateways, clusters, None, {})
+    routes = {o.key for o in result.objects if o.key.endswith(SERVICE_ROUTE_KEY)}
+    assert len(routes) == MAX_SERVING_GATEWAYS
+    assert gateway_key(gateways[-1], SERVICE_ROUTE_KEY) not in routes
+    [warning] = [e for e in result.events if "InferenceGateways select it" in e.message]
+    assert warning.severity == "Warning" and warning.message.endswith(f"not on {names[-1]}")

@@ -20,6 +20,7 @@ from modelplane.api.modelservice import MAX_ENTRIES
 from modelplane.api.validation import validate_document
 from modelplane.composition.namespaces import MAX_TEAM_NAMESPACES
 from modelplane.reconcile.cache import MAX_STAGING
+from modelplane.reconcile.service import MAX_SERVING_GATEWAYS
 from modelplane.runtime.crossplane.server import CROSSPLANE_RECEIVE_LIMIT, run_bytes
 from tests.builders import front_door_cluster, inference_gateway
 
@@ -159,7 +160,7 @@ def _endpoint(entry: int, index: int) -> dict[str, Any]:
     }
 
 
-FRONT_DOORS = 4
+FRONT_DOORS = MAX_SERVING_GATEWAYS
 
 
 def test_a_service_with_the_most_entries_answers_under_the_limit() -> None:
@@ -175,7 +176,8 @@ def test_a_service_with_the_most_entries_answers_under_the_limit() -> None:
         "metadata": {"name": _long("s", 63), "namespace": "ml-team", "uid": "u1"},
         "spec": {"endpoints": entries},
     }
-    # The route and its backends go to every gateway's cluster: four front doors.
+    # The route and its backends go to every serving gateway's cluster: the most a service is
+    # routed on (reconcile/service.py MAX_SERVING_GATEWAYS).
     fronts = [f"front-door-{n}" for n in range(FRONT_DOORS)]
     gateways = [inference_gateway(n, n, address="198.51.100.20") for n in fronts]
     clusters = [front_door_cluster(n) for n in fronts]

@@ -15,8 +15,6 @@ from pydantic import Field
 from modelplane.api.base import GROUP_VERSION, FreeForm, KubeModel, OpenModel
 from modelplane.api.meta import CONDITIONS_LIST, Condition, ObjectMeta
 
-# The gateway the examples name; any number may exist, at most one per cluster.
-DEFAULT_GATEWAY = "default"
 # Gateway API v1.5.1 caps a listener's certificateRefs at 64 (Gateway v1 schema,
 # listeners[].tls.certificateRefs maxItems).
 MAX_CERTIFICATE_REFS = 64

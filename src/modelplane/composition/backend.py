@@ -1,9 +1,10 @@
 """The routable backend of a ModelEndpoint, for Envoy Gateway with Envoy AI Gateway.
 
-Every ModelEndpoint (composed for a replica or written by hand for a hosted provider) gets,
-on the control plane in its namespace: an Envoy Gateway ``Backend`` at its origin, an Envoy
-AI Gateway ``AIServiceBackend`` naming its API schema and prefix, and with a credential a
-``BackendSecurityPolicy`` naming the user's Secret (docs/composition.md, "Routable endpoints").
+Every ModelEndpoint (composed for a replica or written by hand for a hosted provider) is
+reached through an Envoy Gateway ``Backend`` at its origin, an Envoy AI Gateway
+``AIServiceBackend`` naming its API schema and prefix, and with a credential a
+``BackendSecurityPolicy`` naming the user's Secret, which each ModelService routing to it
+composes on its gateways' clusters (docs/composition.md, "Routable endpoints").
 Pure: the origin is parsed here, nothing is resolved.
 """
 

@@ -72,6 +72,10 @@ RETRY_STATUS_CODES = (429, 503)
 RETRY_COUNT = 3
 RETRY_BASE_INTERVAL = "100ms"
 RETRY_MAX_INTERVAL = "1s"
+# A service composes about 70 kB per serving gateway at the most entries and longest names
+# (tests/runtime/test_answer_bounds.py); 32 keep its answer near 2.3 MB, under Crossplane's
+# 4 MiB receive limit (docs/scale.md, "The largest answer").
+MAX_SERVING_GATEWAYS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +308,16 @@ def reconcile_service(
             Event("Warning", f"{ident}: no ready ModelEndpoint matches an entry; {summary}")
         )
     serving = serving_gateways(service, gateways, clusters, observed.keys())
+    if len(serving) > MAX_SERVING_GATEWAYS:
+        dropped = ", ".join(g.metadata.name or "" for g in serving[MAX_SERVING_GATEWAYS:])
+        events.append(
+            Event(
+                "Warning",
+                f"{ident}: {len(serving)} InferenceGateways select it; it is routed on the "
+                f"first {MAX_SERVING_GATEWAYS} by name, not on {dropped}",
+            )
+        )
+        serving = serving[:MAX_SERVING_GATEWAYS]
     first = next((g for g in serving if gateway_address(g)), None)
     status = ModelServiceStatus(
         address=service_address(first) if first is not None else None,
