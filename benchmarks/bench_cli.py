@@ -156,7 +156,10 @@ def in_process_split(directory: str, verb: str) -> dict[str, float]:
             caches = render_caches(fleet)
             backends = render_endpoints(fleet, rendered)
             fronts = render_fronts(
-                loaded.of_kind(InferenceGateway), loaded.of_kind(ModelService), backends
+                loaded.of_kind(InferenceGateway),
+                loaded.of_kind(ModelService),
+                backends,
+                fleet.clusters,
             )
             objects = [o for r in rendered for o in r.in_order()]
             objects.extend(o for c in caches for o in c.in_order())

@@ -386,3 +386,46 @@ def gke_cluster(
     if taints:
         spec["taints"] = taints
     return {"apiVersion": GV, "kind": "InferenceCluster", "metadata": {"name": name}, "spec": spec}
+
+
+FRONT_DOOR_CONFIG = "frontdoor-cluster-kubeconfig-0a1b2"
+
+
+def front_door_cluster(
+    name: str = "frontdoor",
+    *,
+    implementation: str | None = "EnvoyGateway",
+    ready: bool = True,
+    provider_config: str | None = FRONT_DOOR_CONFIG,
+) -> dict[str, Any]:
+    """An Existing InferenceCluster a gateway may run on: declaring ``implementation``, Ready and
+    publishing ``provider_config`` as given."""
+    cluster = inference_cluster(
+        name, status=cluster_status(ready=ready, gateway=None, provider_config=provider_config)
+    )
+    if implementation is not None:
+        cluster["spec"]["gateway"] = {"implementation": implementation}
+    return cluster
+
+
+def inference_gateway(
+    name: str = "default",
+    cluster: str = "frontdoor",
+    *,
+    created: str | None = None,
+    address: str | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """An InferenceGateway on ``cluster``; ``spec`` adds fields (camelCase), ``address`` a status."""
+    metadata: dict[str, Any] = {"name": name}
+    if created is not None:
+        metadata["creationTimestamp"] = created
+    out: dict[str, Any] = {
+        "apiVersion": GV,
+        "kind": "InferenceGateway",
+        "metadata": metadata,
+        "spec": {"clusterName": cluster, **spec},
+    }
+    if address is not None:
+        out["status"] = {"address": address}
+    return out

@@ -17,6 +17,7 @@ from modelplane import __version__
 from modelplane.api.base import GROUP_VERSION
 from modelplane.api.crds import render_xrds, xrd, xrd_name
 from modelplane.api.kinds import KINDS, KindInfo
+from modelplane.composition.frontdoor import provider_kubernetes, runtime_config
 from modelplane.runtime.crossplane.messages import Requirement
 from modelplane.runtime.crossplane.requirements import PREFETCHED_FIELD, STATIC_REQUIREMENTS
 
@@ -186,36 +187,17 @@ def function_install(version: str = __version__) -> dict[str, Any]:
     }
 
 
-# Crossplane composes these kinds directly on the control plane. Its chart's
-# ClusterRole aggregates every ClusterRole labelled so, and already grants core Services
-# (crossplane/crossplane cluster/charts/crossplane/templates/clusterrole.yaml @ v2.3.4),
-# but not the front door's Gateway, Envoy Gateway and Envoy AI Gateway kinds; the gateway
-# function also reads the GatewayClass it names (a required resource).
-AGGREGATE_TO_CROSSPLANE = "rbac.crossplane.io/aggregate-to-crossplane"
-COMPOSED_ON_CONTROL_PLANE: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("gateway.networking.k8s.io", ("gatewayclasses", "gateways")),
-    ("gateway.envoyproxy.io", ("backends", "backendtrafficpolicies")),
-    (
-        "aigateway.envoyproxy.io",
-        ("aigatewayroutes", "aiservicebackends", "backendsecuritypolicies"),
-    ),
-)
+def provider_kubernetes_install() -> str:
+    """``install/provider-kubernetes.yaml``: provider-kubernetes with the runtime config that keeps
+    Secret data out of Object status (``--sanitize-secrets``), installed before the Configuration
+    so Crossplane takes its dependency as satisfied (docs/crossplane.md, "The inference gateway").
 
-
-def crossplane_rbac() -> dict[str, Any]:
-    """``install/rbac.yaml``: what Crossplane needs to compose the control-plane routing kinds."""
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {
-            "name": "modelplane:aggregate-to-crossplane",
-            "labels": {AGGREGATE_TO_CROSSPLANE: "true"},
-        },
-        "rules": [
-            {"apiGroups": [group], "resources": list(resources), "verbs": ["*"]}
-            for group, resources in COMPOSED_ON_CONTROL_PLANE
-        ],
-    }
+    Nothing else needs granting: the functions compose only Objects, Releases, cloud managed
+    resources and Usages, and read Providers, DeploymentRuntimeConfigs and Secrets, all of
+    which Crossplane's own ClusterRole covers (crossplane/crossplane
+    cluster/charts/crossplane/templates/clusterrole.yaml @ v2.3.4).
+    """
+    return to_yaml(runtime_config()) + "---\n" + to_yaml(provider_kubernetes())
 
 
 # Every managed resource kind the functions compose, as its ManagedResourceDefinition name
@@ -289,6 +271,6 @@ def package_files(version: str = __version__) -> dict[str, str]:
         files[f"{base}/composition.yaml"] = to_yaml(composition(info))
     files["function/crossplane.yaml"] = to_yaml(function_meta())
     files["install/function.yaml"] = to_yaml(function_install(version))
-    files["install/rbac.yaml"] = to_yaml(crossplane_rbac())
+    files["install/provider-kubernetes.yaml"] = provider_kubernetes_install()
     files["install/activation-policy.yaml"] = to_yaml(activation_policy())
     return files

@@ -63,6 +63,7 @@ CRD_FILES = {
     # The front door: Envoy Gateway v1.8.3 and Envoy AI Gateway v1.1.0 (../shared/schemas/SOURCES-frontdoor.md).
     ("gateway.envoyproxy.io", "Backend"): "gateway.envoyproxy.io_backends.yaml",
     ("gateway.envoyproxy.io", "EnvoyProxy"): "gateway.envoyproxy.io_envoyproxies.yaml",
+    ("gateway.envoyproxy.io", "SecurityPolicy"): "gateway.envoyproxy.io_securitypolicies.yaml",
     (
         "gateway.envoyproxy.io",
         "BackendTrafficPolicy",

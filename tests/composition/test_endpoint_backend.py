@@ -1,4 +1,6 @@
-"""A ModelEndpoint is routable: its Backend, AIServiceBackend and (keyed) BackendSecurityPolicy.
+"""A ModelEndpoint is routable: its Backend, AIServiceBackend and (keyed) BackendSecurityPolicy,
+which each ModelService selecting it composes on its gateways' clusters
+(tests/composition/test_service_delivery.py).
 
 Envoy Gateway v1.8.3 Backend (api/v1alpha1/backend_types.go), Envoy AI Gateway v1.1.0
 AIServiceBackend and BackendSecurityPolicy (api/v1beta1/ai_service_backend.go,
@@ -9,23 +11,41 @@ against the released CRD in ../shared/schemas.
 from __future__ import annotations
 
 import ipaddress
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from modelplane.api import ModelEndpoint
-from modelplane.composition.backend import InvalidURL, parse_target
+from modelplane.composition.backend import (
+    InvalidURL,
+    ai_service_backend,
+    backend_security_policy,
+    eg_backend,
+    parse_origin,
+    parse_target,
+)
 from modelplane.naming import backend_service_name
-from modelplane.reconcile.endpoint import converged, reconcile_endpoint
+from modelplane.reconcile.endpoint import reconcile_endpoint
 
 from .schemas import validate_manifest
 
-OBSERVED = ("backend", "ai-service-backend", "backend-security-policy")
+
+def backend_objects(given: ModelEndpoint) -> list[dict[str, Any]]:
+    """The Backend, AIServiceBackend and (keyed) BackendSecurityPolicy of ``given``, as a
+    service composes them (under the endpoint's own names)."""
+    namespace, name = given.metadata.namespace or "default", given.metadata.name or ""
+    spec = given.spec
+    out = [
+        eg_backend(namespace, name, parse_origin(spec.origin)),
+        ai_service_backend(namespace, name, spec.api.schema_, spec.api.prefix),
+    ]
+    if spec.credential is not None:
+        secret = spec.credential.api_key.secret_ref.name
+        out.append(backend_security_policy(namespace, name, spec.api.schema_, secret))
+    return out
 
 
 def endpoint(
@@ -116,8 +136,10 @@ def origin_of(url: str) -> str:
 
 @pytest.mark.parametrize(("url", "host", "port", "address_type"), VALID)
 def test_backend_points_at_the_origin(url: str, host: str, port: int, address_type: str) -> None:
-    result = reconcile_endpoint(endpoint(origin_of(url)), OBSERVED)
-    backend, ai_backend = (o.object for o in result.objects[:2])
+    given_endpoint = endpoint(origin_of(url))
+    result = reconcile_endpoint(given_endpoint)
+    assert result.objects == []  # composed by the services selecting it
+    backend, ai_backend = backend_objects(given_endpoint)
     name = backend_service_name("openai-overflow")
     assert backend["kind"] == "Backend" and backend["metadata"]["name"] == name
     kind = "fqdn" if address_type == "FQDN" else "ip"
@@ -139,8 +161,8 @@ def test_backend_points_at_the_origin(url: str, host: str, port: int, address_ty
     assert [(c.type, c.status, c.reason) for c in result.conditions] == [
         ("RoutingReady", "True", "BackendReady")
     ]
-    for composed in result.objects:
-        validate_manifest(composed.object)
+    for composed in (backend, ai_backend):
+        validate_manifest(composed)
 
 
 @pytest.mark.parametrize(
@@ -161,8 +183,8 @@ def test_credential_names_the_secret_and_never_copies_the_key(
             },
         }
     )
-    result = reconcile_endpoint(given_endpoint, OBSERVED)
-    policy = result.objects[2].object
+    composed = backend_objects(given_endpoint)
+    policy = composed[2]
     assert policy["kind"] == "BackendSecurityPolicy"
     assert policy["spec"]["type"] == policy_type
     assert policy["spec"][field] == {"secretRef": {"name": "together-key", "namespace": "ml-team"}}
@@ -173,47 +195,14 @@ def test_credential_names_the_secret_and_never_copies_the_key(
             "name": backend_service_name("together"),
         }
     ]
-    assert result.objects[1].object["spec"]["schema"]["name"] == schema
-    for composed in result.objects:
-        validate_manifest(composed.object)
-    # Until the policy is observed the endpoint is not routable: no keyless requests.
-    waiting = reconcile_endpoint(given_endpoint, OBSERVED[:2])
-    assert waiting.status.routing is not None and waiting.status.routing.backend_name is None
-
-
-def test_render_output_never_holds_the_secret_value(tmp_path: Path) -> None:
-    (tmp_path / "fleet.yaml").write_text(
-        yaml.safe_dump_all(
-            [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    "metadata": {"name": "together-key", "namespace": "ml-team"},
-                    "stringData": {"apiKey": KEY},
-                },
-            ]
-        )
-    )
-    given_endpoint = ModelEndpoint.model_validate(
-        {
-            "metadata": {"name": "together", "namespace": "ml-team"},
-            "spec": {
-                "origin": "https://api.together.xyz",
-                "model": "Qwen/Qwen3-8B",
-                "credential": {"apiKey": {"secretRef": {"name": "together-key"}}},
-            },
-        }
-    )
-    first = reconcile_endpoint(given_endpoint, ())
-    result = reconcile_endpoint(given_endpoint, converged(first))
-    rendered = yaml.safe_dump_all([o.object for o in result.objects])
-    assert KEY not in rendered
-    assert "together-key" in rendered
+    assert composed[1]["spec"]["schema"]["name"] == schema
+    for obj in composed:
+        validate_manifest(obj)
 
 
 @pytest.mark.parametrize(("url", "words"), INVALID)
 def test_invalid_origin_composes_nothing_and_warns(url: str, words: str) -> None:
-    result = reconcile_endpoint(endpoint(url.removesuffix("/v1").removesuffix("/model")), ())
+    result = reconcile_endpoint(endpoint(url.removesuffix("/v1").removesuffix("/model")))
     assert result.objects == []
     (routing,) = result.conditions
     assert (routing.type, routing.status, routing.reason) == (
@@ -227,25 +216,22 @@ def test_invalid_origin_composes_nothing_and_warns(url: str, words: str) -> None
 
 def test_an_ipv6_spelling_the_backend_crd_refuses_is_invalid() -> None:
     # ``::2`` is a valid IPv6 address the Backend CRD's ip.address pattern refuses.
-    result = reconcile_endpoint(endpoint("http://[::2]:8000"), ())
+    result = reconcile_endpoint(endpoint("http://[::2]:8000"))
     assert result.objects == [] and "ip.address pattern" in result.conditions[0].message
 
 
 @pytest.mark.parametrize("origin", ["https://api.example.com/v1", "http://10.0.0.1/x?y=1"])
 def test_an_origin_with_a_path_is_refused_naming_the_prefix(origin: str) -> None:
-    result = reconcile_endpoint(endpoint(origin), ())
+    result = reconcile_endpoint(endpoint(origin))
     assert result.objects == []
     assert "spec.api.prefix" in result.conditions[0].message
 
 
-def test_backend_name_is_published_only_once_observed() -> None:
-    given_endpoint = endpoint("https://api.openai.com")
-    first = reconcile_endpoint(given_endpoint, ())
-    assert first.status.routing is not None and first.status.routing.backend_name is None
-    assert first.conditions[0].reason == "Configuring"
-    second = reconcile_endpoint(given_endpoint, converged(first))
-    assert second.status.routing is not None
-    assert second.status.routing.backend_name == backend_service_name("openai-overflow")
+def test_backend_name_is_published_once_the_origin_is_valid() -> None:
+    result = reconcile_endpoint(endpoint("https://api.openai.com"))
+    assert result.status.routing is not None
+    assert result.status.routing.backend_name == backend_service_name("openai-overflow")
+    assert result.ready
 
 
 @given(st.integers(min_value=1, max_value=65535), st.sampled_from(["http", "https"]))

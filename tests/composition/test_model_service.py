@@ -8,16 +8,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
+from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
+from modelplane.composition.observed import ObservedObject
 from modelplane.composition.weights import MAX_WEIGHT, backend_weights
-from modelplane.naming import backend_service_name, front_gateway_name, service_route_name
-from modelplane.reconcile.endpoint import converged, reconcile_endpoint
-from modelplane.reconcile.gateway import reconcile_gateway
-from modelplane.reconcile.service import reconcile_service
+from modelplane.naming import (
+    SERVICE_ROUTE_KEY,
+    backend_service_name,
+    dns_name,
+    front_gateway_name,
+    service_route_name,
+)
+from modelplane.reconcile.endpoint import reconcile_endpoint
+from modelplane.reconcile.service import ServiceResult, gateway_key
+from modelplane.reconcile.service import reconcile_service as reconcile_on_gateways
 from modelplane.runtime.wire import observed_object
-from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER
+from tests.builders import front_door_cluster, inference_gateway
 
-from .schemas import validate_manifest
+from .schemas import validate_delivered, validate_manifest
 
 # (entries as (weight, ready endpoints), expected weights per entry)
 WEIGHT_TABLE = [
@@ -69,7 +76,7 @@ def endpoint(
     resource = ModelEndpoint.model_validate(
         {"metadata": {"name": name, "namespace": "ml-team", "labels": labels}, "spec": spec}
     )
-    result = reconcile_endpoint(resource, converged(reconcile_endpoint(resource, ())))
+    result = reconcile_endpoint(resource)
     return resource.model_copy(update={"status": result.status})
 
 
@@ -101,9 +108,8 @@ def service(
     )
 
 
-GATEWAY = InferenceGateway.model_validate(
-    {"metadata": {"name": "default"}, "status": {"address": "198.51.100.20"}}
-)
+GATEWAY = InferenceGateway.model_validate(inference_gateway(address="198.51.100.20"))
+CLUSTERS = {"frontdoor": InferenceCluster.model_validate(front_door_cluster())}
 # Envoy AI Gateway's controller writes Accepted on the AIGatewayRoute's own conditions
 # (envoyproxy/ai-gateway api/v1beta1/status.go @ v1.1.0).
 ACCEPTED = observed_object({"status": {"conditions": [{"type": "Accepted", "status": "True"}]}})
@@ -111,13 +117,45 @@ REPLICA = {"modelplane.ai/deployment": "qwen"}
 HOSTED = {"provider": "hosted"}
 
 
+def reconcile_service(
+    service: ModelService,
+    endpoints: list[ModelEndpoint],
+    gateway: InferenceGateway | None,
+    route: ObservedObject | None,
+) -> ServiceResult:
+    """The reconcile with one gateway (on its front door cluster) or none, and the route as
+    its Object reports it observed (None: not yet)."""
+    observed = {}
+    if gateway is not None and route is not None:
+        observed[gateway_key(gateway, SERVICE_ROUTE_KEY)] = ObservedObject(remote=route)
+    gateways = [gateway] if gateway is not None else []
+    return reconcile_on_gateways(service, endpoints, gateways, CLUSTERS, None, observed)
+
+
+def routed(endpoint: str) -> str:
+    """The name of the service qwen's AIServiceBackend for ``endpoint`` on a gateway's cluster."""
+    return dns_name("qwen", backend_service_name(endpoint))
+
+
 def replicas(n: int) -> list[ModelEndpoint]:
     return [endpoint(f"qwen-{i}", f"http://203.0.113.{i + 1}", REPLICA) for i in range(n)]
 
 
+def manifests(result: Any) -> dict[str, dict[str, Any]]:
+    """What the Objects deliver, by resource key; each Object and manifest valid against its
+    released schema."""
+    out = {}
+    for o in result.objects:
+        validate_delivered(o.object)
+        out[o.key] = o.object["spec"]["forProvider"]["manifest"]
+    return out
+
+
 def composed(result: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """The AIGatewayRoute and the BackendTrafficPolicy, each valid against its released CRD."""
-    route, policy = (o.object for o in result.objects)
+    delivered = manifests(result)
+    route = delivered[gateway_key(GATEWAY, SERVICE_ROUTE_KEY)]
+    policy = delivered[gateway_key(GATEWAY, "retry-policy")]
     assert (route["kind"], policy["kind"]) == ("AIGatewayRoute", "BackendTrafficPolicy")
     validate_manifest(route)
     validate_manifest(policy)
@@ -141,10 +179,10 @@ def test_replica_and_hosted_provider_behind_one_address() -> None:
     ]
     # Each backend gets the model name it expects, not the caller's.
     assert refs == [
-        (backend_service_name("qwen-0"), 27, 0, "Qwen/Qwen3-8B"),
-        (backend_service_name("qwen-1"), 27, 0, "Qwen/Qwen3-8B"),
-        (backend_service_name("qwen-2"), 26, 0, "Qwen/Qwen3-8B"),
-        (backend_service_name("hosted"), 20, 0, "gpt-4o-mini"),
+        (routed("qwen-0"), 27, 0, "Qwen/Qwen3-8B"),
+        (routed("qwen-1"), 27, 0, "Qwen/Qwen3-8B"),
+        (routed("qwen-2"), 26, 0, "Qwen/Qwen3-8B"),
+        (routed("hosted"), 20, 0, "gpt-4o-mini"),
     ]
     assert route["spec"]["parentRefs"][0]["name"] == front_gateway_name("default")
     assert result.status.address == "http://198.51.100.20"
@@ -155,7 +193,8 @@ def test_replica_and_hosted_provider_behind_one_address() -> None:
             "RoutingReady",
             "True",
             "RouteConfigured",
-            "Routing 4 backend(s) for model ml-team/qwen at http://198.51.100.20",
+            "Routing 4 backend(s) for model ml-team/qwen at http://198.51.100.20 "
+            "(InferenceGateway default)",
         ),
     ]
     assert result.ready
@@ -172,9 +211,9 @@ def test_priority_tiers_weigh_separately_and_fail_over_in_order() -> None:
     ]
     # Tier 0 first, whatever the entry order; each tier's weights are its own.
     assert refs == [
-        (backend_service_name("qwen-0"), 1, 0),
-        (backend_service_name("qwen-1"), 1, 0),
-        (backend_service_name("hosted"), 1, 1),
+        (routed("qwen-0"), 1, 0),
+        (routed("qwen-1"), 1, 0),
+        (routed("hosted"), 1, 1),
     ]
     # A retry moves to the next tier after one attempt; 429 and 503 are retried, 500 is not.
     retry = policy["spec"]["retry"]
@@ -252,7 +291,8 @@ def test_gateway_missing() -> None:
 def test_route_not_yet_accepted(observed: dict[str, Any] | None) -> None:
     route = observed_object(observed) if observed is not None else None
     result = reconcile_service(service((REPLICA, 1)), replicas(1), GATEWAY, route)
-    assert len(result.objects) == 2  # the route and its retries, waiting for the controller
+    # The route and its retries are composed, waiting for the controller.
+    assert gateway_key(GATEWAY, SERVICE_ROUTE_KEY) in {o.key for o in result.objects}
     assert [(c.type, c.status, c.reason) for c in result.conditions][1] == (
         "RoutingReady",
         "False",
@@ -278,24 +318,3 @@ def test_at_most_sixteen_backends_with_a_warning() -> None:
     route, _ = composed(result)
     assert len(route["spec"]["rules"][0]["backendRefs"]) == 16
     assert any("the last 2 are not routed" in e.message for e in result.events)
-
-
-def test_gateway_is_ready_once_programmed_with_an_address() -> None:
-    gateway = InferenceGateway.model_validate(
-        {"metadata": {"name": "default"}, "spec": {"port": 8080}}
-    )
-    pending = reconcile_gateway(gateway, None, ENVOY_GATEWAY_CONTROLLER)
-    assert [(c.status, c.reason) for c in pending.conditions] == [("False", "Provisioning")]
-    assert pending.status.address is None
-    observed = {
-        "status": {
-            "addresses": [{"value": "198.51.100.20"}],
-            "conditions": [{"type": "Programmed", "status": "True"}],
-        }
-    }
-    ready = reconcile_gateway(gateway, observed_object(observed), ENVOY_GATEWAY_CONTROLLER)
-    assert ready.status.address == "198.51.100.20:8080" and ready.ready
-    [composed_gateway] = ready.objects
-    validate_manifest(composed_gateway.object)
-    listener = composed_gateway.object["spec"]["listeners"][0]
-    assert (listener["port"], listener["allowedRoutes"]) == (8080, {"namespaces": {"from": "All"}})

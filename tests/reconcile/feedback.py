@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
+from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
 from modelplane.reconcile.deployment import Fleet, reconcile_fleet
 from modelplane.runtime.local.render import (
     RenderedDeployment,
@@ -23,6 +23,7 @@ from modelplane.runtime.local.render import (
     render_fronts,
 )
 from modelplane.runtime.wire import composed, deployment_status_wire
+from tests.builders import front_door_cluster, inference_gateway
 from tests.reconcile.fleet import fleet
 
 HASH = "modelplane.ai/template-hash"  # spelled here: a test must notice when it changes
@@ -38,18 +39,10 @@ def _ready(obj: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def _workload(spec: dict[str, Any]) -> dict[str, Any]:
-    """The spec without ``clusterInfo``: the deployment's stamp of its cluster's facts, which
-    restarts nothing by itself (a replica's objects change with it only where the cluster's
-    facts do, as they did when the replica read its cluster)."""
-    return {k: v for k, v in spec.items() if k != "clusterInfo"}
-
-
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """The same running replica: spec and labels unchanged (annotations are bookkeeping)."""
     return bool(
-        _workload(a["spec"]) == _workload(b["spec"])
-        and a["metadata"].get("labels") == b["metadata"].get("labels")
+        a["spec"] == b["spec"] and a["metadata"].get("labels") == b["metadata"].get("labels")
     )
 
 
@@ -168,20 +161,37 @@ class World:
             if DRAINING in (e["metadata"].get("annotations") or {})
         )
 
-    def backends(self) -> set[str]:
-        """The backends the observed endpoints compose (the endpoint function): the names
-        under which both the AIServiceBackend a route names and the Backend it points at exist."""
+    def _delivered(self, services: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Reconcile ``services`` against the observed endpoints (on the InferenceGateway
+        default, its cluster published): what their Objects deliver to the gateway's cluster."""
         endpoints = [ModelEndpoint.model_validate(e) for e in self.endpoints]
         fleet_now = Fleet(deployments=(), clusters=(), endpoints=endpoints)
-        objects = [o for b in render_endpoints(fleet_now, []) for o in b.control_plane()]
+        gateway = InferenceGateway.model_validate(inference_gateway(address="198.51.100.20"))
+        fronts = render_fronts(
+            [gateway],
+            [ModelService.model_validate(s) for s in services],
+            render_endpoints(fleet_now, []),
+            [InferenceCluster.model_validate(front_door_cluster())],
+        )
+        return [
+            o["spec"]["forProvider"]["manifest"]
+            for f in fronts
+            for o in f.control_plane()[1:]
+            if o["kind"] == "Object"
+        ]
+
+    def compose_backends(self, services: Sequence[dict[str, Any]]) -> set[str]:
+        """The backends ``services`` compose: the names under which both the AIServiceBackend
+        a route names and the Backend it points at exist."""
+        objects = self._delivered(services)
         named = {
             kind: {o["metadata"]["name"] for o in objects if o["kind"] == kind} for kind in KINDS
         }
         return named["AIServiceBackend"] & named["Backend"]
 
     def compose_routes(self, services: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
-        """Reconcile ``services`` against the observed endpoints (their backends converged):
-        each AIGatewayRoute's name to the AIServiceBackends its backendRefs name."""
+        """Each AIGatewayRoute ``services`` compose: its name to the AIServiceBackends its
+        backendRefs name."""
         return {
             name: [ref["name"] for ref in refs]
             for name, refs in self.compose_route_refs(services).items()
@@ -191,28 +201,11 @@ class World:
         self, services: Sequence[dict[str, Any]]
     ) -> dict[str, list[dict[str, Any]]]:
         """As ``compose_routes``, each route's backendRefs whole (weight, priority)."""
-        endpoints = [ModelEndpoint.model_validate(e) for e in self.endpoints]
-        fleet_now = Fleet(deployments=(), clusters=(), endpoints=endpoints)
-        gateway = InferenceGateway.model_validate(
-            {
-                "apiVersion": "modelplane.ai/v1alpha1",
-                "kind": "InferenceGateway",
-                "metadata": {"name": "default"},
-                "spec": {},
-                "status": {"address": "198.51.100.20"},
-            }
-        )
-        fronts = render_fronts(
-            [gateway],
-            [ModelService.model_validate(s) for s in services],
-            render_endpoints(fleet_now, []),
-        )
         return {
             o["metadata"]["name"]: [
                 ref for rule in o["spec"]["rules"] for ref in rule["backendRefs"]
             ]
-            for f in fronts
-            for o in f.control_plane()[1:]
+            for o in self._delivered(services)
             if o["kind"] == "AIGatewayRoute"
         }
 

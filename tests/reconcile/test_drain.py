@@ -3,9 +3,10 @@
 The control plane is driven as Crossplane drives it, with a clock: the deployment reconciles
 every tick, the ModelService only when its answer's TTL expires (it reads the ModelEndpoints
 as required resources, which are not watched), and the gateway serves each route for a
-while after it is replaced (propagation). After every tick, every AIServiceBackend a served
-AIGatewayRoute names, and the Backend behind it, must exist: a request routed there would
-otherwise get an error.
+while after it is replaced (propagation). The service composes the route and the backends
+it names together, on the gateway's cluster, keeping a draining endpoint's backend while the
+endpoint exists. After every tick, every AIServiceBackend a served AIGatewayRoute names, and
+the Backend behind it, must exist: a request routed there would otherwise get an error.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from modelplane.naming import backend_service_name, dns_name
 from modelplane.runtime.crossplane.freshness import ttl_for
 from modelplane.scheduling.rollout import DRAIN_PERIOD
 from tests.reconcile.feedback import World
@@ -71,6 +73,7 @@ class Plane:
         self.route_ttl = route_ttl
         self.service = service or SERVICE
         self.composed_at = self._now()
+        self.backends: set[str] = set()
         route = self._compose()
         # (applied at, backends) of every route the gateway may still be serving
         self.served: list[tuple[datetime, list[str]]] = [(self.composed_at, route)]
@@ -80,7 +83,10 @@ class Plane:
         return self.world.now
 
     def _compose(self) -> list[str]:
+        """The service's answer: its route's backends; the backends it composes now exist,
+        those it no longer composes are deleted."""
         routes = self.world.compose_routes([self.service])
+        self.backends = self.world.compose_backends([self.service])
         return next(iter(routes.values()), [])
 
     def tiers(self) -> dict[int, list[str]]:
@@ -113,7 +119,7 @@ class Plane:
 
     def check(self) -> None:
         """Every backend a served route names exists (AIServiceBackend and Backend)."""
-        backends = self.world.backends()
+        backends = self.backends
         for _, refs in self.served:
             missing = sorted(set(refs) - backends)
             assert not missing, f"at {self._now()}: a served route names deleted {missing}"
@@ -139,8 +145,9 @@ def three() -> list[dict[str, Any]]:
 
 
 def backend_of(world: World, replica: str) -> str:
-    """The AIServiceBackend (and Backend) name of ``replica``'s endpoint."""
-    (name,) = [b for b in world.backends() if b.startswith(f"{replica}-backend-")]
+    """The AIServiceBackend (and Backend) name the service composes for ``replica``'s endpoint."""
+    name = dns_name(SERVICE["metadata"]["name"], backend_service_name(replica))
+    assert name in world.compose_backends([SERVICE])
     return name
 
 
@@ -169,7 +176,10 @@ def test_a_scale_down_keeps_the_backend_until_no_served_route_names_it(offset: i
     backend = backend_of(p.world, leaving)  # its backend stays while it drains
     ticks = drain_until_gone(p, leaving)
     assert ticks * TICK >= DRAIN_PERIOD
-    assert backend not in p.world.backends() and backend not in p.route()
+    # The service's next answer drops the backend of the endpoint now gone.
+    for _ in range(ttl_for("ModelService") // TICK):
+        p.tick()
+    assert backend not in p.backends and backend not in p.route()
     assert set(p.world.names()) == before - {leaving} and p.world.draining() == []
 
 
@@ -208,9 +218,12 @@ def test_withdrawing_a_whole_tier_drains_before_its_backend_goes(offset: int) ->
     p.tick()
     assert world.draining() == [primary]
     assert 0 not in p.tiers()  # the tier is withdrawn from the next route on
-    assert old_backend in world.backends()  # while routes that still name it are served
+    assert old_backend in p.backends  # while routes that still name it are served
     drain_until_gone(p, primary)
-    assert old_backend not in world.backends() and old_backend not in p.route()
+    # The service's next answer drops the backend of the endpoint now gone.
+    for _ in range(ttl_for("ModelService") // TICK):
+        p.tick()
+    assert old_backend not in p.backends and old_backend not in p.route()
     assert list(p.tiers()) == [1] and len(p.tiers()[1]) == 3
 
 

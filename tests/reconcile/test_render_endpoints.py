@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -30,7 +31,29 @@ spec: {origin: "ftp://nowhere", model: llama}
 """
 
 
-def test_backends_follow_the_existing_objects(
+SERVICE = """\
+apiVersion: modelplane.ai/v1alpha1
+kind: ModelService
+metadata: {name: llama, namespace: ml-team}
+spec: {endpoints: [{selector: {matchLabels: {model: llama}}}]}
+"""
+
+
+def _delivered(text: str, prefix: str) -> list[dict[str, Any]]:
+    """The manifests of the Objects named ``prefix...`` composed for the gateway default, in
+    render's order."""
+    return [
+        o["spec"]["forProvider"]["manifest"]
+        for o in yaml.safe_load_all(text)
+        if o["kind"] == "Object"
+        and o["metadata"]["name"].startswith(prefix)
+        and o["metadata"]["annotations"]["crossplane.io/composition-resource-name"].startswith(
+            "default-"
+        )
+    ]
+
+
+def test_endpoints_compose_nothing_their_services_compose_their_backends(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["render", str(EXAMPLES)]) == 0
@@ -38,15 +61,24 @@ def test_backends_follow_the_existing_objects(
     (tmp_path / "endpoints.yaml").write_text(ENDPOINTS)
     assert main(["render", str(EXAMPLES), str(tmp_path)]) == 0
     after, err = capsys.readouterr()
-    assert after.startswith(before)  # the existing objects are byte-identical
-    added = list(yaml.safe_load_all(after[len(before) :]))
-    assert [(o["kind"], o["metadata"]["name"].rsplit("-", 1)[0]) for o in added] == [
-        ("Backend", "a-replica-backend"),
-        ("AIServiceBackend", "a-replica-backend"),
-        ("Backend", "openai-overflow-backend"),
-        ("AIServiceBackend", "openai-overflow-backend"),
+    assert after == before  # an endpoint composes nothing of its own
+    assert "ml-team/broken (ModelEndpoint): InvalidOrigin: spec.origin:" in err
+    # A service selecting them composes their backends beside its route on the gateway's
+    # cluster (demo/: the InferenceGateway default on frontdoor).
+    (tmp_path / "service.yaml").write_text(SERVICE)
+    assert main(["render", str(EXAMPLES), str(REPO / "demo"), str(tmp_path)]) == 0
+    added = _delivered(capsys.readouterr()[0], "llama-")
+    assert [(o["kind"], o["metadata"]["name"].rsplit("-", 2)[0]) for o in added] == [
+        ("Namespace", "ml"),
+        ("Backend", "llama-a-replica-backend"),
+        ("AIServiceBackend", "llama-a-replica-backend"),
+        ("Backend", "llama-openai-overflow-backend"),
+        ("AIServiceBackend", "llama-openai-overflow-backend"),
         # a credential: the key in the Secret is attached on the way to the provider
-        ("BackendSecurityPolicy", "openai-overflow-backend"),
+        ("BackendSecurityPolicy", "llama-openai-overflow-backend"),
+        ("Secret", "openai"),  # observed there, never copied: openai-key
+        ("AIGatewayRoute", "llama"),
+        ("BackendTrafficPolicy", "llama"),
     ]
     backends = [o["spec"] for o in added if o["kind"] == "Backend"]
     assert backends[0]["endpoints"] == [{"ip": {"address": "203.0.113.7", "port": 80}}]
@@ -56,8 +88,13 @@ def test_backends_follow_the_existing_objects(
     prefixes = [o["spec"]["schema"]["prefix"] for o in added if o["kind"] == "AIServiceBackend"]
     assert prefixes == ["/ml-team/a-replica/v1", "/v1"]
     [policy] = [o for o in added if o["kind"] == "BackendSecurityPolicy"]
+    [secret] = [o for o in added if o["kind"] == "Secret"]
+    assert secret == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "openai-key", "namespace": "ml-team"},
+    }
     assert policy["spec"]["apiKey"] == {"secretRef": {"name": "openai-key", "namespace": "ml-team"}}
-    assert "ml-team/broken (ModelEndpoint): InvalidOrigin: spec.origin:" in err
 
 
 def test_demo_service_routes_the_ready_replicas_and_the_provider(
@@ -71,7 +108,7 @@ def test_demo_service_routes_the_ready_replicas_and_the_provider(
     (tmp_path / "observed.yaml").write_text(yaml.safe_dump_all(ready))
     assert main(["render", str(EXAMPLES), str(REPO / "demo"), str(tmp_path)]) == 0
     out, err = capsys.readouterr()
-    [route] = [o for o in yaml.safe_load_all(out) if o["kind"] == "AIGatewayRoute"]
+    [route] = [o for o in _delivered(out, "qwen3-8b-") if o["kind"] == "AIGatewayRoute"]
     refs = route["spec"]["rules"][0]["backendRefs"]
     qwen = [r for r in ready if r["metadata"]["labels"]["modelplane.ai/deployment"] == "qwen3-8b"]
     assert len(qwen) == 2
@@ -79,7 +116,10 @@ def test_demo_service_routes_the_ready_replicas_and_the_provider(
     # only as they fail, and is asked for the model name it serves.
     assert [(r["weight"], r["priority"]) for r in refs] == [(1, 0), (1, 0), (1, 1)]
     names = sorted(r["metadata"]["name"] for r in qwen)
-    assert [r["name"].rsplit("-backend-", 1)[0] for r in refs[:2]] == names
+    # Named per service: qwen3-8b-<endpoint>-backend-<hash>-<hash>.
+    assert [
+        r["name"].removeprefix("qwen3-8b-").rsplit("-backend-", 1)[0] for r in refs[:2]
+    ] == names
     assert refs[2]["modelNameOverride"] == "Qwen/Qwen3-8B"
     assert "ml-team/qwen3-8b (ModelService): http://198.51.100.20;" in err
     assert "for model ml-team/qwen3-8b" in err

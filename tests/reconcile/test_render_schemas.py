@@ -43,6 +43,8 @@ FRONT_DOOR = {
     "Backend",
     "AIServiceBackend",
     "BackendSecurityPolicy",
+    "Secret",
+    "Namespace",
     "Gateway",
     "AIGatewayRoute",
     "BackendTrafficPolicy",
@@ -52,17 +54,26 @@ FRONT_DOOR = {
 def test_the_demo_front_door_is_valid_against_the_released_crds(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """demo/: the hosted endpoint's Backend (TLS), AIServiceBackend and keyed
-    BackendSecurityPolicy, the Gateway, the AIGatewayRoute and its BackendTrafficPolicy
-    against Envoy Gateway v1.8.3, Envoy AI Gateway v1.1.0 and Gateway API v1.5.1."""
+    """demo/: the Objects delivering the Gateway to the front door cluster and, beside the
+    route there, the hosted endpoint's Backend (TLS), AIServiceBackend, keyed
+    BackendSecurityPolicy and the copy of its Secret, the AIGatewayRoute and its
+    BackendTrafficPolicy, each Object and each manifest against provider-kubernetes v1.2.1,
+    Envoy Gateway v1.8.3, Envoy AI Gateway v1.1.0, Gateway API v1.5.1 and Kubernetes."""
     require_shared()
     assert main(["render", str(EXAMPLES), str(EXAMPLES.parent / "demo")]) == 0
     objects = list(yaml.safe_load_all(capsys.readouterr().out))
-    front = [o for o in objects if o["kind"] in FRONT_DOOR and o["apiVersion"] != "v1"]
-    kinds = {o["kind"] for o in front}
+    front = [
+        o
+        for o in objects
+        if o["kind"] == "Object"
+        and o["metadata"]["name"].startswith(("default-", "qwen3-8b-"))
+        and o["metadata"]["namespace"] in ("modelplane-system", "ml-team")
+        and o["spec"]["forProvider"]["manifest"]["kind"] in FRONT_DOOR
+    ]
+    kinds = {o["spec"]["forProvider"]["manifest"]["kind"] for o in front}
     assert kinds == FRONT_DOOR
     for obj in front:
-        validate_manifest(obj)
+        validate_delivered(obj)
 
 
 def _manifests(path: Path) -> list[dict[str, Any]]:

@@ -20,7 +20,9 @@ from modelplane.api.modelservice import MAX_ENTRIES
 from modelplane.api.validation import validate_document
 from modelplane.composition.namespaces import MAX_TEAM_NAMESPACES
 from modelplane.reconcile.cache import MAX_STAGING
+from modelplane.reconcile.service import MAX_SERVING_GATEWAYS
 from modelplane.runtime.crossplane.server import CROSSPLANE_RECEIVE_LIMIT, run_bytes
+from tests.builders import front_door_cluster, inference_gateway
 
 from .helpers import (
     deployment,
@@ -158,6 +160,9 @@ def _endpoint(entry: int, index: int) -> dict[str, Any]:
     }
 
 
+FRONT_DOORS = MAX_SERVING_GATEWAYS
+
+
 def test_a_service_with_the_most_entries_answers_under_the_limit() -> None:
     # Every entry selects a deployment of the most replicas, each its own endpoint.
     entries = [
@@ -171,15 +176,13 @@ def test_a_service_with_the_most_entries_answers_under_the_limit() -> None:
         "metadata": {"name": _long("s", 63), "namespace": "ml-team", "uid": "u1"},
         "spec": {"endpoints": entries},
     }
-    gateway = {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "InferenceGateway",
-        "metadata": {"name": "default"},
-        "spec": {"gatewayClassName": "modelplane"},
-        "status": {"address": "198.51.100.20"},
-    }
+    # The route and its backends go to every serving gateway's cluster: the most a service is
+    # routed on (reconcile/service.py MAX_SERVING_GATEWAYS).
+    fronts = [f"front-door-{n}" for n in range(FRONT_DOORS)]
+    gateways = [inference_gateway(n, n, address="198.51.100.20") for n in fronts]
+    clusters = [front_door_cluster(n) for n in fronts]
     endpoints = [_endpoint(j, i) for j in range(MAX_ENTRIES) for i in range(MAX_REPLICAS)]
-    answer = _answer(xr, [gateway, *endpoints])
+    answer = _answer(xr, [*gateways, *clusters, *endpoints])
     assert answer.desired.resources
     assert _size(answer) < RECEIVE_LIMIT
 

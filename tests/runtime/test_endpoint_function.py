@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from modelplane.cli.main import main
+from modelplane.naming import backend_service_name
 
 from .conftest import Stubs
 from .helpers import (
@@ -39,34 +40,22 @@ def _endpoint(name: str, origin: str, secret: str | None = None) -> dict[str, An
 @pytest.mark.parametrize(
     ("origin", "secret"), [("https://api.openai.com", "openai-key"), ("http://203.0.113.7", None)]
 )
-def test_backend_over_grpc_is_what_render_composes(
+def test_endpoint_over_grpc_is_what_render_shows(
     stubs: Stubs, tmp_path: Path, origin: str, secret: str | None
 ) -> None:
+    """The endpoint composes nothing (its services compose its backend on their gateways'
+    clusters) and publishes its backend's name at once."""
     xr = _endpoint("ep", origin, secret)
     (tmp_path / "ep.json").write_text(json.dumps(xr))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["render", "-o", "json", str(tmp_path)]) == 0
-    rendered = json.loads(out.getvalue())
-    first = stubs.v1.RunFunction(request(xr))
-    assert requirements(first) == {}
-    composed = desired(first)
-    # The response's resources are a map: compare in render's order.
-    keys = ["backend", "ai-service-backend"]
-    # A keyed provider also gets its BackendSecurityPolicy over gRPC; a replica does not.
-    keys += ["backend-security-policy"] if secret else []
-    assert sorted(composed) == sorted(keys)
-    assert [composed[k] for k in keys] == rendered
-    kinds = [o["kind"] for o in rendered]
-    assert kinds[:2] == ["Backend", "AIServiceBackend"]
-    assert ("BackendSecurityPolicy" in kinds) == (secret is not None)
-    assert composite_ready(first) != "READY_TRUE"
-    assert [c[:3] for c in conditions(first)] == [("RoutingReady", "False", "Configuring")]
-    # Once all exist, the backend's name is published and the endpoint is ready.
-    later = stubs.v1.RunFunction(request(xr, observed=composed))
-    assert desired(later) == composed
-    assert composite_status(later)["routing"]["backendName"] == rendered[1]["metadata"]["name"]
-    assert [c[:3] for c in conditions(later)] == [("RoutingReady", "True", "BackendReady")]
+    assert json.loads(out.getvalue()) == []
+    rsp = stubs.v1.RunFunction(request(xr))
+    assert requirements(rsp) == {} and desired(rsp) == {}
+    assert composite_status(rsp)["routing"]["backendName"] == backend_service_name("ep")
+    assert composite_ready(rsp) == "READY_TRUE"
+    assert [c[:3] for c in conditions(rsp)] == [("RoutingReady", "True", "BackendReady")]
 
 
 @pytest.mark.parametrize(

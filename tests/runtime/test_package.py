@@ -58,7 +58,7 @@ def test_package_files_are_exactly_the_specified_set() -> None:
         "configuration/crossplane.yaml",
         "function/crossplane.yaml",
         "install/function.yaml",
-        "install/rbac.yaml",
+        "install/provider-kubernetes.yaml",
         "install/activation-policy.yaml",
     }
     for info in KINDS:
@@ -197,7 +197,26 @@ STATIC_STEPS: dict[str, dict[str, Any]] = {
         _static("clusters", "InferenceCluster"), _static("classes", "InferenceClass")
     ),
     "ModelCache": _fetched(_static("clusters", "InferenceCluster")),
-    "ModelService": _fetched(_static("inference-gateway", "InferenceGateway", name="default")),
+    # Every gateway (which serve it), every cluster (where they run), and provider-kubernetes
+    # with its runtime config (may a hosted provider's key be copied).
+    "ModelService": _fetched(
+        _static("inference-gateways", "InferenceGateway"),
+        _static("clusters", "InferenceCluster"),
+        {
+            **_static(
+                "provider-kubernetes", "Provider", name="crossplane-contrib-provider-kubernetes"
+            ),
+            "apiVersion": "pkg.crossplane.io/v1",
+        },
+        {
+            **_static(
+                "provider-kubernetes-runtime-config",
+                "DeploymentRuntimeConfig",
+                name="modelplane-provider-kubernetes",
+            ),
+            "apiVersion": "pkg.crossplane.io/v1beta1",
+        },
+    ),
 }
 
 
@@ -262,23 +281,19 @@ def test_dockerfile_runs_the_function() -> None:
     assert '"function", "serve"' in dockerfile
 
 
-def test_crossplane_may_compose_every_control_plane_routing_kind() -> None:
-    """What the endpoint, service and gateway functions compose, Crossplane may write.
-
-    Services are already in the chart's own ClusterRole (crossplane/crossplane
-    cluster/charts/crossplane/templates/clusterrole.yaml @ v2.3.4); the rest aggregate in.
-    """
-    from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
+def test_the_front_door_composes_only_objects_crossplane_may_write() -> None:
+    """The gateway and service functions compose provider-kubernetes Objects only (the endpoint
+    function nothing), and read InferenceClusters, InferenceGateways, Providers,
+    DeploymentRuntimeConfigs and Secrets: Crossplane's own ClusterRole covers them
+    (crossplane/crossplane cluster/charts/crossplane/templates/clusterrole.yaml @ v2.3.4:
+    secrets, pkg.crossplane.io), its RBAC manager the providers' kinds, so the package ships
+    no ClusterRole of its own."""
+    from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
     from modelplane.reconcile.endpoint import reconcile_endpoint
     from modelplane.reconcile.gateway import reconcile_gateway
     from modelplane.reconcile.service import reconcile_service
-    from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER
+    from tests.builders import front_door_cluster, inference_gateway
 
-    rbac = _load("install/rbac.yaml")
-    assert rbac["metadata"]["labels"] == {"rbac.crossplane.io/aggregate-to-crossplane": "true"}
-    granted = {
-        (g, r) for rule in rbac["rules"] for g in rule["apiGroups"] for r in rule["resources"]
-    }
     endpoint = ModelEndpoint.model_validate(
         {
             "metadata": {"name": "e", "namespace": "n", "labels": {"a": "b"}},
@@ -291,8 +306,13 @@ def test_crossplane_may_compose_every_control_plane_routing_kind() -> None:
         }
     )
     gateway = InferenceGateway.model_validate(
-        {"metadata": {"name": "default"}, "status": {"address": "1.2.3.4"}}
+        inference_gateway(
+            address="1.2.3.4",
+            tls={"certificateRefs": [{"name": "c"}]},
+            auth={"method": "APIKey", "apiKey": {"secretSelector": {"matchLabels": {"k": "v"}}}},
+        )
     )
+    cluster = InferenceCluster.model_validate(front_door_cluster())
     service = ModelService.model_validate(
         {
             "metadata": {"name": "s", "namespace": "n"},
@@ -300,17 +320,25 @@ def test_crossplane_may_compose_every_control_plane_routing_kind() -> None:
         }
     )
     composed = [
-        *reconcile_endpoint(endpoint, ()).objects,
-        *reconcile_gateway(gateway, None, ENVOY_GATEWAY_CONTROLLER).objects,
-        *reconcile_service(service, [endpoint], gateway, None).objects,
+        *reconcile_endpoint(endpoint).objects,
+        *reconcile_gateway(gateway, cluster, [gateway], ["keys"], None, {}).objects,
+        *reconcile_service(
+            service, [endpoint], [gateway], {"frontdoor": cluster}, None, {}
+        ).objects,
     ]
-    kinds = {
-        (o.object["apiVersion"].rpartition("/")[0], _plural(o.object["kind"].lower()))
-        for o in composed
+    assert composed
+    assert {(o.object["apiVersion"], o.object["kind"]) for o in composed} == {
+        ("kubernetes.m.crossplane.io/v1alpha1", "Object")
     }
-    assert kinds - granted == set()
+    assert "install/rbac.yaml" not in package_files()
 
 
-def _plural(kind: str) -> str:
-    """A kind's resource name: ...policy becomes ...policies."""
-    return kind[:-1] + "ies" if kind.endswith("cy") else kind + "s"
+def test_provider_kubernetes_runs_with_sanitize_secrets() -> None:
+    """install/provider-kubernetes.yaml: the runtime config the functions require before they
+    copy a Secret (crossplane-contrib/provider-kubernetes cmd/provider/main.go @ v1.2.1:
+    --sanitize-secrets, env SANITIZE_SECRETS, default false)."""
+    from modelplane.composition.frontdoor import sanitize_problem
+
+    config, provider = yaml.safe_load_all(package_files()["install/provider-kubernetes.yaml"])
+    assert sanitize_problem(provider, config) is None
+    assert (config["kind"], provider["kind"]) == ("DeploymentRuntimeConfig", "Provider")

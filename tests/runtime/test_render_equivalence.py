@@ -238,16 +238,12 @@ def test_ready_replicas_match_render(stubs: Stubs, tmp_path: Path) -> None:
     # Every Object render printed, bar the cache's staging and the clusters' own objects,
     # came back over gRPC.
     assert _compare(stubs, docs, rendered, observed) == len(_by_kind(rendered, "Object")) - staged
-    # Each composed endpoint's backend over gRPC is the Backend and AIServiceBackend render
-    # printed (a replica's endpoint carries no credential, so no BackendSecurityPolicy).
-    backends = {o["metadata"]["name"]: o for o in _by_kind(rendered, "Backend")}
-    ai_backends = {o["metadata"]["name"]: o for o in _by_kind(rendered, "AIServiceBackend")}
-    endpoints = _by_kind(rendered, "ModelEndpoint")
-    for endpoint in endpoints:
-        composed = desired(stubs.v1.RunFunction(request(endpoint)))
-        name = composed["backend"]["metadata"]["name"]
-        assert composed == {"backend": backends[name], "ai-service-backend": ai_backends[name]}
-    assert len(backends) == len(endpoints)
+    # Each composed endpoint composes nothing over gRPC, as render prints nothing for it (its
+    # services compose its backend on their gateways' clusters), and publishes its backend.
+    for endpoint in _by_kind(rendered, "ModelEndpoint"):
+        rsp = stubs.v1.RunFunction(request(endpoint))
+        assert desired(rsp) == {}
+        assert composite_status(rsp)["routing"]["backendName"]
 
 
 AFTER_CACHES = {

@@ -194,7 +194,7 @@ def test_the_packaged_step_is_what_packaging_builds() -> None:
     [
         ("InferenceClass", State.DEFAULT, LONG_TTL),
         ("ModelEndpoint", State.DEFAULT, LONG_TTL),
-        ("InferenceGateway", State.DEFAULT, LONG_TTL),
+        ("InferenceGateway", State.DEFAULT, SHORT_TTL),
         ("ModelReplica", State.DEFAULT, EDITED_TTL),
         ("ModelReplica", State.STAMPED, LONG_TTL),
         ("InferenceCluster", State.DEFAULT, SHORT_TTL),

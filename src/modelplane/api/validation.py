@@ -162,6 +162,10 @@ REPLACED_FIELDS: dict[tuple[str, str], str] = {
         "spec.url",
     ): "spec.origin (scheme://host[:port]) and spec.api.prefix (the path)",
     ("ModelEndpoint", "spec.rewritePath"): "spec.api.prefix (the backend's own path)",
+    (
+        "InferenceGateway",
+        "spec.gatewayClassName",
+    ): "spec.clusterName (the gateway runs on that cluster, in its stack's GatewayClass)",
 }
 
 

@@ -94,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
     clusters = render_clusters(fleet, rendered)
     caches = render_caches(fleet)
     backends = render_endpoints(fleet, rendered)
-    fronts = render_fronts(loaded.of_kind(InferenceGateway), loaded.of_kind(ModelService), backends)
+    fronts = render_fronts(
+        loaded.of_kind(InferenceGateway), loaded.of_kind(ModelService), backends, fleet.clusters
+    )
     destinations = loaded.of_kind(TelemetryDestination)
     telemetry = render_telemetry(destinations, loaded.of_kind(MetricMapping), fleet.clusters)
     scalers = render_autoscalers(loaded.of_kind(ModelDeployment), destinations)

@@ -1,9 +1,10 @@
 """The routable backend of a ModelEndpoint, for Envoy Gateway with Envoy AI Gateway.
 
-Every ModelEndpoint (composed for a replica or written by hand for a hosted provider) gets,
-on the control plane in its namespace: an Envoy Gateway ``Backend`` at its origin, an Envoy
-AI Gateway ``AIServiceBackend`` naming its API schema and prefix, and with a credential a
-``BackendSecurityPolicy`` naming the user's Secret (docs/composition.md, "Routable endpoints").
+Every ModelEndpoint (composed for a replica or written by hand for a hosted provider) is
+reached through an Envoy Gateway ``Backend`` at its origin, an Envoy AI Gateway
+``AIServiceBackend`` naming its API schema and prefix, and with a credential a
+``BackendSecurityPolicy`` naming the user's Secret, which each ModelService routing to it
+composes on its gateways' clusters (docs/composition.md, "Routable endpoints").
 Pure: the origin is parsed here, nothing is resolved.
 """
 
@@ -171,9 +172,13 @@ AI_GATEWAY_API = "aigateway.envoyproxy.io/v1beta1"
 SYSTEM_CAS = "System"
 
 
-def eg_backend(namespace: str, endpoint: str, target: BackendTarget) -> Json:
-    """The Backend at ``target``: an fqdn or ip endpoint, TLS verified for https."""
-    name = backend_service_name(endpoint)
+def eg_backend(
+    namespace: str, endpoint: str, target: BackendTarget, name: str | None = None
+) -> Json:
+    """The Backend at ``target``: an fqdn or ip endpoint, TLS verified for https.
+
+    ``name``: the Backend's name (default: the endpoint's ``backend_service_name``)."""
+    name = name or backend_service_name(endpoint)
     host = target.host.rstrip(".")
     address: Json = (
         {"fqdn": {"hostname": host, "port": target.port}}
@@ -192,14 +197,17 @@ def eg_backend(namespace: str, endpoint: str, target: BackendTarget) -> Json:
     }
 
 
-def ai_service_backend(namespace: str, endpoint: str, schema: str, prefix: str) -> Json:
+def ai_service_backend(
+    namespace: str, endpoint: str, schema: str, prefix: str, name: str | None = None
+) -> Json:
     """The AIServiceBackend: the API schema and prefix of the Backend of the same name.
 
     Envoy AI Gateway v1.1.0 accepts only an Envoy Gateway Backend as backendRef (the CRD's
     rule, envoyproxy/ai-gateway api/v1beta1/ai_service_backend.go); ``schema.prefix`` is the
     path the backend serves the API under (api/v1beta1/shared_types.go VersionedAPISchema).
+    ``name`` names it and the Backend it points at (default: ``backend_service_name``).
     """
-    name = backend_service_name(endpoint)
+    name = name or backend_service_name(endpoint)
     return {
         "apiVersion": AI_GATEWAY_API,
         "kind": "AIServiceBackend",
@@ -211,15 +219,18 @@ def ai_service_backend(namespace: str, endpoint: str, schema: str, prefix: str) 
     }
 
 
-def backend_security_policy(namespace: str, endpoint: str, schema: str, secret: str) -> Json:
+def backend_security_policy(
+    namespace: str, endpoint: str, schema: str, secret: str, name: str | None = None
+) -> Json:
     """The BackendSecurityPolicy attaching the key in ``secret`` to the AIServiceBackend.
 
     The key is never read or copied: the policy names the Secret, whose data key must be
     ``apiKey`` (envoyproxy/ai-gateway api/v1beta1/backendsecurity_policy.go @ v1.1.0). An
     OpenAI backend gets it as ``Authorization: Bearer`` (type APIKey), an Anthropic one as
-    ``x-api-key`` (type AnthropicAPIKey).
+    ``x-api-key`` (type AnthropicAPIKey). ``name`` names it and the AIServiceBackend it
+    targets (default: ``backend_service_name``).
     """
-    name = backend_service_name(endpoint)
+    name = name or backend_service_name(endpoint)
     ref = {"secretRef": {"name": secret, "namespace": namespace}}
     typed: Json = (
         {"type": "AnthropicAPIKey", "anthropicAPIKey": ref}

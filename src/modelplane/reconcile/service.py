@@ -8,24 +8,44 @@ same code (docs/composition.md, "One address per model").
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
-from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
+from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
 from modelplane.api.meta import condition, holds
 from modelplane.api.modelservice import CallerAPI, ModelServiceStatus, ServiceRoute
-from modelplane.composition.backend import AI_GATEWAY_API, EG_API
-from modelplane.composition.observed import ObservedObject
+from modelplane.composition.backend import (
+    AI_GATEWAY_API,
+    EG_API,
+    ai_service_backend,
+    backend_security_policy,
+    eg_backend,
+    parse_origin,
+)
+from modelplane.composition.delivery import deliver
+from modelplane.composition.frontdoor import (
+    composes,
+    namespace_object,
+    placement_problem,
+    secret_check,
+    serves,
+)
+from modelplane.composition.observed import NOTHING_OBSERVED, ObservedObject
+from modelplane.composition.replica import provider_config_for
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.composition.weights import backend_weights
 from modelplane.events import Event
 from modelplane.naming import (
+    AI_SERVICE_BACKEND_KEY,
+    BACKEND_KEY,
+    BACKEND_SECURITY_POLICY_KEY,
     MODEL_HEADER,
     SERVICE_LABEL,
     SERVICE_RETRY_KEY,
     SERVICE_ROUTE_KEY,
     SYSTEM_NAMESPACE,
     USAGE_COSTS,
+    dns_name,
     front_gateway_name,
     service_model,
     service_route_name,
@@ -51,6 +71,10 @@ RETRY_STATUS_CODES = (429, 503)
 RETRY_COUNT = 3
 RETRY_BASE_INTERVAL = "100ms"
 RETRY_MAX_INTERVAL = "1s"
+# A service composes about 70 kB per serving gateway at the most entries and longest names
+# (tests/runtime/test_answer_bounds.py); 32 keep its answer near 2.3 MB, under Crossplane's
+# 4 MiB receive limit (docs/scale.md, "The largest answer").
+MAX_SERVING_GATEWAYS = 32
 
 
 # Which caller APIs reach a backend of each schema (envoyproxy/ai-gateway
@@ -334,10 +358,18 @@ def openai_reach(backends: Sequence[tuple[Backend, int]]) -> str:
 def reconcile_service(
     service: ModelService,
     endpoints: Sequence[ModelEndpoint],
-    gateway: InferenceGateway | None,
-    observed_route: ObservedObject | None,
+    gateways: Sequence[InferenceGateway],
+    clusters: Mapping[str, InferenceCluster],
+    sanitize_problem: str | None,
+    observed: Mapping[str, ObservedObject],
 ) -> ServiceResult:
-    """Resolve the entries, compose the route, report EndpointsResolved and RoutingReady."""
+    """Resolve the entries, compose the route on every gateway serving the service, report
+    EndpointsResolved and RoutingReady.
+
+    ``gateways`` is every InferenceGateway, ``clusters`` the InferenceClusters by name,
+    ``sanitize_problem`` why Secrets may not be copied to a cluster (None: they may),
+    ``observed`` the service's observed Objects by resource key.
+    """
     namespace = service.metadata.namespace or "default"
     ident = f"ModelService {namespace}/{service.metadata.name}"
     pairs, matched, waiting = weighted_backends(service, endpoints)
@@ -359,36 +391,250 @@ def reconcile_service(
         events.append(
             Event("Warning", f"{ident}: no ready ModelEndpoint matches an entry; {summary}")
         )
+    serving = serving_gateways(service, gateways, clusters, observed.keys())
+    if len(serving) > MAX_SERVING_GATEWAYS:
+        dropped = ", ".join(g.metadata.name or "" for g in serving[MAX_SERVING_GATEWAYS:])
+        events.append(
+            Event(
+                "Warning",
+                f"{ident}: {len(serving)} InferenceGateways select it; it is routed on the "
+                f"first {MAX_SERVING_GATEWAYS} by name, not on {dropped}",
+            )
+        )
+        serving = serving[:MAX_SERVING_GATEWAYS]
+    first = next((g for g in serving if gateway_address(g)), None)
     reach = openai_reach(pairs)
     if reach:
         events.append(Event("Warning", f"{ident}: routing {len(pairs)} backend(s){reach}"))
-    address = gateway_address(gateway)
-    routed = pairs if gateway is not None else []
-    accepted = gateway is not None and route_accepted(observed_route)
+    accepted = 0
+    for gateway in serving:
+        seen = observed.get(gateway_key(gateway, SERVICE_ROUTE_KEY))
+        if route_accepted(seen.remote if seen is not None else None) and gateway_address(gateway):
+            accepted += 1
+    every_accepted = bool(serving) and accepted == len(serving)
     status = ModelServiceStatus(
-        address=f"http://{address}" if address and gateway is not None else None,
+        address=service_address(first) if first is not None else None,
         model=service_model(namespace, service.metadata.name or ""),
-        routes=service_routes(service, endpoints, routed, accepted),
+        routes=service_routes(service, endpoints, pairs if serving else [], every_accepted),
     )
-    if gateway is None:
+    if not serving:
         routing = condition(
-            ROUTING_READY, False, "WaitingForGateway", "No InferenceGateway named default"
+            ROUTING_READY,
+            False,
+            "WaitingForGateway",
+            "No InferenceGateway serves this ModelService (none placed on a cluster whose "
+            "spec.serviceSelector matches its labels)",
         )
         return ServiceResult([], status, [resolved, routing], events)
+    by_name = {
+        e.metadata.name or "": e
+        for e in endpoints
+        if (e.metadata.namespace or "default") == namespace
+    }
+    kept = draining_backends(service, endpoints)
+    keyed = [
+        b
+        for b in [*(b for b, _ in pairs), *kept]
+        if _credential(by_name.get(b.endpoint)) is not None
+    ]
+    if keyed and sanitize_problem is not None:
+        routing = condition(
+            ROUTING_READY,
+            False,
+            "SecretsNotSanitized",
+            f"endpoint {keyed[0].endpoint}: its credential Secret on the gateway's cluster is "
+            f"observed only when provider-kubernetes redacts Secrets from Object status: "
+            f"{sanitize_problem}",
+        )
+        return ServiceResult([], status, [resolved, routing], events)
+    objects: list[ComposedObject] = []
+    for gateway in serving if pairs or kept else ():
+        config = provider_config_for(clusters[gateway.spec.cluster_name])
+        assert config is not None  # serving_gateways keeps placed gateways only
+        objects.extend(deliver_route(service, gateway, pairs, by_name, config, kept))
     if not pairs:
         routing = condition(ROUTING_READY, False, "Configuring", "No backend to route to yet")
-        return ServiceResult([], status, [resolved, routing], events)
-    route = ComposedObject(SERVICE_ROUTE_KEY, ai_gateway_route(service, gateway, pairs))
-    retries = ComposedObject(SERVICE_RETRY_KEY, retry_policy(service))
-    if accepted and address:
+        return ServiceResult(objects, status, [resolved, routing], events)
+    names = ", ".join(g.metadata.name or "" for g in serving)
+    # A keyed backend's Secret must be on every serving gateway's cluster (never copied).
+    absent = [
+        (g, key.removeprefix(gateway_key(g, "credential-")))
+        for g in serving
+        for key in (o.key for o in objects)
+        if key.startswith(gateway_key(g, "credential-"))
+        and not observed.get(key, NOTHING_OBSERVED).reported
+    ]
+    if absent:
+        g, secret = absent[0]
+        routing = condition(
+            ROUTING_READY,
+            False,
+            "SecretNotFound",
+            f"a routed ModelEndpoint's spec.credential.apiKey.secretRef: no Secret "
+            f"{namespace}/{secret} on "
+            f"InferenceCluster {g.spec.cluster_name} (InferenceGateway {g.metadata.name}); "
+            "put it there, the control plane never copies a key",
+        )
+        return ServiceResult(objects, status, [resolved, routing], events, pairs)
+    if every_accepted and status.address:
         routing = condition(
             ROUTING_READY,
             True,
             "RouteConfigured",
-            f"Routing {len(pairs)} backend(s) for model {status.model} at {status.address}{reach}",
+            f"Routing {len(pairs)} backend(s) for model {status.model} at {status.address} "
+            f"(InferenceGateway {names}){reach}",
         )
     else:
         routing = condition(
-            ROUTING_READY, False, "Configuring", "Waiting for the Gateway to accept the route"
+            ROUTING_READY,
+            False,
+            "Configuring",
+            f"Waiting for the Gateway to accept the route ({accepted} of {len(serving)}: {names})",
         )
-    return ServiceResult([route, retries], status, [resolved, routing], events, pairs)
+    return ServiceResult(objects, status, [resolved, routing], events, pairs)
+
+
+# The delivery step: what a service composes on each gateway's cluster, as provider-kubernetes
+# Objects in its own namespace on the control plane (docs/crossplane.md, "The inference gateway").
+
+
+def serving_gateways(
+    service: ModelService,
+    gateways: Sequence[InferenceGateway],
+    clusters: Mapping[str, InferenceCluster],
+    observed: Collection[str] = (),
+) -> list[InferenceGateway]:
+    """The gateways serving ``service``, by name: placed on their cluster, selecting it.
+
+    A gateway whose cluster only turned NotReady keeps the route the service composed there
+    (its Namespace Object among ``observed``, the service's observed resource keys).
+    """
+    return [
+        g
+        for g in sorted(gateways, key=lambda g: g.metadata.name or "")
+        if serves(g, service.metadata.labels)
+        and composes(
+            placement_problem(g, clusters.get(g.spec.cluster_name), gateways),
+            gateway_key(g, "namespace") in observed,
+        )
+    ]
+
+
+def service_address(gateway: InferenceGateway) -> str | None:
+    """The scheme and address a caller of ``gateway`` uses: https with TLS."""
+    address = gateway_address(gateway)
+    if not address:
+        return None
+    return f"{'https' if gateway.spec.tls is not None else 'http'}://{address}"
+
+
+def gateway_key(gateway: InferenceGateway, key: str) -> str:
+    """The resource key of ``key`` composed for ``gateway``."""
+    return f"{gateway.metadata.name}-{key}"
+
+
+def draining_backends(service: ModelService, endpoints: Sequence[ModelEndpoint]) -> list[Backend]:
+    """The backends of draining endpoints an entry matches: no route names them, but they are
+    kept until the endpoint is gone, so a route still served from before never names a
+    deleted backend (docs/reconcile.md, drain before delete)."""
+    namespace = service.metadata.namespace or "default"
+    out: list[Backend] = []
+    for endpoint in sorted(endpoints, key=lambda e: e.metadata.name or ""):
+        if (endpoint.metadata.namespace or "default") != namespace:
+            continue
+        if draining_since(endpoint.metadata.annotations) is None:
+            continue
+        labels = endpoint.metadata.labels or {}
+        if not any(_matches(e.selector.match_labels, labels) for e in service.spec.endpoints):
+            continue
+        backend = backend_of(endpoint)
+        if backend is not None:
+            out.append(backend)
+    return out
+
+
+def _credential(endpoint: ModelEndpoint | None) -> str | None:
+    if endpoint is None or endpoint.spec.credential is None:
+        return None
+    return endpoint.spec.credential.api_key.secret_ref.name
+
+
+def deliver_route(
+    service: ModelService,
+    gateway: InferenceGateway,
+    pairs: Sequence[tuple[Backend, int]],
+    endpoints: Mapping[str, ModelEndpoint],
+    provider_config: tuple[str, str],
+    kept: Sequence[Backend] = (),
+) -> list[ComposedObject]:
+    """The Objects putting the service's route on ``gateway``'s cluster, in its namespace there:
+    the Namespace (created, never deleted), each backend's Backend, AIServiceBackend and (keyed)
+    BackendSecurityPolicy with an observe-only check of its Secret there, the AIGatewayRoute and
+    its retry policy.
+
+    ``kept`` are backends composed but not routed (draining endpoints). Backends are named per
+    service, so two services sharing an endpoint never manage one object.
+    """
+    namespace = service.metadata.namespace or "default"
+    name = service.metadata.name or ""
+
+    def wrap(key: str, manifest: Json) -> ComposedObject:
+        full = gateway_key(gateway, key)
+        return ComposedObject(
+            full, deliver(dns_name(name, full), namespace, full, manifest, provider_config)
+        )
+
+    ns_key = gateway_key(gateway, "namespace")
+    out = [
+        ComposedObject(
+            ns_key,
+            namespace_object(dns_name(name, ns_key), namespace, ns_key, namespace, provider_config),
+        )
+    ]
+    renamed: list[tuple[Backend, int]] = []
+    checked: set[str] = set()
+    for index, (backend, weight) in enumerate([*pairs, *((b, 0) for b in kept)]):
+        endpoint = endpoints[backend.endpoint]
+        remote = dns_name(name, backend.service)
+        if index < len(pairs):
+            renamed.append((replace(backend, service=remote), weight))
+        spec = endpoint.spec
+        target = parse_origin(spec.origin)
+        out.append(
+            wrap(
+                f"{BACKEND_KEY}-{backend.endpoint}",
+                eg_backend(namespace, backend.endpoint, target, remote),
+            )
+        )
+        out.append(
+            wrap(
+                f"{AI_SERVICE_BACKEND_KEY}-{backend.endpoint}",
+                ai_service_backend(
+                    namespace, backend.endpoint, spec.api.schema_, spec.api.prefix, remote
+                ),
+            )
+        )
+        secret = _credential(endpoint)
+        if secret is None:
+            continue
+        # The key's Secret is the operator's to put in the namespace on the gateway's cluster
+        # (never copied: composition/frontdoor.py); observed there, and named by the policy.
+        out.append(
+            wrap(
+                f"{BACKEND_SECURITY_POLICY_KEY}-{backend.endpoint}",
+                backend_security_policy(
+                    namespace, backend.endpoint, spec.api.schema_, secret, remote
+                ),
+            )
+        )
+        if secret not in checked:
+            checked.add(secret)
+            key = gateway_key(gateway, f"credential-{secret}")
+            check = secret_check(
+                dns_name(name, key), namespace, key, (namespace, secret), provider_config
+            )
+            out.append(ComposedObject(key, check))
+    if renamed:
+        out.append(wrap(SERVICE_ROUTE_KEY, ai_gateway_route(service, gateway, renamed)))
+        out.append(wrap(SERVICE_RETRY_KEY, retry_policy(service)))
+    return out

@@ -14,7 +14,7 @@ from collections.abc import Callable, Container, Mapping
 from dataclasses import replace
 from typing import Any
 
-from modelplane.api import ModelDeployment, ModelReplica, ModelService
+from modelplane.api import InferenceGateway, ModelDeployment, ModelReplica, ModelService
 from modelplane.api.base import GROUP_VERSION
 from modelplane.runtime.crossplane import documents
 from modelplane.runtime.crossplane.cache_fn import cache_of, run_cache
@@ -34,6 +34,7 @@ from modelplane.runtime.crossplane.requirements import (
     cluster_requirements,
     deployment_requirements,
     destination_requirements,
+    gateway_requirements,
     replica_requirements,
     service_requirements,
 )
@@ -97,6 +98,7 @@ REQUIREMENTS: dict[str, Wanted] = {
     "InferenceCluster": lambda c: cluster_requirements(cluster_of(c)),
     "ModelCache": lambda c: cache_requirements(cache_of(c)),
     "TelemetryDestination": lambda c: destination_requirements(),
+    "InferenceGateway": lambda c: gateway_requirements(documents.composite(c, InferenceGateway)),
     "ModelService": lambda c: service_requirements(
         documents.composite(c, ModelService).metadata.namespace or "default"
     ),

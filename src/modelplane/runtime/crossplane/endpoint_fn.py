@@ -1,8 +1,7 @@
-"""The ModelEndpoint function: compose the endpoint's routable backend.
+"""The ModelEndpoint function: check the endpoint's origin and publish its backend's name.
 
 The reconcile is ``modelplane.reconcile.endpoint.reconcile_endpoint``, the same code
-``render`` runs; this module reads which backend resources are observed and writes the
-response. It needs no required resources: the URL is all it reads.
+``render`` runs. It needs no required resources and composes nothing: the URL is all it reads.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from modelplane.runtime.crossplane.messages import FunctionRequest, FunctionResp
 
 
 def run_endpoint(request: FunctionRequest) -> FunctionResponse:
-    """The endpoint function: the Service and EndpointSlice, RoutingReady, the status."""
+    """The endpoint function: RoutingReady and the status."""
     endpoint = documents.composite(request.composite, ModelEndpoint)
-    result = reconcile_endpoint(endpoint, request.observed.keys())
+    result = reconcile_endpoint(endpoint)
     return response_of(result)

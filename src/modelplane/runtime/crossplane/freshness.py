@@ -101,7 +101,16 @@ _CLUSTER_EDITS = (
 READS: Mapping[str, Mapping[State, tuple[Read, ...]]] = {
     "InferenceClass": {State.DEFAULT: (Read("its own spec", Change.WATCHED),)},
     "ModelEndpoint": {State.DEFAULT: (_OWN,)},
-    "InferenceGateway": {State.DEFAULT: (_OWN,)},
+    "InferenceGateway": {
+        State.DEFAULT: (
+            _OWN,
+            Read(
+                "its InferenceCluster (readiness, provider config) and every gateway",
+                Change.FLEET,
+            ),
+            Read("provider-kubernetes' runtime config; the caller-key Secrets", Change.EDITED),
+        )
+    },
     "ModelReplica": {
         # Written by an older release: no spec.clusterInfo, its cluster is required.
         State.DEFAULT: (
@@ -160,7 +169,8 @@ READS: Mapping[str, Mapping[State, tuple[Read, ...]]] = {
         State.DEFAULT: (
             _OWN,
             Read("the ModelEndpoints of its namespace", Change.FLEET),
-            Read("the InferenceGateway default", Change.EDITED),
+            Read("every InferenceGateway (address) and InferenceCluster", Change.FLEET),
+            Read("provider-kubernetes' runtime config", Change.EDITED),
         )
     },
 }

@@ -19,8 +19,8 @@ from modelplane.api import (
     ModelDeployment,
     ModelReplica,
 )
-from modelplane.api.inferencegateway import DEFAULT_GATEWAY
-from modelplane.naming import CLUSTER_LABEL
+from modelplane.composition.frontdoor import PROVIDER_KUBERNETES, PROVIDER_RUNTIME_CONFIG
+from modelplane.naming import CLUSTER_LABEL, SYSTEM_NAMESPACE
 from modelplane.runtime.crossplane.messages import Requirement
 
 CLUSTERS = "clusters"
@@ -29,9 +29,12 @@ PINNED_REPLICAS = "replicas"
 CACHE = "cache"
 CLUSTER = "cluster"
 CLASS_PREFIX = "class-"
-INFERENCE_GATEWAY = "inference-gateway"
+INFERENCE_GATEWAYS = "inference-gateways"
 SERVICE_ENDPOINTS = "endpoints"
-GATEWAY_CLASS = "gateway-class"
+GATEWAY_CLUSTER = "gateway-cluster"
+CALLER_KEYS = "caller-keys"
+PROVIDER = "provider-kubernetes"
+RUNTIME_CONFIG = "provider-kubernetes-runtime-config"
 DESTINATIONS = "telemetry-destinations"
 MAPPINGS = "metric-mappings"
 
@@ -39,8 +42,17 @@ ALL_CLUSTERS = Requirement(CLUSTERS, "InferenceCluster")
 ALL_CLASSES = Requirement(CLASSES, "InferenceClass")
 ALL_DESTINATIONS = Requirement(DESTINATIONS, "TelemetryDestination")
 ALL_MAPPINGS = Requirement(MAPPINGS, "MetricMapping")
-DEFAULT_INFERENCE_GATEWAY = Requirement(
-    INFERENCE_GATEWAY, "InferenceGateway", match_name=DEFAULT_GATEWAY
+ALL_GATEWAYS = Requirement(INFERENCE_GATEWAYS, "InferenceGateway")
+# provider-kubernetes and its runtime config: Secrets are copied to a cluster only when it
+# redacts them from Object status (composition/frontdoor.py ``sanitize_problem``).
+PROVIDER_PACKAGE = Requirement(
+    PROVIDER, "Provider", match_name=PROVIDER_KUBERNETES, api_version="pkg.crossplane.io/v1"
+)
+PROVIDER_RUNTIME = Requirement(
+    RUNTIME_CONFIG,
+    "DeploymentRuntimeConfig",
+    match_name=PROVIDER_RUNTIME_CONFIG,
+    api_version="pkg.crossplane.io/v1beta1",
 )
 
 # Requirements that are the same for every composite of a kind. The kind's Composition
@@ -51,7 +63,7 @@ DEFAULT_INFERENCE_GATEWAY = Requirement(
 STATIC_REQUIREMENTS: Mapping[str, tuple[Requirement, ...]] = {
     "ModelDeployment": (ALL_CLUSTERS, ALL_CLASSES),
     "ModelCache": (ALL_CLUSTERS,),
-    "ModelService": (DEFAULT_INFERENCE_GATEWAY,),
+    "ModelService": (ALL_GATEWAYS, ALL_CLUSTERS, PROVIDER_PACKAGE, PROVIDER_RUNTIME),
 }
 
 
@@ -146,24 +158,41 @@ def fetched(
 
 
 def service_requirements(namespace: str) -> list[Requirement]:
-    """A ModelService's lookups: the InferenceGateway ``default`` and its namespace's endpoints.
+    """A ModelService's lookups: every InferenceGateway (which serve it) and InferenceCluster
+    (where they run), provider-kubernetes and its runtime config (may a key be copied), and
+    its namespace's endpoints.
 
     Every ModelEndpoint of the namespace, not one selector per entry: an endpoint matched
     by several entries belongs to the first, which only the whole list can tell.
     """
     return [
-        DEFAULT_INFERENCE_GATEWAY,
+        ALL_GATEWAYS,
+        ALL_CLUSTERS,
+        PROVIDER_PACKAGE,
+        PROVIDER_RUNTIME,
         Requirement(SERVICE_ENDPOINTS, "ModelEndpoint", namespace=namespace),
     ]
 
 
 def gateway_requirements(gateway: InferenceGateway) -> list[Requirement]:
-    """The gateway function's one lookup: the GatewayClass it names, for its controller."""
-    return [
-        Requirement(
-            GATEWAY_CLASS,
-            "GatewayClass",
-            match_name=gateway.spec.gateway_class_name,
-            api_version="gateway.networking.k8s.io/v1",
-        )
+    """The gateway function's lookups: its cluster, every gateway (one per cluster),
+    provider-kubernetes and its runtime config, and with ``auth`` the caller-key Secrets its
+    selector matches in modelplane-system (only their names are read)."""
+    wanted = [
+        Requirement(GATEWAY_CLUSTER, "InferenceCluster", match_name=gateway.spec.cluster_name),
+        ALL_GATEWAYS,
+        PROVIDER_PACKAGE,
+        PROVIDER_RUNTIME,
     ]
+    auth = gateway.spec.auth
+    if auth is not None:
+        wanted.append(
+            Requirement(
+                CALLER_KEYS,
+                "Secret",
+                namespace=SYSTEM_NAMESPACE,
+                api_version="v1",
+                match_labels=tuple(sorted(auth.api_key.secret_selector.match_labels.items())),
+            )
+        )
+    return wanted

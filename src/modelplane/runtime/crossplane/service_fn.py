@@ -7,10 +7,11 @@ namespace's ModelEndpoints, the observed route or Gateway) and writes the respon
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
-from modelplane.naming import FRONT_GATEWAY_KEY, SERVICE_ROUTE_KEY
+from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
+from modelplane.composition.frontdoor import sanitize_problem
 from modelplane.reconcile.gateway import reconcile_gateway
 from modelplane.reconcile.service import reconcile_service
 from modelplane.runtime.crossplane import documents
@@ -21,47 +22,85 @@ from modelplane.runtime.crossplane.messages import (
     response_of,
 )
 from modelplane.runtime.crossplane.requirements import (
-    GATEWAY_CLASS,
-    INFERENCE_GATEWAY,
+    CALLER_KEYS,
+    CLUSTERS,
+    GATEWAY_CLUSTER,
+    INFERENCE_GATEWAYS,
+    PROVIDER,
+    RUNTIME_CONFIG,
     SERVICE_ENDPOINTS,
     gateway_requirements,
     service_requirements,
 )
 from modelplane.runtime.crossplane.structs import integral_floats_to_int
-from modelplane.runtime.wire import observed_object
+from modelplane.runtime.wire import observed_objects
+
+
+def _first(required: Mapping[str, Sequence[Any]], key: str) -> Mapping[str, Any] | None:
+    items = required.get(key) or ()
+    return items[0] if items and isinstance(items[0], Mapping) else None
+
+
+def _sanitize(required: Mapping[str, Sequence[Any]]) -> str | None:
+    return sanitize_problem(_first(required, PROVIDER), _first(required, RUNTIME_CONFIG))
 
 
 def run_service(request: FunctionRequest) -> FunctionResponse:
-    """The service function: requirements, the HTTPRoute, the address and conditions."""
+    """The service function: requirements, the route on every gateway serving it, the status."""
     service = documents.composite(request.composite, ModelService)
     requirements = service_requirements(service.metadata.namespace or "default")
+    if any(r.key not in request.required for r in requirements):
+        # Not fetched yet: nothing is decided on a partial view.
+        return FunctionResponse(composite_ready=False, requirements=requirements)
     try:
-        gateways = documents.required(request.required, INFERENCE_GATEWAY, InferenceGateway)
+        gateways = documents.required(request.required, INFERENCE_GATEWAYS, InferenceGateway)
+        clusters = documents.required(request.required, CLUSTERS, InferenceCluster)
         endpoints = documents.required(request.required, SERVICE_ENDPOINTS, ModelEndpoint)
     except documents.Refused as refused:
         return fatal(str(refused), requirements)
-    if gateways is None or endpoints is None:
-        # Not fetched yet: nothing is decided on a partial view.
-        return FunctionResponse(composite_ready=False, requirements=requirements)
-    raw_route = request.observed.get(SERVICE_ROUTE_KEY)
-    route = observed_object(dict(raw_route)) if raw_route is not None else None
-    result = reconcile_service(service, endpoints, gateways[0] if gateways else None, route)
+    assert gateways is not None and clusters is not None and endpoints is not None
+    observed = observed_objects(
+        {k: integral_floats_to_int(dict(v)) for k, v in request.observed.items()}
+    )
+    result = reconcile_service(
+        service,
+        endpoints,
+        gateways,
+        {c.metadata.name or "": c for c in clusters},
+        _sanitize(request.required),
+        observed,
+    )
     return response_of(result, requirements)
 
 
 def run_gateway(request: FunctionRequest) -> FunctionResponse:
-    """The gateway function: its GatewayClass's controller, the Gateway, its address and Ready."""
+    """The gateway function: its cluster, the Gateway there, its address and Ready."""
     gateway = documents.composite(request.composite, InferenceGateway)
     requirements = gateway_requirements(gateway)
-    if GATEWAY_CLASS not in request.required:
+    if any(r.key not in request.required for r in requirements):
         # Not fetched yet: nothing is decided on a partial view.
         return FunctionResponse(composite_ready=False, requirements=requirements)
-    classes = request.required[GATEWAY_CLASS]
-    spec = classes[0].get("spec", {}) if classes and isinstance(classes[0], Mapping) else {}
-    controller = spec.get("controllerName") if isinstance(spec, Mapping) else None
-    raw = request.observed.get(FRONT_GATEWAY_KEY)
-    observed = observed_object(integral_floats_to_int(dict(raw))) if raw is not None else None
+    try:
+        clusters = documents.required(request.required, GATEWAY_CLUSTER, InferenceCluster)
+        gateways = documents.required(request.required, INFERENCE_GATEWAYS, InferenceGateway)
+    except documents.Refused as refused:
+        return fatal(str(refused), requirements)
+    assert clusters is not None and gateways is not None
+    # Only the names of the caller-key Secrets are read, never their data.
+    keys = [
+        str((item.get("metadata") or {}).get("name") or "")
+        for item in request.required.get(CALLER_KEYS, ())
+        if isinstance(item, Mapping)
+    ]
+    observed = observed_objects(
+        {k: integral_floats_to_int(dict(v)) for k, v in request.observed.items()}
+    )
     result = reconcile_gateway(
-        gateway, observed, controller if isinstance(controller, str) else None
+        gateway,
+        clusters[0] if clusters else None,
+        gateways,
+        [k for k in keys if k],
+        _sanitize(request.required),
+        observed,
     )
     return response_of(result, requirements)

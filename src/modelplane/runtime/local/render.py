@@ -24,6 +24,7 @@ from modelplane.api import (
 )
 from modelplane.api.inferencecluster import (
     InferenceClusterStatus,
+    ProviderConfigRef,
     StackComponent,
     StackStatus,
     derived_gpu_pools,
@@ -33,7 +34,8 @@ from modelplane.composition import compose_replica
 from modelplane.composition.delivery import shared_objects, team_namespace_objects
 from modelplane.composition.observed import ObservedObject
 from modelplane.composition.replica import derived_provider_config, provider_config_for
-from modelplane.composition.types import Json
+from modelplane.composition.types import ComposedObject, Json
+from modelplane.naming import FRONT_GATEWAY_KEY, SERVICE_ROUTE_KEY
 from modelplane.reconcile.autoscaling import Autoscaler, autoscaler
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.cluster import (
@@ -44,14 +46,19 @@ from modelplane.reconcile.cluster import (
     team_namespaces,
 )
 from modelplane.reconcile.deployment import DeploymentResult, Fleet, reconcile_fleet
-from modelplane.reconcile.endpoint import EndpointResult, converged, reconcile_endpoint
-from modelplane.reconcile.gateway import GatewayResult, reconcile_gateway
-from modelplane.reconcile.service import ServiceResult, reconcile_service
+from modelplane.reconcile.endpoint import EndpointResult, reconcile_endpoint
+from modelplane.reconcile.gateway import (
+    SECURITY_POLICY_KEY,
+    GatewayResult,
+    endpoints_of,
+    reconcile_gateway,
+)
+from modelplane.reconcile.service import ServiceResult, gateway_key, reconcile_service
 from modelplane.reconcile.stack import release
 from modelplane.reconcile.telemetry import COLLECTOR, DestinationResult, reconcile_destination
 from modelplane.runtime.wire import composed, condition_wire, deployment_status_wire
 from modelplane.stack.collector import collector_values
-from modelplane.stack.components import ENVOY_GATEWAY_CONTROLLER, component
+from modelplane.stack.components import component
 from modelplane.stack.selection import telemetry_for
 
 
@@ -275,8 +282,7 @@ def render_endpoints(fleet: Fleet, rendered: list[RenderedDeployment]) -> list[R
     out: list[RenderedEndpoint] = []
     for key in sorted(by_name):
         endpoint = by_name[key]
-        first = reconcile_endpoint(endpoint, ())
-        out.append(RenderedEndpoint(endpoint, reconcile_endpoint(endpoint, converged(first))))
+        out.append(RenderedEndpoint(endpoint, reconcile_endpoint(endpoint)))
     return out
 
 
@@ -320,50 +326,83 @@ def render_fronts(
     gateways: list[InferenceGateway],
     services: list[ModelService],
     backends: list[RenderedEndpoint],
+    clusters: Sequence[InferenceCluster] = (),
 ) -> list[RenderedFront]:
     """Every InferenceGateway (by name), then every ModelService (by namespace, name).
 
-    ``render`` shows the converged state: a gateway whose input carries
-    ``status.address`` counts as programmed there, and a route to it as accepted.
-    Only the gateway named ``default`` serves ModelServices.
+    ``render`` shows the converged state: each cluster publishes the provider config it
+    composes, a gateway whose input carries ``status.address`` counts as programmed there
+    (its SecurityPolicy created), a route to it as accepted, and provider-kubernetes as
+    running with ``--sanitize-secrets`` (package/install/provider-kubernetes.yaml), and every
+    Secret the front door names on a cluster as there. It reads no Secret, so a gateway's
+    ``auth`` selects none.
     """
     out: list[RenderedFront] = []
-    default: InferenceGateway | None = None
+    by_cluster = {c.metadata.name or "": _published_config(c) for c in clusters}
+    served: list[InferenceGateway] = []
     for gateway in sorted(gateways, key=lambda g: g.metadata.name or ""):
         given = gateway.status.address if gateway.status else None
-        observed = (
-            ObservedObject(conditions=(condition("Programmed", True, ""),), addresses=(given,))
-            if given
-            else None
-        )
-        # render assumes the named GatewayClass is Envoy Gateway's, as the stack installs it.
-        result = reconcile_gateway(gateway, observed, ENVOY_GATEWAY_CONTROLLER)
-        if given:  # the input's address is already host[:port]
-            status = result.status.model_copy(update={"address": given})
+        observed: dict[str, ObservedObject] = {SECURITY_POLICY_KEY: _READY}
+        if given:
+            remote = ObservedObject(
+                conditions=(condition("Programmed", True, ""),), addresses=(given,)
+            )
+            observed[FRONT_GATEWAY_KEY] = ObservedObject(remote=remote)
+        cluster = by_cluster.get(gateway.spec.cluster_name)
+        first = reconcile_gateway(gateway, cluster, gateways, (), None, observed)
+        observed.update(_found(first.objects))
+        result = reconcile_gateway(gateway, cluster, gateways, (), None, observed)
+        if given and result.status.address:  # the input's address is already host[:port]
+            status = result.status.model_copy(
+                update={
+                    "address": given,
+                    "endpoints": endpoints_of(given, gateway.spec.tls is not None),
+                }
+            )
             result = GatewayResult(result.objects, status, result.conditions, result.events)
-        served = gateway.model_copy(update={"status": result.status})
-        if gateway.metadata.name == "default":
-            default = served
+        served.append(gateway.model_copy(update={"status": result.status}))
         out.append(RenderedFront(gateway, _with_status(gateway, result), result))
     endpoints = [b.endpoint.model_copy(update={"status": b.result.status}) for b in backends]
+    accepted = ObservedObject(remote=ObservedObject(conditions=(condition("Accepted", True, ""),)))
     for service in sorted(
         services, key=lambda s: (s.metadata.namespace or "default", s.metadata.name or "")
     ):
-        accepted = _accepted_route(default) if default and gateway_has_address(default) else None
-        result_s = reconcile_service(service, endpoints, default, accepted)
+        routes = {
+            gateway_key(g, SERVICE_ROUTE_KEY): accepted for g in served if gateway_has_address(g)
+        }
+        first_s = reconcile_service(service, endpoints, served, by_cluster, None, routes)
+        routes.update(_found(first_s.objects))
+        result_s = reconcile_service(service, endpoints, served, by_cluster, None, routes)
         out.append(RenderedFront(service, _with_status(service, result_s), result_s))
     return out
+
+
+_READY = ObservedObject(conditions=(condition("Ready", True, ""),))
+
+
+def _found(objects: Sequence[ComposedObject]) -> dict[str, ObservedObject]:
+    """The observe-only Objects (the Secrets the front door names on a cluster) as found."""
+    return {
+        o.key: ObservedObject(reported=True, conditions=_READY.conditions)
+        for o in objects
+        if o.object["spec"].get("managementPolicies") == ["Observe"]
+    }
+
+
+def _published_config(cluster: InferenceCluster) -> InferenceCluster:
+    """The cluster as its function publishes it: with the provider config it composes."""
+    if provider_config_for(cluster) is not None:
+        return cluster
+    status = cluster.status or InferenceClusterStatus()
+    ref = ProviderConfigRef(name=derived_provider_config(cluster)[1])
+    return cluster.model_copy(
+        update={"status": status.model_copy(update={"provider_config_ref": ref})}
+    )
 
 
 def gateway_has_address(gateway: InferenceGateway) -> bool:
     """The gateway publishes an address."""
     return bool(gateway.status and gateway.status.address)
-
-
-def _accepted_route(gateway: InferenceGateway) -> ObservedObject:
-    """The AIGatewayRoute as Envoy AI Gateway reports it once accepted."""
-    del gateway  # one route per service, whichever gateway it attaches to
-    return ObservedObject(conditions=(condition("Accepted", True, ""),))
 
 
 @dataclass
