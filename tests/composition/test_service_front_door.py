@@ -13,21 +13,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
+from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
+from modelplane.composition.observed import ObservedObject
 from modelplane.naming import (
     AI_GATEWAY_METADATA_NAMESPACE,
     CALLER_HEADER,
     MODEL_HEADER,
+    SERVICE_ROUTE_KEY,
     SYSTEM_NAMESPACE,
     backend_service_name,
+    dns_name,
     service_route_name,
 )
-from modelplane.reconcile.endpoint import converged, reconcile_endpoint
+from modelplane.reconcile.endpoint import reconcile_endpoint
 from modelplane.reconcile.service import (
     MAX_BACKENDS,
     ServiceResult,
-    reconcile_service,
+    gateway_key,
 )
+from modelplane.reconcile.service import reconcile_service as reconcile_on_gateways
 from modelplane.runtime.wire import observed_object
 from modelplane.stack.components import (
     ANTHROPIC_PREFIX,
@@ -38,12 +42,13 @@ from modelplane.stack.components import (
     configured_objects,
 )
 
-from .schemas import validate_manifest
+from tests.builders import front_door_cluster, inference_gateway
+
+from .schemas import validate_delivered, validate_manifest
 
 NAMESPACE = "research"
-GATEWAY = InferenceGateway.model_validate(
-    {"metadata": {"name": "default"}, "status": {"address": "192.0.2.40"}}
-)
+GATEWAY = InferenceGateway.model_validate(inference_gateway(address="192.0.2.40"))
+CLUSTERS = {"frontdoor": InferenceCluster.model_validate(front_door_cluster())}
 # Envoy AI Gateway's controller writes Accepted on the route (api/v1beta1/status.go @ v1.1.0).
 ACCEPTED = observed_object({"status": {"conditions": [{"type": "Accepted", "status": "True"}]}})
 OWN = {"fleet": "own"}
@@ -66,7 +71,7 @@ def endpoint(
     )
     if not published:
         return resource
-    result = reconcile_endpoint(resource, converged(reconcile_endpoint(resource, ())))
+    result = reconcile_endpoint(resource)
     return resource.model_copy(update={"status": result.status})
 
 
@@ -80,9 +85,36 @@ def entry(labels: dict[str, str], **extra: Any) -> dict[str, Any]:
     return {"selector": {"matchLabels": labels}, **extra}
 
 
+def reconcile_service(
+    service: ModelService,
+    endpoints: list[ModelEndpoint],
+    gateway: InferenceGateway | None,
+    route: ObservedObject | None,
+) -> ServiceResult:
+    """The reconcile with one gateway (on its front door cluster) or none, and the route as
+    its Object reports it observed (None: not yet)."""
+    observed = {}
+    if gateway is not None and route is not None:
+        observed[gateway_key(gateway, SERVICE_ROUTE_KEY)] = ObservedObject(remote=route)
+    gateways = [gateway] if gateway is not None else []
+    return reconcile_on_gateways(service, endpoints, gateways, CLUSTERS, None, observed)
+
+
+def delivered(result: ServiceResult) -> dict[str, dict[str, Any]]:
+    """What the service's Objects deliver to the gateway's cluster, by resource key; each
+    Object valid against its released schema."""
+    out = {}
+    for o in result.objects:
+        validate_delivered(o.object)
+        out[o.key] = o.object["spec"]["forProvider"]["manifest"]
+    return out
+
+
 def objects(result: ServiceResult) -> tuple[dict[str, Any], dict[str, Any]]:
     """The AIGatewayRoute and the BackendTrafficPolicy, each valid against its released CRD."""
-    route, policy = (o.object for o in result.objects)
+    manifests = delivered(result)
+    route = manifests[gateway_key(GATEWAY, SERVICE_ROUTE_KEY)]
+    policy = manifests[gateway_key(GATEWAY, "retry-policy")]
     validate_manifest(route)
     validate_manifest(policy)
     return route, policy
@@ -151,9 +183,10 @@ def test_an_anthropic_endpoint_takes_messages_at_its_prefix() -> None:
     """The AIServiceBackend's schema Anthropic with prefix /v1: the gateway posts to
     <origin>/v1/messages (api/v1beta1/shared_types.go VersionedAPISchema.Prefix, "${prefix}/
     messages" for Anthropic @ v1.1.0)."""
-    resource = endpoint("claude", HOSTED, "Anthropic", published=False)
-    result = reconcile_endpoint(resource, ())
-    composed = {o.object["kind"]: o.object for o in result.objects}
+    result = reconcile_service(
+        service("chat", entry(HOSTED)), [endpoint("claude", HOSTED, "Anthropic")], GATEWAY, ACCEPTED
+    )
+    composed = {m["kind"]: m for m in delivered(result).values()}
     for obj in composed.values():
         validate_manifest(obj)
     assert composed["AIServiceBackend"]["spec"]["schema"] == {"name": "Anthropic", "prefix": "/v1"}
@@ -369,7 +402,8 @@ def test_status_routes_show_each_endpoints_tier_weight_and_readiness() -> None:
     }
     for row in result.status.routes:
         if row.weight:
-            assert refs[backend_service_name(row.endpoint)] == (row.weight, row.priority)
+            remote = dns_name("chat", backend_service_name(row.endpoint))
+            assert refs[remote] == (row.weight, row.priority)
     # Written as the CRD's status schema reads it.
     dumped = result.status.model_dump(mode="json", by_alias=True, exclude_none=True)
     assert dumped["routes"][0] == {

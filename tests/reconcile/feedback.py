@@ -39,10 +39,18 @@ def _ready(obj: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
+def _workload(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec without ``clusterInfo``: the deployment's stamp of its cluster's facts, which
+    restarts nothing by itself (a replica's objects change with it only where the cluster's
+    facts do, as they did when the replica read its cluster)."""
+    return {k: v for k, v in spec.items() if k != "clusterInfo"}
+
+
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """The same running replica: spec and labels unchanged (annotations are bookkeeping)."""
     return bool(
-        a["spec"] == b["spec"] and a["metadata"].get("labels") == b["metadata"].get("labels")
+        _workload(a["spec"]) == _workload(b["spec"])
+        and a["metadata"].get("labels") == b["metadata"].get("labels")
     )
 
 

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from modelplane.cli.main import main
-from modelplane.naming import MODEL_HEADER, backend_service_name
+from modelplane.naming import MODEL_HEADER, backend_service_name, dns_name
 from tests.composition.schemas import validate_manifest
 from tests.paths import REPO
 
@@ -113,7 +113,9 @@ def rendered() -> list[dict[str, Any]]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert main(["render", str(SHAPES)]) == 0
-    return [d for d in yaml.safe_load_all(out.getvalue()) if d]
+    docs = [d for d in yaml.safe_load_all(out.getvalue()) if d]
+    # The front door's objects are delivered to the gateway's cluster inside Objects.
+    return [d["spec"]["forProvider"]["manifest"] if d["kind"] == "Object" else d for d in docs]
 
 
 def test_every_rendered_object_is_valid_against_its_released_schema(
@@ -142,6 +144,6 @@ def test_each_service_routes_as_documented(name: str, rendered: list[dict[str, A
         {"headers": [{"type": "Exact", "name": MODEL_HEADER, "value": f"lab/{name}"}]}
     ]
     assert [(r["name"], r["weight"], r["priority"]) for r in rule["backendRefs"]] == [
-        (backend_service_name(e), w, p) for e, w, p in backends
+        (dns_name(name, backend_service_name(e)), w, p) for e, w, p in backends
     ]
     assert (rule["timeouts"], rule["streamIdleTimeout"]) == ({"request": request}, idle)
