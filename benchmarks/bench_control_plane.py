@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import crossplane.function.proto.v1.run_function_pb2 as fnv1  # noqa: E402
+from builders import front_door_cluster, inference_gateway  # noqa: E402
 from runtime.helpers import (  # noqa: E402
     deployment,
     direct,
@@ -45,8 +46,16 @@ from runtime.helpers import (  # noqa: E402
     to_dict,
 )
 
+from modelplane.api import (  # noqa: E402
+    InferenceCluster,
+    InferenceGateway,
+    ModelEndpoint,
+    ModelService,
+)
 from modelplane.cli.main import main  # noqa: E402
 from modelplane.composition.delivery import RESOURCE_NAME_ANNOTATION as RESOURCE_KEY  # noqa: E402
+from modelplane.reconcile.endpoint import reconcile_endpoint  # noqa: E402
+from modelplane.reconcile.service import reconcile_service  # noqa: E402
 from modelplane.runtime.crossplane.freshness import SHORT_TTL, State, ttl_for  # noqa: E402
 from modelplane.runtime.crossplane.server import run_bytes  # noqa: E402
 
@@ -121,6 +130,33 @@ class Composed:
     cache_objects_per_cluster: int
     cache_object_bytes: float
     replica_answer_bytes: int
+    # What a ModelService over one deployment's replicas delivers to its gateway's cluster
+    # (docs/crossplane.md, "The inference gateway"): Objects, each a managed resource.
+    objects_per_service: int
+
+
+def service_objects(endpoints: int) -> int:
+    """The Objects the real service reconcile composes for ``endpoints`` ready replica
+    endpoints on one gateway (the route names at most its backend bound)."""
+    labels = {"modelplane.ai/deployment": "model"}
+    published = []
+    for i in range(endpoints):
+        e = ModelEndpoint.model_validate(
+            {
+                "metadata": {"name": f"model-{i:03d}", "namespace": "team", "labels": labels},
+                "spec": {"origin": f"http://10.0.{i // 250}.{i % 250 + 1}:8000", "model": "m"},
+            }
+        )
+        published.append(e.model_copy(update={"status": reconcile_endpoint(e).status}))
+    service = ModelService.model_validate(
+        {
+            "metadata": {"name": "model", "namespace": "team"},
+            "spec": {"endpoints": [{"selector": {"matchLabels": labels}}]},
+        }
+    )
+    gateway = InferenceGateway.model_validate(inference_gateway(address="192.0.2.1"))
+    clusters = {"frontdoor": InferenceCluster.model_validate(front_door_cluster())}
+    return len(reconcile_service(service, published, [gateway], clusters, None, {}).objects)
 
 
 def rendered() -> list[dict[str, Any]]:
@@ -186,6 +222,7 @@ def measure() -> Composed:
         cache_objects_per_cluster=round(len(cache) / cache_clusters),
         cache_object_bytes=sum(cache_sizes) / len(cache_sizes),
         replica_answer_bytes=len(answer),
+        objects_per_service=service_objects(REPLICAS_PER_DEPLOYMENT),
     )
 
 
@@ -277,10 +314,14 @@ def fleet(replicas: int, clusters: int, after: bool, composed: Composed) -> list
         KindLoad("ModelDeployment", deployments, ttl("ModelDeployment"), calls(1, 2), 3 * per, 3),
         KindLoad("ModelReplica", replicas, ttl("ModelReplica"), calls(1, 2),
                  composed.objects_per_replica, 2),
-        KindLoad("ModelEndpoint", replicas, ttl("ModelEndpoint"), 1, 2, 3),
+        # Before, an endpoint composed its Backend and AIServiceBackend on the control plane;
+        # now it composes nothing and its services deliver them to the gateway's cluster.
+        KindLoad("ModelEndpoint", replicas, ttl("ModelEndpoint"), 1, 0 if after else 2,
+                 1 if after else 3),
         KindLoad("InferenceCluster", clusters, ttl("InferenceCluster"), 2,
                  composed.stack_objects_per_cluster + composed.shared_objects_per_cluster, 2),
-        KindLoad("ModelService", deployments, ttl("ModelService"), 2, 1, 2),
+        KindLoad("ModelService", deployments, ttl("ModelService"), 2,
+                 composed.objects_per_service if after else 1, 2),
     ]  # fmt: skip
 
 
@@ -310,6 +351,8 @@ def figures(
     managed = replicas * composed.objects_per_replica + clusters * (
         per_cluster - composed.stack_usages_per_cluster
     )
+    if after:  # a service's route, backends and Namespace, as Objects on its gateway's cluster
+        managed += max(1, replicas // REPLICAS_PER_DEPLOYMENT) * composed.objects_per_service
     usages = replicas + clusters * composed.stack_usages_per_cluster
     # The largest answers, measured from the real function: a deployment of 100 replicas,
     # and a cache matching every cluster. Before staging waves, every cluster of a cache
@@ -343,7 +386,8 @@ def main_() -> None:
     print(f"  {REPLICAS_PER_DEPLOYMENT} replicas per deployment, one ModelService per deployment,")
     print(f"  {composed.stack_objects_per_cluster:.1f} objects per cluster for its provider configs "
           f"and serving stack, {composed.stack_usages_per_cluster:.1f} of them Usages")  # fmt: skip
-    print("  one ModelEndpoint and one Usage per replica; realtime")
+    print("  one ModelEndpoint and one Usage per replica; after: a ModelService delivers "
+          f"{composed.objects_per_service} Objects to one gateway's cluster; realtime")  # fmt: skip
     print("  compositions on, Usages polled every 1 min (2 uncached GETs each),")
     print("  steady state: nothing changes, so a watch fires only on the 1 h informer resync")
     print("  (XR informer + each composed kind's); Crossplane applies every composed resource")
