@@ -41,7 +41,6 @@ from modelplane.stack.components import (
     component,
     configured_objects,
 )
-
 from tests.builders import front_door_cluster, inference_gateway
 
 from .schemas import validate_delivered, validate_manifest
