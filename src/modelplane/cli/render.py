@@ -19,6 +19,7 @@ from modelplane.api import (
     TelemetryDestination,
 )
 from modelplane.api.modelservice import ModelServiceStatus
+from modelplane.cli.emit import indented_json
 from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
 def serialise(objects: Sequence[dict[str, Any]], output: str) -> str:
     """A YAML stream or a JSON array; byte-identical for the same objects."""
     if output == "json":
-        return json.dumps(list(objects), indent=2, ensure_ascii=False) + "\n"
+        return indented_json(list(objects)) + "\n"
     return yaml.safe_dump_all(
         objects, sort_keys=False, explicit_start=True, allow_unicode=True, width=100
     )
