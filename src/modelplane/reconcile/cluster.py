@@ -419,31 +419,64 @@ class ConvergedStack:
     composed: tuple[ComposedObject, ...] = ()
 
 
+@dataclass
+class StackShapes:
+    """The key sets converged stacks settled on, by stack mode and plan: one ``render``'s
+    memory, so that a cluster planned like an earlier one composes its stack once, not
+    round by round.
+
+    What a round composes, and so which keys the next round sees, follows from the mode,
+    the plan and the keys seen alone (resource keys never hold a cluster's name; only the
+    objects do): a cluster with an earlier one's mode and plan settles on the same keys.
+    ``converged_stack`` still checks that they are settled for this cluster (its round
+    composes exactly them, beside the planned ones) and goes round by round where not.
+    """
+
+    settled: list[tuple[Components, StackPlan, frozenset[str]]] = field(default_factory=list)
+
+    def known(self, mode: Components, plan: StackPlan) -> frozenset[str] | None:
+        """The keys a cluster of this mode and plan settled on, or None (none seen yet)."""
+        for seen_mode, seen_plan, keys in self.settled:
+            if seen_mode == mode and seen_plan == plan:
+                return keys
+        return None
+
+
 def converged_stack(
     cluster: InferenceCluster,
     pools: Sequence[GpuPool] | None,
     provisioned: Provisioned | None = None,
+    shapes: StackShapes | None = None,
 ) -> ConvergedStack:
     """The cluster's stack composed round by round, each round's objects observed Ready and
     every check met, until a round composes nothing new: the whole stack, in install order.
 
     A cluster that is not ``Existing`` gets the stack a Managed one of its source would;
-    ``provisioned``: what its source provisioned, whose kubeconfig the provider configs read.
+    ``provisioned``: what its source provisioned, whose kubeconfig the provider configs read;
+    ``shapes``: the keys earlier clusters settled on (the same result, fewer rounds).
     """
     name = cluster.metadata.name or ""
     mode, plan = cluster_stack_plan(cluster, pools)
     config = provider_config(cluster, provisioned)
     # Every planned component observed composed and Ready from the start, so one round
     # composes them all; the next marks what that round added (Usages, checks).
-    seen: dict[str, ObservedObject] = {
-        key: _CONVERGED for c in plan.components for key in component_keys(c)
-    }
-    while True:
-        result = compose_stack(name, mode, plan, seen, config)
-        new = [o.key for o in result.objects if o.key not in seen]
-        if not new:
-            break
-        seen.update(dict.fromkeys(new, _CONVERGED))
+    planned = {key: _CONVERGED for c in plan.components for key in component_keys(c)}
+    known = shapes.known(mode, plan) if shapes is not None else None
+    result = None
+    if known is not None:
+        result = compose_stack(name, mode, plan, dict.fromkeys(known, _CONVERGED), config)
+        if {o.key for o in result.objects} | planned.keys() != known:
+            result = None  # not settled here: round by round, as below
+    if result is None:
+        seen: dict[str, ObservedObject] = dict(planned)
+        while True:
+            result = compose_stack(name, mode, plan, seen, config)
+            new = [o.key for o in result.objects if o.key not in seen]
+            if not new:
+                break
+            seen.update(dict.fromkeys(new, _CONVERGED))
+        if shapes is not None and known is None:
+            shapes.settled.append((mode, plan, frozenset(seen)))
     configs = [config]
     stack: list[Json] = []
     usages: list[Json] = []

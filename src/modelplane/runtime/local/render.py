@@ -38,6 +38,7 @@ from modelplane.reconcile.autoscaling import Autoscaler, autoscaler
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.cluster import (
     ConvergedStack,
+    StackShapes,
     converged_provisioning,
     converged_stack,
     provisioned_usages,
@@ -165,6 +166,7 @@ def render_clusters(
     """
     replicas = [d.object for r in deployments for d in r.result.replicas]
     classes = {c.metadata.name or "": c for c in fleet.classes}
+    shapes = StackShapes()
     out: list[RenderedCluster] = []
     for cluster in sorted(fleet.clusters, key=lambda c: c.metadata.name or ""):
         name = cluster.metadata.name or ""
@@ -177,7 +179,7 @@ def render_clusters(
             keyed_shared.extend(team_namespace_objects(name, provider, namespace))
         shared = [o for _, o in keyed_shared]
         provisioned = converged_provisioning(cluster, classes)
-        stack = converged_stack(cluster, pools, provisioned)
+        stack = converged_stack(cluster, pools, provisioned, shapes)
         rendered = RenderedCluster(name, stack, shared)
         if provisioned is not None:
             objects = [o.object for o in provisioned.objects]
