@@ -87,6 +87,10 @@ _WORD = frozenset(b"0123456789abcdefghijklmnopqrstuvwxyz_")
 # A flow collection ([a, {b: c}]) nests without indenting: where one starts, the values
 # are measured after parsing instead.
 _MAX_FLOW_DEPTH = MAX_DEPTH - 10
+# rapidyaml 0.15 writes no JSON for a tree nesting deeper than this (its emitter stops with
+# a visit error: the slow path), so no document it writes passes _MAX_FLOW_DEPTH and the
+# values need no walk to measure it (pinned by tests/api/test_fast_yaml.py).
+_RAPIDYAML_MAX_DEPTH = 64
 _ITEM_PREFIX = re.compile(rb"[ ]*(?:-[ ]+)*\Z")
 # A line starting with 40 spaces and dashes: the first line, any other line.
 _DEEP_START = re.compile(rb"[ -]{40}")
@@ -141,7 +145,6 @@ _SUSPECT_STRING = re.compile(
 _EMBEDDED = re.compile(
     "(?:'|\\\\\")" + _FIRST_CHARACTER + _FIRST + "(" + RESOLVED + ")(?:'|\\\\\")(?P<colon>[ ]*:)?"
 )
-_RESOLVED_QUOTED = re.compile(b"['\"]" + _FIRST.encode() + b"(" + RESOLVED.encode() + b")['\"]")
 _TYPED_FULL = re.compile("(?:" + TYPED + r")\Z")
 _PYYAML_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?\Z")
 _CONTENT_LINE = re.compile(rb"(?m)^(?![ ]*(?:#.*)?$)")
@@ -166,8 +169,8 @@ def read(data: bytes, *, fork: bool | None = None) -> FastRead | None:
     """The documents of a file, or None to read it the slow way.
 
     A file of 1 MiB or more (``fork``: None decides by size) is read on two cores: a forked
-    child parses the second half of the documents and checks the whole text while this
-    process parses the first half and decodes both (modelplane.forked). Where no child
+    child parses and decodes the second half of the documents and checks the whole text
+    while this process reads the first half (modelplane.forked). Where no child
     can help, the file is read here alone, with the same answer.
     """
     if _unsafe_bytes(data):
@@ -199,8 +202,8 @@ def _read_whole(data: bytes) -> FastRead | None:
 
 
 def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
-    """The file read with a child: it parses ``data[cut:]`` (a document marker's line on)
-    and checks the whole text, this process parses the rest and decodes both."""
+    """The file read with a child: it parses and decodes ``data[cut:]`` (a document marker's
+    line on) and checks the whole text, this process reads the rest."""
     child = Child.start(partial(_second_half, data, cut))
     if child is None:
         raise ChildFailed("no child")
@@ -216,14 +219,14 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
             null_free = "null" not in text
             del text, first
         second = child.receive()
-        if second is not None and not _is_parsed(second):
-            raise ChildFailed("the child's first answer is not a parsed half")
+        if second is not None and not _is_decoded(second):
+            raise ChildFailed("the child's first answer is not a decoded half")
         if not parts or second is None:
             return None  # a half that does not parse: the slow path names the line
-        other_text, other_stream = second
-        parts.append((_decoded(other_text), other_stream))
-        null_free = null_free and "null" not in other_text
-        del other_text, second
+        other_value, other_stream, faithful, other_null_free = second
+        parts.append((other_value if faithful else _UNFAITHFUL, other_stream))
+        null_free = null_free and other_null_free
+        del other_value, second
         verdict = child.receive()
     if not _is_verdict(verdict):
         raise ChildFailed("the child's second answer is not the checks' verdict")
@@ -233,9 +236,9 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
     return _assembled(parts, starts, flow, null_free)
 
 
-def _is_parsed(answer: Any) -> bool:
-    """The shape of _json_text's answer: (JSON text, is a stream)."""
-    return _shaped(answer, str, bool)
+def _is_decoded(answer: Any) -> bool:
+    """The shape of the child's first answer: (values, is a stream, faithful, null free)."""
+    return type(answer) is tuple and len(answer) == 4 and _shaped(answer[1:], bool, bool, bool)
 
 
 def _is_verdict(answer: Any) -> bool:
@@ -257,9 +260,17 @@ def _shaped(answer: Any, *types: type) -> bool:
 
 
 def _second_half(data: bytes, cut: int, send: Send) -> None:
-    """The child's part: the second half's JSON text, then the checks of the whole text."""
+    """The child's part: the second half's values (decoded here, sent as marshal, which this
+    process reads back in about a third of ``json.loads``'s time), then the checks of the
+    whole text."""
     parsed = _json_text(data[cut:])
-    send(parsed)
+    if parsed is None:
+        send(None)
+    else:
+        value = _decoded(parsed[0])
+        faithful = value is not _UNFAITHFUL
+        send((value if faithful else None, parsed[1], faithful, "null" not in parsed[0]))
+        del value
     unsafe, flow, starts = _checks(data)
     suspects = {} if unsafe or parsed is None else dict(_suspects(parsed[0]))
     send((unsafe, flow, starts, suspects))
@@ -268,10 +279,11 @@ def _second_half(data: bytes, cut: int, send: Send) -> None:
 def _middle_marker(data: bytes) -> int | None:
     """The document marker (as _markers finds them, not the first byte) nearest the cut.
 
-    The cut leaves the child a little more than half: it also checks the whole text, while
-    this process decodes both halves (the two then finish together on a fleet file).
+    The cut leaves the child a little less than half: it decodes its half and also checks
+    the whole text, while this process reads the child's values back, which is quicker
+    than decoding them (the two then finish together on a fleet file).
     """
-    middle = len(data) * 9 // 20
+    middle = len(data) * 11 // 20
     near = (_marker_after(data, middle), _marker_before(data, middle + 4))
     found = [at for at in near if at]
     return min(found, key=lambda at: abs(at - middle)) if found else None
@@ -308,7 +320,11 @@ def _assembled(
     if not starts:
         return None  # no content at all (comments, blank lines): the slow path says so
     present = [doc for doc in documents if doc is not None]
-    if flow and any(_deeper_than(doc, _MAX_FLOW_DEPTH) for doc in present):
+    if (
+        flow
+        and _RAPIDYAML_MAX_DEPTH > _MAX_FLOW_DEPTH
+        and any(_deeper_than(doc, _MAX_FLOW_DEPTH) for doc in present)
+    ):
         return None  # the slow path names the line where nesting passes MAX_DEPTH
     if len(present) != len(starts):
         return None
@@ -375,16 +391,21 @@ def _node_estimate(data: bytes) -> int:
     Growing the array while parsing costs about as much as the parse itself: a 14 MB fleet
     file parses in 0.22-0.24 s into an empty tree, 0.12-0.13 s into one reserved this
     large (each in a fresh process). A block line holds one node, a ``- `` item one more, a flow
-    collection one per ``,`` (plus its opening bracket); the documents and the stream add a
-    few. Too low only costs the growth, so the estimate is capped at one node per two
+    collection one per ``, `` (plus its opening bracket; an empty one is the line's node);
+    the documents and the stream add a few. Reserving costs about as much a node as
+    parsing one, so the commas and braces of JSON kept in a block scalar (the last-applied
+    configuration of a `kubectl get -o yaml` file: ``,"`` and ``{}``) are not counted.
+    Too low only costs the growth, so the estimate is capped at one node per two
     bytes: a hostile file cannot make it reserve more memory than its size asks.
     """
     wanted = (
         data.count(b"\n")
         + data.count(b"- ")
-        + data.count(b",")
+        + data.count(b", ")
         + data.count(b"[")
+        - data.count(b"[]")
         + data.count(b"{")
+        - data.count(b"{}")
         + 64
     )
     return min(wanted, len(data) // 2 + 64)
@@ -571,13 +592,21 @@ def _resolved_plain(data: bytes, in_json: Counter[tuple[str, str]]) -> bool:
     if not in_text:
         return False
     quoted: Counter[str] = Counter()
-    for found in _RESOLVED_QUOTED.finditer(data):
-        if data[found.start()] != data[found.end() - 1]:
-            continue  # 'x" is no quoted scalar
-        role = _whole_scalar(data, found.start(), found.end())
-        token = found.group(1).decode()
-        if role == "key" or role == "value" and not _TYPED_FULL.match(token):
-            quoted[token] += 1
+    # Each suspect's quoted occurrences are found by bytes.find, not by a scan matching
+    # every quoted resolvable text (a `kubectl get -o yaml` file quotes 150,000 numbers in
+    # its last-applied JSON, and one suspect, 'True'): the same count. An occurrence such
+    # a scan passes over starts at the closing quote of a text it matched, so the line
+    # before it ends with that text, and _whole_scalar counts no such occurrence.
+    for token in in_text:
+        typed = _TYPED_FULL.match(token) is not None
+        for quote in (b"'", b'"'):
+            needle = quote + token.encode() + quote
+            at = data.find(needle)
+            while at >= 0:
+                role = _whole_scalar(data, at, at + len(needle))
+                if role == "key" or role == "value" and not typed:
+                    quoted[token] += 1
+                at = data.find(needle, at + 1)
     return any(count > quoted[token] - embedded[token] for token, count in in_text.items())
 
 
