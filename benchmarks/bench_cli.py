@@ -42,7 +42,13 @@ from modelplane.cli.inputs import fleet_of
 from modelplane.cli.render import serialise
 from modelplane.cli.schedule import to_json
 from modelplane.reconcile.deployment import reconcile_fleet
-from modelplane.runtime.local.render import render, render_caches, render_endpoints, render_fronts
+from modelplane.runtime.local.render import (
+    render,
+    render_caches,
+    render_clusters,
+    render_endpoints,
+    render_fronts,
+)
 
 # (clusters, existing replicas, desired replicas, whole-process runs per command)
 FLEETS = (
@@ -150,15 +156,18 @@ def in_process_split(directory: str, verb: str) -> dict[str, float]:
         results = timed(split, "schedule", lambda: reconcile_fleet(fleet))
         timed(split, "write", lambda: json.dumps(to_json(results, explain=False), indent=2))
     else:
+        gc.disable()  # as cli/render.py computes and writes with the collector off
         rendered = timed(split, "compose", lambda: render(fleet))
 
         def compose_rest() -> list[dict[str, Any]]:
+            clusters = render_clusters(fleet, rendered)
             caches = render_caches(fleet)
             backends = render_endpoints(fleet, rendered)
             fronts = render_fronts(
                 loaded.of_kind(InferenceGateway), loaded.of_kind(ModelService), backends
             )
             objects = [o for r in rendered for o in r.in_order()]
+            objects.extend(o for c in clusters for o in c.in_order())
             objects.extend(o for c in caches for o in c.in_order())
             objects.extend(o for b in backends for o in b.in_order())
             objects.extend(o for f in fronts for o in f.in_order())
@@ -166,6 +175,7 @@ def in_process_split(directory: str, verb: str) -> dict[str, float]:
 
         objects = timed(split, "compose", compose_rest)
         timed(split, "write", lambda: serialise(objects, "json"))
+        gc.enable()
     gc.unfreeze()
     return split
 
