@@ -152,11 +152,11 @@ def in_process_split(directory: str, verb: str) -> dict[str, float]:
     gc.enable()
     assert loaded.ok, loaded.problems[:3]
     fleet = fleet_of(loaded)
+    gc.disable()  # as the verbs compute and write with the collector off
     if verb == "schedule":
         results = timed(split, "schedule", lambda: reconcile_fleet(fleet))
         timed(split, "write", lambda: json.dumps(to_json(results, explain=False), indent=2))
     else:
-        gc.disable()  # as cli/render.py computes and writes with the collector off
         rendered = timed(split, "compose", lambda: render(fleet))
 
         def compose_rest() -> list[dict[str, Any]]:
@@ -175,7 +175,7 @@ def in_process_split(directory: str, verb: str) -> dict[str, float]:
 
         objects = timed(split, "compose", compose_rest)
         timed(split, "write", lambda: serialise(objects, "json"))
-        gc.enable()
+    gc.enable()
     gc.unfreeze()
     return split
 
