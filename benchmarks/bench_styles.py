@@ -18,7 +18,7 @@ tools write it, the same values each time:
   ``k:{...}`` keys, and a status on every replica.
 
 For each style: the median wall and CPU time of `modelplane schedule DIR -o json` and
-`modelplane render DIR -o json` as whole processes, and the read / validate split of one
+`modelplane render DIR -o json` as whole processes, and the read / validate / compute / write split of one
 cold in-process load (bench_cli's steps), plus how many files took the fast reader.
 With ``MODELPLANE_BEFORE=<src directory of another checkout>`` each process is also run
 with that checkout's sources, alternating with this one's, so the two are measured under
@@ -229,7 +229,8 @@ def main(argv: list[str]) -> None:
         print(
             f"{'style':>13} {'MB':>5} {'fast':>5} {'verb':>8} "
             + (f"{'before ms':>10} {'cpu ms':>7} " if before else "")
-            + f"{'process ms':>11} {'cpu ms':>7} {'load ms':>8} {'validate ms':>12} {'loadavg':>7}"
+            + f"{'process ms':>11} {'cpu ms':>7} {'load ms':>8} {'validate ms':>12} "
+            f"{'compute ms':>11} {'write ms':>9} {'loadavg':>7}"
         )
         files = fleet(desired)
         for style in STYLES:
@@ -244,6 +245,7 @@ def main(argv: list[str]) -> None:
                             then.append(whole_process(verb, tmp, before))
                         now.append(whole_process(verb, tmp, None))
                     split = in_process_split(tmp, verb)
+                    compute = split.get("schedule", 0.0) + split.get("compose", 0.0)
                     then_cell = (
                         f"{_median_ms(then, 0):10.0f} {_median_ms(then, 1):7.0f} " if before else ""
                     )
@@ -251,13 +253,15 @@ def main(argv: list[str]) -> None:
                         f"{style:>13} {size:5.1f} {fast:>5} {verb:>8} {then_cell}"
                         f"{_median_ms(now, 0):11.0f} {_median_ms(now, 1):7.0f} "
                         f"{split['load'] * 1000:8.0f} {split['validate'] * 1000:12.0f} "
+                        f"{compute * 1000:11.0f} {split['write'] * 1000:9.0f} "
                         f"{os.getloadavg()[0]:7.2f}"
                     )
                     sys.stdout.flush()
     print(
         "process ms: median wall time of the whole command; cpu ms: its median user + system "
-        "time (its forked reader's included); loadavg: the machine's 1-minute load after the "
-        "runs (2 CPUs: above about 1, other work shared them)"
+        "time (its forked reader's included); load, validate, compute (schedule, or render's "
+        "compose) and write: one cold in-process run's split (bench_cli's steps); loadavg: the "
+        "machine's 1-minute load after the runs (2 CPUs: above about 1, other work shared them)"
     )
     print("targets: every style's schedule and render <= 2000 ms at 10 desired, <= 2500 ms at 100")
 
