@@ -18,8 +18,9 @@ tools write it, the same values each time:
   ``k:{...}`` keys, and a status on every replica.
 
 For each style: the median wall and CPU time of `modelplane schedule DIR -o json` and
-`modelplane render DIR -o json` as whole processes, and the read / validate / compute / write split of one
-cold in-process load (bench_cli's steps), plus how many files took the fast reader.
+`modelplane render DIR -o json` as whole processes, the load / validate / compute / write
+split of one cold in-process run (bench_cli's steps), and how many files took the fast
+reader.
 With ``MODELPLANE_BEFORE=<src directory of another checkout>`` each process is also run
 with that checkout's sources, alternating with this one's, so the two are measured under
 the same load. Prints figures, asserts nothing. Targets: every style's `schedule` and `render`
