@@ -169,8 +169,8 @@ def read(data: bytes, *, fork: bool | None = None) -> FastRead | None:
     """The documents of a file, or None to read it the slow way.
 
     A file of 1 MiB or more (``fork``: None decides by size) is read on two cores: a forked
-    child parses and decodes the second half of the documents and checks the whole text
-    while this process reads the first half (modelplane.forked). Where no child
+    child parses the second half of the documents and checks the whole text while this
+    process parses the first half and decodes both (modelplane.forked). Where no child
     can help, the file is read here alone, with the same answer.
     """
     if _unsafe_bytes(data):
@@ -202,8 +202,8 @@ def _read_whole(data: bytes) -> FastRead | None:
 
 
 def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
-    """The file read with a child: it parses and decodes ``data[cut:]`` (a document marker's
-    line on) and checks the whole text, this process reads the rest."""
+    """The file read with a child: it parses ``data[cut:]`` (a document marker's line on)
+    and checks the whole text, this process parses the rest and decodes both."""
     child = Child.start(partial(_second_half, data, cut))
     if child is None:
         raise ChildFailed("no child")
@@ -219,14 +219,14 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
             null_free = "null" not in text
             del text, first
         second = child.receive()
-        if second is not None and not _is_decoded(second):
-            raise ChildFailed("the child's first answer is not a decoded half")
+        if second is not None and not _is_parsed(second):
+            raise ChildFailed("the child's first answer is not a parsed half")
         if not parts or second is None:
             return None  # a half that does not parse: the slow path names the line
-        other_value, other_stream, faithful, other_null_free = second
-        parts.append((other_value if faithful else _UNFAITHFUL, other_stream))
-        null_free = null_free and other_null_free
-        del other_value, second
+        other_text, other_stream = second
+        parts.append((_decoded(other_text), other_stream))
+        null_free = null_free and "null" not in other_text
+        del other_text, second
         verdict = child.receive()
     if not _is_verdict(verdict):
         raise ChildFailed("the child's second answer is not the checks' verdict")
@@ -236,9 +236,9 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
     return _assembled(parts, starts, flow, null_free)
 
 
-def _is_decoded(answer: Any) -> bool:
-    """The shape of the child's first answer: (values, is a stream, faithful, null free)."""
-    return type(answer) is tuple and len(answer) == 4 and _shaped(answer[1:], bool, bool, bool)
+def _is_parsed(answer: Any) -> bool:
+    """The shape of _json_text's answer: (JSON text, is a stream)."""
+    return _shaped(answer, str, bool)
 
 
 def _is_verdict(answer: Any) -> bool:
@@ -260,17 +260,9 @@ def _shaped(answer: Any, *types: type) -> bool:
 
 
 def _second_half(data: bytes, cut: int, send: Send) -> None:
-    """The child's part: the second half's values (decoded here, sent as marshal, which this
-    process reads back in about a third of ``json.loads``'s time), then the checks of the
-    whole text."""
+    """The child's part: the second half's JSON text, then the checks of the whole text."""
     parsed = _json_text(data[cut:])
-    if parsed is None:
-        send(None)
-    else:
-        value = _decoded(parsed[0])
-        faithful = value is not _UNFAITHFUL
-        send((value if faithful else None, parsed[1], faithful, "null" not in parsed[0]))
-        del value
+    send(parsed)
     unsafe, flow, starts = _checks(data)
     suspects = {} if unsafe or parsed is None else dict(_suspects(parsed[0]))
     send((unsafe, flow, starts, suspects))
@@ -279,11 +271,10 @@ def _second_half(data: bytes, cut: int, send: Send) -> None:
 def _middle_marker(data: bytes) -> int | None:
     """The document marker (as _markers finds them, not the first byte) nearest the cut.
 
-    The cut leaves the child a little less than half: it decodes its half and also checks
-    the whole text, while this process reads the child's values back, which is quicker
-    than decoding them (the two then finish together on a fleet file).
+    The cut leaves the child a little more than half: it also checks the whole text, while
+    this process decodes both halves (the two then finish together on a fleet file).
     """
-    middle = len(data) * 11 // 20
+    middle = len(data) * 9 // 20
     near = (_marker_after(data, middle), _marker_before(data, middle + 4))
     found = [at for at in near if at]
     return min(found, key=lambda at: abs(at - middle)) if found else None
