@@ -1,5 +1,6 @@
-"""render's shared stack rounds (reconcile/cluster.py ``StackShapes``): the same stacks as
-composing every cluster round by round on its own."""
+"""render's shared stack rounds (reconcile/cluster.py ``converged_stack``'s ``settled``,
+runtime/local/render.py ``StackShapes``): the same stacks as composing every cluster round
+by round on its own."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from modelplane.api.inferencecluster import derived_gpu_pools
 from modelplane.reconcile import cluster as cluster_mod
 from modelplane.reconcile.cluster import (
     ConvergedStack,
-    StackShapes,
     converged_provisioning,
     converged_stack,
 )
+from modelplane.runtime.local.render import StackShapes
 from tests.builders import gke_cluster, inference_cluster
 from tests.paths import EXAMPLES
 
@@ -61,7 +62,12 @@ def _named(template: dict[str, Any], name: str) -> InferenceCluster:
 def _stack(cluster: InferenceCluster, shapes: StackShapes | None) -> ConvergedStack:
     published = cluster.status.gpu_pools if cluster.status is not None else None
     pools = published or derived_gpu_pools(cluster, CLASSES)
-    return converged_stack(cluster, pools, converged_provisioning(cluster, CLASSES), shapes)
+    provisioned = converged_provisioning(cluster, CLASSES)
+    if shapes is None:
+        return converged_stack(cluster, pools, provisioned)
+    stack = converged_stack(cluster, pools, provisioned, shapes.known)
+    shapes.remember(stack)
+    return stack
 
 
 @settings(max_examples=40, deadline=None)
