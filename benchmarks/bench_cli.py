@@ -42,7 +42,13 @@ from modelplane.cli.inputs import fleet_of
 from modelplane.cli.render import serialise
 from modelplane.cli.schedule import to_json
 from modelplane.reconcile.deployment import reconcile_fleet
-from modelplane.runtime.local.render import render, render_caches, render_endpoints, render_fronts
+from modelplane.runtime.local.render import (
+    render,
+    render_caches,
+    render_clusters,
+    render_endpoints,
+    render_fronts,
+)
 
 # (clusters, existing replicas, desired replicas, whole-process runs per command)
 FLEETS = (
@@ -146,6 +152,7 @@ def in_process_split(directory: str, verb: str) -> dict[str, float]:
     gc.enable()
     assert loaded.ok, loaded.problems[:3]
     fleet = fleet_of(loaded)
+    gc.disable()  # as the verbs compute and write with the collector off
     if verb == "schedule":
         results = timed(split, "schedule", lambda: reconcile_fleet(fleet))
         timed(split, "write", lambda: json.dumps(to_json(results, explain=False), indent=2))
@@ -153,6 +160,7 @@ def in_process_split(directory: str, verb: str) -> dict[str, float]:
         rendered = timed(split, "compose", lambda: render(fleet))
 
         def compose_rest() -> list[dict[str, Any]]:
+            clusters = render_clusters(fleet, rendered)
             caches = render_caches(fleet)
             backends = render_endpoints(fleet, rendered)
             fronts = render_fronts(
@@ -162,6 +170,7 @@ def in_process_split(directory: str, verb: str) -> dict[str, float]:
                 fleet.clusters,
             )
             objects = [o for r in rendered for o in r.in_order()]
+            objects.extend(o for c in clusters for o in c.in_order())
             objects.extend(o for c in caches for o in c.in_order())
             objects.extend(o for b in backends for o in b.in_order())
             objects.extend(o for f in fronts for o in f.in_order())
@@ -169,6 +178,7 @@ def in_process_split(directory: str, verb: str) -> dict[str, float]:
 
         objects = timed(split, "compose", compose_rest)
         timed(split, "write", lambda: serialise(objects, "json"))
+    gc.enable()
     gc.unfreeze()
     return split
 

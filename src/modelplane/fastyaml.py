@@ -87,6 +87,10 @@ _WORD = frozenset(b"0123456789abcdefghijklmnopqrstuvwxyz_")
 # A flow collection ([a, {b: c}]) nests without indenting: where one starts, the values
 # are measured after parsing instead.
 _MAX_FLOW_DEPTH = MAX_DEPTH - 10
+# rapidyaml 0.15 writes no JSON for a tree nesting deeper than this (its emitter stops with
+# a visit error: the slow path), so no document it writes passes _MAX_FLOW_DEPTH and the
+# values need no walk to measure it (pinned by tests/api/test_fast_yaml.py).
+_RAPIDYAML_MAX_DEPTH = 64
 _ITEM_PREFIX = re.compile(rb"[ ]*(?:-[ ]+)*\Z")
 # A line starting with 40 spaces and dashes: the first line, any other line.
 _DEEP_START = re.compile(rb"[ -]{40}")
@@ -141,7 +145,6 @@ _SUSPECT_STRING = re.compile(
 _EMBEDDED = re.compile(
     "(?:'|\\\\\")" + _FIRST_CHARACTER + _FIRST + "(" + RESOLVED + ")(?:'|\\\\\")(?P<colon>[ ]*:)?"
 )
-_RESOLVED_QUOTED = re.compile(b"['\"]" + _FIRST.encode() + b"(" + RESOLVED.encode() + b")['\"]")
 _TYPED_FULL = re.compile("(?:" + TYPED + r")\Z")
 _PYYAML_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?\Z")
 _CONTENT_LINE = re.compile(rb"(?m)^(?![ ]*(?:#.*)?$)")
@@ -308,7 +311,11 @@ def _assembled(
     if not starts:
         return None  # no content at all (comments, blank lines): the slow path says so
     present = [doc for doc in documents if doc is not None]
-    if flow and any(_deeper_than(doc, _MAX_FLOW_DEPTH) for doc in present):
+    if (
+        flow
+        and _RAPIDYAML_MAX_DEPTH > _MAX_FLOW_DEPTH
+        and any(_deeper_than(doc, _MAX_FLOW_DEPTH) for doc in present)
+    ):
         return None  # the slow path names the line where nesting passes MAX_DEPTH
     if len(present) != len(starts):
         return None
@@ -375,16 +382,21 @@ def _node_estimate(data: bytes) -> int:
     Growing the array while parsing costs about as much as the parse itself: a 14 MB fleet
     file parses in 0.22-0.24 s into an empty tree, 0.12-0.13 s into one reserved this
     large (each in a fresh process). A block line holds one node, a ``- `` item one more, a flow
-    collection one per ``,`` (plus its opening bracket); the documents and the stream add a
-    few. Too low only costs the growth, so the estimate is capped at one node per two
+    collection one per ``, `` (plus its opening bracket; an empty one is the line's node);
+    the documents and the stream add a few. Reserving costs about as much a node as
+    parsing one, so the commas and braces of JSON kept in a block scalar (the last-applied
+    configuration of a `kubectl get -o yaml` file: ``,"`` and ``{}``) are not counted.
+    Too low only costs the growth, so the estimate is capped at one node per two
     bytes: a hostile file cannot make it reserve more memory than its size asks.
     """
     wanted = (
         data.count(b"\n")
         + data.count(b"- ")
-        + data.count(b",")
+        + data.count(b", ")
         + data.count(b"[")
+        - data.count(b"[]")
         + data.count(b"{")
+        - data.count(b"{}")
         + 64
     )
     return min(wanted, len(data) // 2 + 64)
@@ -571,13 +583,21 @@ def _resolved_plain(data: bytes, in_json: Counter[tuple[str, str]]) -> bool:
     if not in_text:
         return False
     quoted: Counter[str] = Counter()
-    for found in _RESOLVED_QUOTED.finditer(data):
-        if data[found.start()] != data[found.end() - 1]:
-            continue  # 'x" is no quoted scalar
-        role = _whole_scalar(data, found.start(), found.end())
-        token = found.group(1).decode()
-        if role == "key" or role == "value" and not _TYPED_FULL.match(token):
-            quoted[token] += 1
+    # Each suspect's quoted occurrences are found by bytes.find, not by a scan matching
+    # every quoted resolvable text (a `kubectl get -o yaml` file quotes 150,000 numbers in
+    # its last-applied JSON, and one suspect, 'True'): the same count. An occurrence such
+    # a scan passes over starts at the closing quote of a text it matched, so the line
+    # before it ends with that text, and _whole_scalar counts no such occurrence.
+    for token in in_text:
+        typed = _TYPED_FULL.match(token) is not None
+        for quote in (b"'", b'"'):
+            needle = quote + token.encode() + quote
+            at = data.find(needle)
+            while at >= 0:
+                role = _whole_scalar(data, at, at + len(needle))
+                if role == "key" or role == "value" and not typed:
+                    quoted[token] += 1
+                at = data.find(needle, at + 1)
     return any(count > quoted[token] - embedded[token] for token, count in in_text.items())
 
 

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -610,3 +611,76 @@ def test_a_fleet_file_read_with_a_child_writes_this_process_output_alone(tmp_pat
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout == "pending out, " and done.stderr == "pending err, "
+
+
+def _depth(value: Any) -> int:
+    """Levels of arrays and objects: 0 for a scalar."""
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+@pytest.mark.parametrize("block", [0, 1, 10, 30, 38])
+def test_rapidyaml_writes_no_json_nesting_past_its_bound(block: int) -> None:
+    """The fast reader measures no document's nesting: rapidyaml writes none deeper than
+    fastyaml._RAPIDYAML_MAX_DEPTH (block keys, then flow sequences and mappings), which is
+    under the bound the located reader names (so that file is read the slow way)."""
+    assert fastyaml._RAPIDYAML_MAX_DEPTH < fastyaml._MAX_FLOW_DEPTH
+    deepest = 0
+    for flow in range(0, 100):
+        for opening, closing in (("[", "]"), ('{"k": ', "}")):
+            head = "".join(" " * i + f"k{i}:\n" for i in range(block))
+            text = head + " " * block + "z: " + opening * flow + "1" + closing * flow + "\n"
+            parsed = fastyaml._json_text(text.encode())
+            if parsed is None:
+                assert fastyaml.read(text.encode()) is None
+                continue
+            depth = _depth(json.loads(parsed[0]))
+            assert depth <= fastyaml._RAPIDYAML_MAX_DEPTH
+            deepest = max(deepest, depth)
+    assert deepest >= fastyaml._RAPIDYAML_MAX_DEPTH - 2  # the bound itself was reached
+
+
+# The quoted-scalar count as first written: one scan matching every quoted resolvable
+# text, each looked at on its line (fastyaml now finds only the suspects' own).
+_EVERY_QUOTED = re.compile(
+    b"['\"]" + fastyaml._FIRST.encode() + b"(" + fastyaml.RESOLVED.encode() + b")['\"]"
+)
+
+
+def _quoted_by_scan(data: bytes, tokens: set[str]) -> dict[str, int]:
+    quoted = dict.fromkeys(tokens, 0)
+    for found in _EVERY_QUOTED.finditer(data):
+        if data[found.start()] != data[found.end() - 1]:
+            continue
+        role = fastyaml._whole_scalar(data, found.start(), found.end())
+        token = found.group(1).decode()
+        if token in quoted and (
+            role == "key" or role == "value" and not fastyaml._TYPED_FULL.match(token)
+        ):
+            quoted[token] += 1
+    return quoted
+
+
+_QUOTED_PIECES = st.lists(
+    st.sampled_from(
+        ["'", '"', "True", "yes", "1", "0.5", "~", "on", "x", ":", " ", "- ", "\n", "#",
+         "[", "{", ",", "]", "---", "a: ", "\\"]
+    ),
+    max_size=40,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=300)
+@given(_QUOTED_PIECES)
+@example("a: '1'True'\nb: 'True'\n- 'yes\"yes'\n- \"on\": 1\n")
+def test_suspects_are_counted_as_the_full_scan_counted_them(text: str) -> None:
+    data = text.encode()
+    tokens = {"True", "yes", "1", "0.5", "~", "on"}
+    counted = _quoted_by_scan(data, tokens)
+    for token in tokens:
+        for count in range(4):  # the verdict turns where the file's count is passed
+            suspects: Counter[tuple[str, str]] = Counter({(token, "value"): count})
+            assert fastyaml._resolved_plain(data, suspects) == (count > counted[token])

@@ -19,9 +19,11 @@ from modelplane.api import (
     TelemetryDestination,
 )
 from modelplane.api.modelservice import ModelServiceStatus
-from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
+from modelplane.cli.emit import indented_json
+from modelplane.cli.inputs import add_now, at, collector_off, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
+from modelplane.manifests import Loaded
 from modelplane.printable import printable
 from modelplane.runtime.local.render import (
     RenderedAutoscaler,
@@ -89,6 +91,12 @@ def run(args: argparse.Namespace) -> int:
     """Load, reconcile, print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
     loaded = load_valid("render", args.paths)
     print_warnings(loaded)
+    with collector_off():
+        return _composed(args, loaded)
+
+
+def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
+    """Reconcile the valid input and print it (``run``'s rest, with the collector off)."""
     fleet = at(fleet_of(loaded), args.now)
     rendered = render(fleet)
     clusters = render_clusters(fleet, rendered)
@@ -134,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
 def serialise(objects: Sequence[dict[str, Any]], output: str) -> str:
     """A YAML stream or a JSON array; byte-identical for the same objects."""
     if output == "json":
-        return json.dumps(list(objects), indent=2, ensure_ascii=False) + "\n"
+        return indented_json(list(objects)) + "\n"
     return yaml.safe_dump_all(
         objects, sort_keys=False, explicit_start=True, allow_unicode=True, width=100
     )

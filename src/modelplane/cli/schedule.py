@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from modelplane.cli.inputs import add_now, at, fleet_of, load_valid
+from modelplane.cli.inputs import add_now, at, collector_off, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.printable import printable
 from modelplane.reconcile.deployment import DeploymentResult, reconcile_fleet
@@ -57,12 +57,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, schedule and print; 0 on valid input, 1 on invalid input, 2 for a missing PATH."""
-    results = reconcile_fleet(at(fleet_of(load_valid("schedule", args.paths)), args.now))
-    if args.output == "json":
-        out = to_json(results, explain=args.explain)
-        sys.stdout.write(json.dumps(out, indent=2) + "\n")
-    else:
-        sys.stdout.write(to_table(results, explain=args.explain))
+    loaded = load_valid("schedule", args.paths)
+    with collector_off():
+        results = reconcile_fleet(at(fleet_of(loaded), args.now))
+        if args.output == "json":
+            out = to_json(results, explain=args.explain)
+            sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        else:
+            sys.stdout.write(to_table(results, explain=args.explain))
     return 0
 
 

@@ -17,7 +17,7 @@ not acted on. ``runtime/crossplane/cluster_fn.py`` is its gRPC adapter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelReplica
@@ -417,33 +417,59 @@ class ConvergedStack:
     status: StackStatus
     # Every object composed, with its resource key (what Usages name).
     composed: tuple[ComposedObject, ...] = ()
+    # The mode, the plan and the keys the last round observed (``converged_stack``'s
+    # ``settled``).
+    shape: StackShape | None = None
+
+
+StackShape = tuple[Components, StackPlan, frozenset[str]]
+"""A stack mode, a plan, and the resource keys a converged stack of that plan settled on."""
+
+SettledKeys = Callable[[Components, StackPlan], frozenset[str] | None]
+"""The keys an earlier cluster of this mode and plan settled on, or None (none seen)."""
 
 
 def converged_stack(
     cluster: InferenceCluster,
     pools: Sequence[GpuPool] | None,
     provisioned: Provisioned | None = None,
+    settled: SettledKeys | None = None,
 ) -> ConvergedStack:
     """The cluster's stack composed round by round, each round's objects observed Ready and
     every check met, until a round composes nothing new: the whole stack, in install order.
 
     A cluster that is not ``Existing`` gets the stack a Managed one of its source would;
     ``provisioned``: what its source provisioned, whose kubeconfig the provider configs read.
+
+    ``settled``: the keys an earlier cluster of the same mode and plan settled on
+    (``ConvergedStack.shape``), so that this one composes one round, not one per key set.
+    What a round composes, and so which keys the next round sees, follows from the mode,
+    the plan and the keys seen alone (resource keys never hold a cluster's name; only the
+    objects do), so a cluster planned alike settles on the same keys. They are still
+    checked to be settled here (the round composes exactly them, beside the planned ones);
+    where not, the cluster goes round by round.
     """
     name = cluster.metadata.name or ""
     mode, plan = cluster_stack_plan(cluster, pools)
     config = provider_config(cluster, provisioned)
     # Every planned component observed composed and Ready from the start, so one round
     # composes them all; the next marks what that round added (Usages, checks).
-    seen: dict[str, ObservedObject] = {
-        key: _CONVERGED for c in plan.components for key in component_keys(c)
-    }
-    while True:
-        result = compose_stack(name, mode, plan, seen, config)
-        new = [o.key for o in result.objects if o.key not in seen]
-        if not new:
-            break
-        seen.update(dict.fromkeys(new, _CONVERGED))
+    planned = {key: _CONVERGED for c in plan.components for key in component_keys(c)}
+    known = settled(mode, plan) if settled is not None else None
+    result = None
+    if known is not None:
+        result = compose_stack(name, mode, plan, dict.fromkeys(known, _CONVERGED), config)
+        if {o.key for o in result.objects} | planned.keys() != known:
+            result = None  # not settled here: round by round, as below
+    if result is None or known is None:
+        seen: dict[str, ObservedObject] = dict(planned)
+        while True:
+            result = compose_stack(name, mode, plan, seen, config)
+            new = [o.key for o in result.objects if o.key not in seen]
+            if not new:
+                break
+            seen.update(dict.fromkeys(new, _CONVERGED))
+        known = frozenset(seen)
     configs = [config]
     stack: list[Json] = []
     usages: list[Json] = []
@@ -457,7 +483,9 @@ def converged_stack(
     if managed_gateway_key(plan) is None:
         stack.append(gateway_object(cluster))
     keyed = (ComposedObject(PROVIDER_CONFIG_KEY, config), *result.objects)
-    return ConvergedStack(tuple(configs), tuple(stack), tuple(usages), result.status, keyed)
+    return ConvergedStack(
+        tuple(configs), tuple(stack), tuple(usages), result.status, keyed, (mode, plan, known)
+    )
 
 
 # A GCP ServiceAccount as a converged view reads it: the provider fills in its email and

@@ -23,6 +23,7 @@ from modelplane.api import (
     TelemetryDestination,
 )
 from modelplane.api.inferencecluster import (
+    Components,
     InferenceClusterStatus,
     ProviderConfigRef,
     StackComponent,
@@ -40,6 +41,7 @@ from modelplane.reconcile.autoscaling import Autoscaler, autoscaler
 from modelplane.reconcile.cache import CacheResult, reconcile_cache
 from modelplane.reconcile.cluster import (
     ConvergedStack,
+    StackShape,
     converged_provisioning,
     converged_stack,
     provisioned_usages,
@@ -59,7 +61,7 @@ from modelplane.reconcile.telemetry import COLLECTOR, DestinationResult, reconci
 from modelplane.runtime.wire import composed, condition_wire, deployment_status_wire
 from modelplane.stack.collector import collector_values
 from modelplane.stack.components import component
-from modelplane.stack.selection import telemetry_for
+from modelplane.stack.selection import StackPlan, telemetry_for
 
 
 @dataclass
@@ -158,6 +160,27 @@ class RenderedCluster:
         return self.objects
 
 
+@dataclass
+class StackShapes:
+    """The key sets the converged stacks of one ``render`` settled on, by stack mode and
+    plan (reconcile/cluster.py ``converged_stack``'s ``settled``): a cluster planned like
+    an earlier one composes its stack in one round."""
+
+    settled: list[StackShape] = field(default_factory=list)
+
+    def known(self, mode: Components, plan: StackPlan) -> frozenset[str] | None:
+        """The keys a cluster of this mode and plan settled on, or None (none seen yet)."""
+        for seen_mode, seen_plan, keys in self.settled:
+            if seen_mode == mode and seen_plan == plan:
+                return keys
+        return None
+
+    def remember(self, stack: ConvergedStack) -> None:
+        """Keep the stack's shape, if its mode and plan are new."""
+        if stack.shape is not None and self.known(*stack.shape[:2]) is None:
+            self.settled.append(stack.shape)
+
+
 def render_clusters(
     fleet: Fleet, deployments: Sequence[RenderedDeployment] = ()
 ) -> list[RenderedCluster]:
@@ -172,6 +195,7 @@ def render_clusters(
     """
     replicas = [d.object for r in deployments for d in r.result.replicas]
     classes = {c.metadata.name or "": c for c in fleet.classes}
+    shapes = StackShapes()
     out: list[RenderedCluster] = []
     for cluster in sorted(fleet.clusters, key=lambda c: c.metadata.name or ""):
         name = cluster.metadata.name or ""
@@ -184,7 +208,8 @@ def render_clusters(
             keyed_shared.extend(team_namespace_objects(name, provider, namespace))
         shared = [o for _, o in keyed_shared]
         provisioned = converged_provisioning(cluster, classes)
-        stack = converged_stack(cluster, pools, provisioned)
+        stack = converged_stack(cluster, pools, provisioned, shapes.known)
+        shapes.remember(stack)
         rendered = RenderedCluster(name, stack, shared)
         if provisioned is not None:
             objects = [o.object for o in provisioned.objects]
