@@ -1,4 +1,6 @@
-"""Indented JSON text, byte for byte ``json.dumps(value, indent=2, ensure_ascii=False)``, faster.
+"""render's writers: indented JSON and YAML streams, byte for byte the standard ones, faster.
+
+JSON: ``json.dumps(value, indent=2, ensure_ascii=False)``.
 
 The standard library writes indented JSON in Python (its C encoder has no indentation),
 about 0.85 s for the 28 MB that ``render -o json`` prints for a fleet of 1,000 clusters.
@@ -13,12 +15,38 @@ byte for byte (the standard library's compact writer is C: about 0.19 s for the 
 value): the same tokens in the same order, laid out the same way. Anything else is
 written by the standard library, as before. ``tests/cli/test_emit.py`` compares the two
 on hypothesis values and on the cases that differ.
+
+YAML: ``yaml.safe_dump_all(objects, **YAML_OPTIONS)`` (render's options). PyYAML's emitter
+is Python, about 19 s for the YAML of a fleet of 1,000 clusters, and libyaml's is not
+byte-identical to it. ``yaml_documents`` writes each document itself when the document
+holds only what it can write as PyYAML would: block mappings with string keys, block
+sequences (indentless as a mapping's value, as PyYAML writes them), ``{}`` and ``[]``,
+and scalars written plain or single-quoted on one line. Each scalar's style is decided by
+PyYAML's own resolver and scalar analysis (an implicit scalar that would resolve to
+another type is quoted, a non-string that would need a tag is not taken), so the choice
+is PyYAML's; what this writer leaves to PyYAML is what it would have to reproduce: a
+scalar on more than one line or double-quoted, one with a space that ends past the
+width (PyYAML may fold it there), a key too long to be a simple key, a container that
+occurs twice (PyYAML writes an anchor and an alias), a type other than dict, list,
+tuple, str, int, float, bool and None. At the first such thing the whole document is
+written by ``yaml.safe_dump_all`` instead, as before (with the documents next to it that
+also take that path, and as the stream's middle where another document follows: PyYAML
+writes ``...`` after a plain scalar at a document's root only at the stream's end). A
+document the fast writer takes starts ``---`` on a line of its own and ends with a line
+break, so the stream is the documents' texts in order. ``tests/cli/test_emit.py`` compares the two on
+hypothesis documents full of the strings PyYAML treats apart.
 """
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import Iterable
 from typing import Any
+
+import yaml
+import yaml.emitter
+import yaml.resolver
 
 try:  # pragma: no cover - the import either works or it does not
     import orjson
@@ -53,3 +81,233 @@ def _fast(value: Any) -> str | None:
     if compact != standard.encode("utf-8", "surrogatepass"):
         return None
     return indented.decode("utf-8")
+
+
+# render's YAML options (cli/render.py), the ones the fast writer reproduces.
+YAML_OPTIONS: dict[str, Any] = {
+    "sort_keys": False,
+    "explicit_start": True,
+    "allow_unicode": True,
+    "width": 100,
+}
+_WIDTH = 100  # PyYAML's best_width for width=100 (above twice the indent of 2)
+_INDENT = 2
+# A simple key's length with its tag ("!!str", 5) must stay under PyYAML's 128; keys
+# longer than this are left to PyYAML, which writes them in the explicit "? " form.
+_LONGEST_KEY = 100
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+
+_ANALYSER = yaml.emitter.Emitter(io.StringIO(), allow_unicode=True)
+_RESOLVER = yaml.resolver.Resolver()
+
+
+class _Slow(Exception):
+    """The document holds something only PyYAML writes."""
+
+
+def _standard_yaml(objects: list[Any]) -> str:
+    text: str = yaml.safe_dump_all(objects, **YAML_OPTIONS)
+    return text
+
+
+def yaml_documents(objects: Iterable[Any]) -> str:
+    """``yaml.safe_dump_all(objects, **YAML_OPTIONS)``, the same text."""
+    parts = []
+    slow: list[Any] = []
+    for document in objects:
+        fast = _yaml_document(document)
+        if fast is None:
+            slow.append(document)
+            continue
+        if slow:
+            parts.append(_within(slow))
+            slow = []
+        parts.append(fast)
+    if slow:
+        parts.append(_standard_yaml(slow))
+    return "".join(parts)
+
+
+# A document after which PyYAML's text is known: it starts with "---", so it also ends
+# what a plain scalar at the root leaves open (PyYAML writes "..." after that one only
+# at the stream's end).
+_NEXT = {"next": 1}
+_NEXT_TEXT = "---\nnext: 1\n"
+
+
+def _within(documents: list[Any]) -> str:
+    """The documents' text in the middle of a stream: followed by another document."""
+    text = _standard_yaml([*documents, _NEXT])
+    if not text.endswith(_NEXT_TEXT):  # pragma: no cover - PyYAML writes the mapping so
+        raise AssertionError(text)
+    return text[: -len(_NEXT_TEXT)]
+
+
+def _token(tag: str, text: str) -> str | None:
+    """The scalar as PyYAML writes it in block context on one line, or None.
+
+    PyYAML's choice (Emitter.choose_scalar_style): plain when the text resolves to its own
+    tag and its analysis allows a plain block scalar, else single-quoted for a string
+    whose analysis allows it; a tagged scalar, double quotes or several lines: None.
+    """
+    analysis = _ANALYSER.analyze_scalar(text)
+    if analysis.multiline:
+        return None
+    if (
+        analysis.allow_block_plain
+        and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == tag  # type: ignore[no-untyped-call]
+    ):
+        return text
+    if tag == _STR and analysis.allow_single_quoted:
+        return "'" + text.replace("'", "''") + "'"
+    return None
+
+
+_STRINGS: dict[str, str | None] = {}
+_NUMBERS: dict[str, str | None] = {}
+_CONSTANTS = {
+    True: _token(_BOOL, "true"),
+    False: _token(_BOOL, "false"),
+    None: _token(_NULL, "null"),
+}
+
+
+def _string(text: str) -> str | None:
+    try:
+        return _STRINGS[text]
+    except KeyError:
+        token = _STRINGS[text] = _token(_STR, text)
+        return token
+
+
+def _float_text(value: float) -> str:
+    """SafeRepresenter.represent_float's text."""
+    if value != value:
+        return ".nan"
+    if value == float("inf"):
+        return ".inf"
+    if value == -float("inf"):
+        return "-.inf"
+    text = repr(value).lower()
+    if "." not in text and "e" in text:
+        text = text.replace("e", ".0e", 1)
+    return text
+
+
+def _scalar(value: Any) -> str:
+    """The scalar's token, or _Slow."""
+    kind = type(value)
+    token: str | None
+    if kind is str:
+        token = _string(value)
+    elif kind is int:
+        text = str(value)
+        token = _NUMBERS.get("i" + text, "")
+        if token == "":
+            token = _NUMBERS["i" + text] = _token(_INT, text)
+    elif kind is float:
+        text = _float_text(value)
+        token = _NUMBERS.get("f" + text, "")
+        if token == "":
+            token = _NUMBERS["f" + text] = _token(_FLOAT, text)
+    elif kind is bool or value is None:
+        token = _CONSTANTS[value]
+    else:
+        raise _Slow
+    if token is None:
+        raise _Slow
+    return token
+
+
+def _yaml_document(document: Any) -> str | None:
+    """The document's text as ``yaml.safe_dump_all([document], **YAML_OPTIONS)``, or None."""
+    if type(document) is not dict or not document:
+        return None
+    out = ["---"]
+    try:
+        _mapping(document, 0, False, out, set())
+    except (_Slow, RecursionError):
+        return None
+    out.append("\n")
+    return "".join(out)
+
+
+def _shared(value: Any, seen: set[int]) -> None:
+    """PyYAML writes a container met twice as an anchor and an alias: left to it."""
+    if id(value) in seen:
+        raise _Slow
+    seen.add(id(value))
+
+
+def _mapping(
+    value: dict[Any, Any], indent: int, inline: bool, out: list[str], seen: set[int]
+) -> None:
+    """A non-empty block mapping at indent; inline: its first key follows a "- " already written."""
+    _shared(value, seen)
+    line = "\n" + " " * indent
+    for key, item in value.items():
+        if type(key) is not str or not key or len(key) > _LONGEST_KEY:
+            raise _Slow
+        token = _string(key)
+        if token is None:
+            raise _Slow
+        if inline:
+            inline = False
+        else:
+            out.append(line)
+        out.append(token)
+        out.append(":")
+        _node(item, indent, indent + len(token) + 1, True, out, seen)
+
+
+def _sequence(
+    value: list[Any] | tuple[Any, ...], indent: int, inline: bool, out: list[str], seen: set[int]
+) -> None:
+    """A non-empty block sequence whose dashes stand at indent."""
+    _shared(value, seen)
+    line = "\n" + " " * indent
+    for item in value:
+        if inline:
+            inline = False
+            out.append("-")
+        else:
+            out.append(line)
+            out.append("-")
+        _node(item, indent, indent + 1, False, out, seen)
+
+
+def _node(
+    value: Any, indent: int, column: int, in_mapping: bool, out: list[str], seen: set[int]
+) -> None:
+    """A mapping's value (in_mapping) or a sequence's item, after its ":" or "-" at column."""
+    kind = type(value)
+    if kind is dict:
+        if not value:
+            _shared(value, seen)
+            out.append(" {}")
+        elif in_mapping:
+            _mapping(value, indent + _INDENT, False, out, seen)
+        else:
+            out.append(" ")
+            _mapping(value, indent + _INDENT, True, out, seen)
+    elif kind is list or kind is tuple:
+        if not value:
+            if kind is list:
+                _shared(value, seen)
+            out.append(" []")
+        elif in_mapping:
+            _sequence(value, indent, False, out, seen)  # indentless, as PyYAML writes it
+        else:
+            out.append(" ")
+            _sequence(value, indent + _INDENT, True, out, seen)
+    else:
+        token = _scalar(value)
+        # PyYAML folds a scalar at a space once the line has passed the width.
+        if column + 1 + len(token) > _WIDTH and " " in token:
+            raise _Slow
+        out.append(" ")
+        out.append(token)
