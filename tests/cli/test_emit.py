@@ -219,6 +219,16 @@ YAML_TEXT = st.one_of(
         max_size=12,
     ),
     st.text(alphabet="ab ", min_size=60, max_size=110),
+    # Long runs of short words, single and double spaces, some quoted: folded at 100.
+    st.tuples(
+        st.sampled_from(["", " ", "- ", "'", "yes ", "a: "]),
+        st.lists(
+            st.sampled_from(["a", "bb", "cccc", "d" * 9, "'", "it's", ":", "#", ""]),
+            min_size=10,
+            max_size=70,
+        ),
+        st.sampled_from(["", " ", "'"]),
+    ).map(lambda t: t[0] + " ".join(t[1]) + t[2]),
 )
 KEYS = st.one_of(YAML_TEXT, st.text(alphabet="k", min_size=95, max_size=130))
 YAML_SCALARS = st.one_of(
@@ -271,25 +281,71 @@ def test_a_document_the_fast_writer_takes_is_pyyamls(document: dict[str, Any]) -
         assert fast == standard_yaml([document])
 
 
-# What the YAML writer leaves to PyYAML: each document must come out None, then PyYAML's.
+# Containers met more than once: PyYAML writes an anchor where each is first met and an
+# alias after (names in the order met again), nested, empty, in lists and in mappings.
+@st.composite
+def shared_documents(draw: st.DrawFn) -> dict[str, Any]:
+    pool: list[Any] = []
+    for _ in range(draw(st.integers(1, 4))):
+        earlier = st.sampled_from(pool) if pool else st.nothing()
+        inner = st.one_of(ONE_LINE_VALUES, earlier, earlier)
+        pool.append(
+            draw(
+                st.one_of(
+                    st.lists(inner, max_size=3),
+                    st.tuples(inner),
+                    st.dictionaries(ONE_LINE.filter(bool), inner, max_size=3),
+                )
+            )
+        )
+    picked = st.sampled_from(pool)
+    leaves = st.one_of(picked, picked, picked, st.integers(0, 9))
+    tree = st.recursive(
+        leaves,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4),
+            st.dictionaries(st.sampled_from("abcde"), inner, max_size=4),
+        ),
+        max_leaves=12,
+    )
+    return draw(st.dictionaries(st.sampled_from("vwxyz"), tree, min_size=1, max_size=5))
+
+
+@settings(max_examples=400)
+@given(shared_documents())
+def test_shared_containers_are_pyyamls_anchors_and_aliases(document: dict[str, Any]) -> None:
+    assert emit.yaml_documents([document, document]) == standard_yaml([document, document])
+
+
 def _shared_pair() -> dict[str, Any]:
     labels = {"app": "a"}
-    return {"a": labels, "b": labels}
+    return {"a": labels, "b": labels, "c": [labels, [labels]]}
 
 
 def _shared_empty() -> dict[str, Any]:
     empty: list[Any] = []
-    return {"a": [empty, empty]}
+    return {"a": [empty, empty], "b": {"c": empty}}
 
 
+def _holds_itself() -> dict[str, Any]:
+    inner: dict[str, Any] = {"a": 1}
+    inner["self"] = inner
+    return {"inner": inner}
+
+
+def _root_holds_itself() -> dict[str, Any]:
+    root: dict[str, Any] = {"a": 1}
+    root["b"] = [root]
+    return root
+
+
+# What the YAML writer leaves to PyYAML: each document must come out None, then PyYAML's.
 SLOW_YAML = [
     ("two lines", {"a": "x\ny"}),
     ("double quotes (a control character)", {"a": "\x01"}),
     ("a long key (explicit ?)", {"k" * 130: 1}),
     ("an empty key", {"": 1}),
-    ("words past the width (folded)", {"a": "word " * 25}),
-    ("a container met twice (anchor and alias)", _shared_pair()),
-    ("an empty list met twice", _shared_empty()),
+    ("a root inside itself", _root_holds_itself()),
     ("a key that is not a string", {1: "a"}),
     ("a set", {"a": {1}}),
     ("a root that is not a mapping", ["a"]),
@@ -310,6 +366,11 @@ FAST_YAML = [
     ("nesting", {"a": [{"b": [1, [2, {"c": {}}]], "d": []}, [[]], ()]}),
     ("scalars", {"i": -3, "f": 0.5, "g": 1e20, "t": True, "n": None, "u": "caf\u00e9"}),
     ("words up to the width", {"description": "word " * 16 + "endends"}),
+    ("words past the width, folded", {"a": {"b": ["x " * 60 + "'yes' " + "y  " * 30]}}),
+    ("quoted words past the width, folded", {"a": [["- " * 70 + " "]]}),
+    ("a container met twice", _shared_pair()),
+    ("an empty list met twice", _shared_empty()),
+    ("a mapping inside itself", _holds_itself()),
 ]
 
 

@@ -24,10 +24,11 @@ sequences (indentless as a mapping's value, as PyYAML writes them), ``{}`` and `
 and scalars written plain or single-quoted on one line. Each scalar's style is decided by
 PyYAML's own resolver and scalar analysis (an implicit scalar that would resolve to
 another type is quoted, a non-string that would need a tag is not taken), so the choice
-is PyYAML's; what this writer leaves to PyYAML is what it would have to reproduce: a
-scalar on more than one line or double-quoted, one with a space that ends past the
-width (PyYAML may fold it there), a key too long to be a simple key, a container that
-occurs twice (PyYAML writes an anchor and an alias), a type other than dict, list,
+is PyYAML's; a one-line scalar that passes the width of 100 is folded at its
+spaces as PyYAML folds it, and a container met twice in a document is written with
+PyYAML's anchor (``&id001``) and aliases (``*id001``). What this writer leaves to PyYAML is what it would have to
+reproduce: a scalar on more than one line or double-quoted, a key too long to be a
+simple key or empty, a document that holds itself, a type other than dict, list,
 tuple, str, int, float, bool and None. At the first such thing the whole document is
 written by ``yaml.safe_dump_all`` instead, as before (with the documents next to it that
 also take that path, and as the stream's middle where another document follows: PyYAML
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -227,27 +229,89 @@ def _yaml_document(document: Any) -> str | None:
     """The document's text as ``yaml.safe_dump_all([document], **YAML_OPTIONS)``, or None."""
     if type(document) is not dict or not document:
         return None
-    out = ["---"]
     try:
-        _mapping(document, 0, False, out, set())
+        try:
+            return _written(document, None)
+        except _Shared:
+            return _written(document, _anchor_names(document))
     except (_Slow, RecursionError):
         return None
-    out.append("\n")
-    return "".join(out)
 
 
-def _shared(value: Any, seen: set[int]) -> None:
-    """PyYAML writes a container met twice as an anchor and an alias: left to it."""
-    if id(value) in seen:
-        raise _Slow
-    seen.add(id(value))
+class _Shared(_Slow):
+    """A container met twice: written again with PyYAML's anchors."""
 
 
-def _mapping(
-    value: dict[Any, Any], indent: int, inline: bool, out: list[str], seen: set[int]
-) -> None:
+def _written(document: dict[Any, Any], anchors: dict[int, str] | None) -> str:
+    writer = _Writer(["---"], set(), anchors)
+    if anchors is not None and id(document) in anchors:
+        raise _Slow  # the root inside itself: PyYAML anchors the document's root
+    writer.seen.add(id(document))
+    _mapping(document, 0, False, writer)
+    writer.out.append("\n")
+    return "".join(writer.out)
+
+
+class _Writer:
+    """One document's text so far, the containers met and their anchors (None: none yet)."""
+
+    __slots__ = ("anchors", "out", "seen")
+
+    def __init__(self, out: list[str], seen: set[int], anchors: dict[int, str] | None) -> None:
+        self.out = out
+        self.seen = seen
+        self.anchors = anchors
+
+
+def _anchor_names(document: Any) -> dict[int, str]:
+    """PyYAML's anchors (Serializer.anchor_node): a container's name is given when it is
+    met the second time in a walk that does not enter a container met before; names run
+    ``id001``, ``id002``, ... in the order given. The empty tuple is never one."""
+    names: dict[int, str] = {}
+    met: set[int] = set()
+
+    def walk(value: Any) -> None:
+        kind = type(value)
+        if kind is dict:
+            items = value.values()
+        elif kind is list or (kind is tuple and value):
+            items = value
+        else:
+            return
+        key = id(value)
+        if key in met:
+            if key not in names:
+                names[key] = f"id{len(names) + 1:03d}"
+            return
+        met.add(key)
+        for item in items:
+            walk(item)
+
+    walk(document)
+    return names
+
+
+def _anchor(value: Any, writer: _Writer) -> str:
+    """ "" for a container without an anchor, "&name" where it is first written, "*name"
+    where it is met again; without anchors yet, _Shared for a container met twice."""
+    key = id(value)
+    if writer.anchors is None:
+        if key in writer.seen:
+            raise _Shared
+        writer.seen.add(key)
+        return ""
+    name = writer.anchors.get(key)
+    if name is None:
+        return ""
+    if key in writer.seen:
+        return "*" + name
+    writer.seen.add(key)
+    return "&" + name
+
+
+def _mapping(value: dict[Any, Any], indent: int, inline: bool, writer: _Writer) -> None:
     """A non-empty block mapping at indent; inline: its first key follows a "- " already written."""
-    _shared(value, seen)
+    out = writer.out
     line = "\n" + " " * indent
     for key, item in value.items():
         if type(key) is not str or not key or len(key) > _LONGEST_KEY:
@@ -261,14 +325,14 @@ def _mapping(
             out.append(line)
         out.append(token)
         out.append(":")
-        _node(item, indent, indent + len(token) + 1, True, out, seen)
+        _node(item, indent, indent + len(token) + 1, True, writer)
 
 
 def _sequence(
-    value: list[Any] | tuple[Any, ...], indent: int, inline: bool, out: list[str], seen: set[int]
+    value: list[Any] | tuple[Any, ...], indent: int, inline: bool, writer: _Writer
 ) -> None:
     """A non-empty block sequence whose dashes stand at indent."""
-    _shared(value, seen)
+    out = writer.out
     line = "\n" + " " * indent
     for item in value:
         if inline:
@@ -277,37 +341,68 @@ def _sequence(
         else:
             out.append(line)
             out.append("-")
-        _node(item, indent, indent + 1, False, out, seen)
+        _node(item, indent, indent + 1, False, writer)
 
 
-def _node(
-    value: Any, indent: int, column: int, in_mapping: bool, out: list[str], seen: set[int]
-) -> None:
+def _node(value: Any, indent: int, column: int, in_mapping: bool, writer: _Writer) -> None:
     """A mapping's value (in_mapping) or a sequence's item, after its ":" or "-" at column."""
+    out = writer.out
     kind = type(value)
-    if kind is dict:
+    if kind is dict or kind is list or kind is tuple:
+        anchor = "" if kind is tuple and not value else _anchor(value, writer)
+        if anchor:
+            out.append(" " + anchor)
+            if anchor[0] == "*":
+                return
         if not value:
-            _shared(value, seen)
-            out.append(" {}")
+            out.append(" {}" if kind is dict else " []")
+        elif kind is dict:
+            if in_mapping or anchor:  # on the next line
+                _mapping(value, indent + _INDENT, False, writer)
+            else:
+                out.append(" ")
+                _mapping(value, indent + _INDENT, True, writer)
         elif in_mapping:
-            _mapping(value, indent + _INDENT, False, out, seen)
+            _sequence(value, indent, False, writer)  # indentless, as PyYAML writes it
+        elif anchor:
+            _sequence(value, indent + _INDENT, False, writer)
         else:
             out.append(" ")
-            _mapping(value, indent + _INDENT, True, out, seen)
-    elif kind is list or kind is tuple:
-        if not value:
-            if kind is list:
-                _shared(value, seen)
-            out.append(" []")
-        elif in_mapping:
-            _sequence(value, indent, False, out, seen)  # indentless, as PyYAML writes it
-        else:
-            out.append(" ")
-            _sequence(value, indent + _INDENT, True, out, seen)
+            _sequence(value, indent + _INDENT, True, writer)
     else:
         token = _scalar(value)
-        # PyYAML folds a scalar at a space once the line has passed the width.
-        if column + 1 + len(token) > _WIDTH and " " in token:
-            raise _Slow
         out.append(" ")
-        out.append(token)
+        if column + 1 + len(token) > _WIDTH and " " in token:
+            out.append(_folded(token, column + 1, indent + _INDENT))
+        else:
+            out.append(token)
+
+
+def _folded(token: str, column: int, indent: int) -> str:
+    """A one-line scalar token starting at column, folded as PyYAML folds it.
+
+    Emitter.write_plain and write_single_quoted: a run of exactly one space after which
+    the line has passed the width becomes a line break and the scalar's indent (inside
+    single quotes, not a run at either end of the text); every other run is written as
+    it is.
+    """
+    quoted = token[0] == "'"
+    inner = token[1:-1] if quoted else token
+    line = "\n" + " " * indent
+    runs = _RUNS.findall(inner)
+    last = len(runs) - 1
+    parts = ["'"] if quoted else []
+    column += quoted
+    for i, run in enumerate(runs):
+        if run == " " and column > _WIDTH and (not quoted or 0 < i < last):
+            parts.append(line)
+            column = indent
+        else:
+            parts.append(run)
+            column += len(run)
+    if quoted:
+        parts.append("'")
+    return "".join(parts)
+
+
+_RUNS = re.compile(" +|[^ ]+")
