@@ -50,6 +50,8 @@ import yaml
 import yaml.emitter
 import yaml.resolver
 
+from modelplane.errors import ModelplaneError
+
 try:  # pragma: no cover - the import either works or it does not
     import orjson
 except ImportError:  # pragma: no cover
@@ -107,7 +109,7 @@ _ANALYSER = yaml.emitter.Emitter(io.StringIO(), allow_unicode=True)
 _RESOLVER = yaml.resolver.Resolver()
 
 
-class _Slow(Exception):
+class _Slow(ModelplaneError):
     """The document holds something only PyYAML writes."""
 
 
@@ -120,8 +122,9 @@ def yaml_documents(objects: Iterable[Any]) -> str:
     """``yaml.safe_dump_all(objects, **YAML_OPTIONS)``, the same text."""
     parts = []
     slow: list[Any] = []
+    tokens = _Tokens()
     for document in objects:
-        fast = _yaml_document(document)
+        fast = _yaml_document(document, tokens)
         if fast is None:
             slow.append(document)
             continue
@@ -169,21 +172,11 @@ def _token(tag: str, text: str) -> str | None:
     return None
 
 
-_STRINGS: dict[str, str | None] = {}
-_NUMBERS: dict[str, str | None] = {}
 _CONSTANTS = {
     True: _token(_BOOL, "true"),
     False: _token(_BOOL, "false"),
     None: _token(_NULL, "null"),
 }
-
-
-def _string(text: str) -> str | None:
-    try:
-        return _STRINGS[text]
-    except KeyError:
-        token = _STRINGS[text] = _token(_STR, text)
-        return token
 
 
 def _float_text(value: float) -> str:
@@ -200,40 +193,57 @@ def _float_text(value: float) -> str:
     return text
 
 
-def _scalar(value: Any) -> str:
-    """The scalar's token, or _Slow."""
-    kind = type(value)
-    token: str | None
-    if kind is str:
-        token = _string(value)
-    elif kind is int:
-        text = str(value)
-        token = _NUMBERS.get("i" + text, "")
-        if token == "":
-            token = _NUMBERS["i" + text] = _token(_INT, text)
-    elif kind is float:
-        text = _float_text(value)
-        token = _NUMBERS.get("f" + text, "")
-        if token == "":
-            token = _NUMBERS["f" + text] = _token(_FLOAT, text)
-    elif kind is bool or value is None:
-        token = _CONSTANTS[value]
-    else:
-        raise _Slow
-    if token is None:
-        raise _Slow
-    return token
+class _Tokens:
+    """The tokens of the scalars one stream has met (fleets repeat their strings)."""
+
+    __slots__ = ("numbers", "strings")
+
+    def __init__(self) -> None:
+        self.strings: dict[str, str | None] = {}
+        self.numbers: dict[str, str | None] = {}
+
+    def string(self, text: str) -> str | None:
+        try:
+            return self.strings[text]
+        except KeyError:
+            token = self.strings[text] = _token(_STR, text)
+            return token
+
+    def scalar(self, value: Any) -> str:
+        """The scalar's token, or _Slow."""
+        kind = type(value)
+        token: str | None
+        if kind is str:
+            token = self.string(value)
+        elif kind is int:
+            text = "i" + str(value)
+            token = self.numbers.get(text, "")
+            if token == "":
+                token = self.numbers[text] = _token(_INT, text[1:])
+        elif kind is float:
+            text = "f" + _float_text(value)
+            token = self.numbers.get(text, "")
+            if token == "":
+                token = self.numbers[text] = _token(_FLOAT, text[1:])
+        elif kind is bool or value is None:
+            token = _CONSTANTS[value]
+        else:
+            raise _Slow
+        if token is None:
+            raise _Slow
+        return token
 
 
-def _yaml_document(document: Any) -> str | None:
+def _yaml_document(document: Any, tokens: _Tokens | None = None) -> str | None:
     """The document's text as ``yaml.safe_dump_all([document], **YAML_OPTIONS)``, or None."""
     if type(document) is not dict or not document:
         return None
+    tokens = _Tokens() if tokens is None else tokens
     try:
         try:
-            return _written(document, None)
+            return _written(document, None, tokens)
         except _Shared:
-            return _written(document, _anchor_names(document))
+            return _written(document, _anchor_names(document), tokens)
     except (_Slow, RecursionError):
         return None
 
@@ -242,8 +252,8 @@ class _Shared(_Slow):
     """A container met twice: written again with PyYAML's anchors."""
 
 
-def _written(document: dict[Any, Any], anchors: dict[int, str] | None) -> str:
-    writer = _Writer(["---"], set(), anchors)
+def _written(document: dict[Any, Any], anchors: dict[int, str] | None, tokens: _Tokens) -> str:
+    writer = _Writer(["---"], set(), anchors, tokens)
     if anchors is not None and id(document) in anchors:
         raise _Slow  # the root inside itself: PyYAML anchors the document's root
     writer.seen.add(id(document))
@@ -255,12 +265,15 @@ def _written(document: dict[Any, Any], anchors: dict[int, str] | None) -> str:
 class _Writer:
     """One document's text so far, the containers met and their anchors (None: none yet)."""
 
-    __slots__ = ("anchors", "out", "seen")
+    __slots__ = ("anchors", "out", "seen", "tokens")
 
-    def __init__(self, out: list[str], seen: set[int], anchors: dict[int, str] | None) -> None:
+    def __init__(
+        self, out: list[str], seen: set[int], anchors: dict[int, str] | None, tokens: _Tokens
+    ) -> None:
         self.out = out
         self.seen = seen
         self.anchors = anchors
+        self.tokens = tokens
 
 
 def _anchor_names(document: Any) -> dict[int, str]:
@@ -316,7 +329,7 @@ def _mapping(value: dict[Any, Any], indent: int, inline: bool, writer: _Writer) 
     for key, item in value.items():
         if type(key) is not str or not key or len(key) > _LONGEST_KEY:
             raise _Slow
-        token = _string(key)
+        token = writer.tokens.string(key)
         if token is None:
             raise _Slow
         if inline:
@@ -370,7 +383,7 @@ def _node(value: Any, indent: int, column: int, in_mapping: bool, writer: _Write
             out.append(" ")
             _sequence(value, indent + _INDENT, True, writer)
     else:
-        token = _scalar(value)
+        token = writer.tokens.scalar(value)
         out.append(" ")
         if column + 1 + len(token) > _WIDTH and " " in token:
             out.append(_folded(token, column + 1, indent + _INDENT))
