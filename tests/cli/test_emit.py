@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -99,3 +100,286 @@ def test_a_value_neither_writer_takes_is_refused_as_before() -> None:
     loop.append(loop)
     with pytest.raises(ValueError, match="Circular"):
         emit.indented_json(loop)
+
+
+# YAML: render's stream, byte for byte yaml.safe_dump_all with render's options.
+
+
+def standard_yaml(objects: list[Any]) -> str:
+    return yaml.safe_dump_all(objects, **emit.YAML_OPTIONS)
+
+
+def test_the_yaml_options_are_renders() -> None:
+    assert emit.YAML_OPTIONS == {
+        "sort_keys": False,
+        "explicit_start": True,
+        "allow_unicode": True,
+        "width": 100,
+    }
+
+
+# Strings PyYAML writes apart: indicators, ": " and " #", spaces at either end, the words
+# and numbers its resolver reads as other types, dates, line breaks, controls, non-ASCII,
+# and runs of words that reach the width of 100 at some depth.
+WORDS = st.sampled_from(
+    [
+        "",
+        " ",
+        "a",
+        "x y",
+        "-",
+        "- a",
+        "-a",
+        "?",
+        "? a",
+        ":",
+        "a:",
+        "a: b",
+        "a:b",
+        "#",
+        "a #b",
+        "a#b",
+        "&a",
+        "*a",
+        "!a",
+        "|",
+        ">",
+        "'",
+        '"',
+        "%",
+        "@",
+        "`",
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        "a,b",
+        "yes",
+        "No",
+        "ON",
+        "off",
+        "y",
+        "n",
+        "true",
+        "False",
+        "null",
+        "Null",
+        "~",
+        "=",
+        "<<",
+        "0",
+        "-1",
+        "+1",
+        "1_000",
+        "0x1F",
+        "0o17",
+        "017",
+        "1.5",
+        ".5",
+        "1e3",
+        "1.0e+3",
+        "-.inf",
+        ".NaN",
+        "1:30",
+        "190:20:30",
+        "2001-12-14",
+        "2001-12-14t21:59:43.10-05:00",
+        "a\nb",
+        "\n",
+        "a\tb",
+        "\t",
+        "\x85",
+        "\u2028",
+        "\ufeff",
+        "\x00",
+        "\x7f",
+        "caf\u00e9",
+        "\U0001f600",
+        "\u00a0",
+        "a  b",
+        "a ",
+        " a",
+        "it's",
+        "---",
+        "...",
+        "a" * 30,
+        "b " * 20,
+        "cc " * 17,
+        "d" * 95,
+        "e " * 49 + "e",
+    ]
+)
+YAML_TEXT = st.one_of(
+    WORDS,
+    st.lists(WORDS, min_size=1, max_size=6).map(" ".join),
+    st.lists(WORDS, min_size=1, max_size=4).map("".join),
+    st.text(
+        alphabet=st.one_of(st.sampled_from(" -:#'\"\n\t,[]{}&*!|>%@`?"), st.characters()),
+        max_size=12,
+    ),
+    st.text(alphabet="ab ", min_size=60, max_size=110),
+    # Long runs of short words, single and double spaces, some quoted: folded at 100.
+    st.tuples(
+        st.sampled_from(["", " ", "- ", "'", "yes ", "a: "]),
+        st.lists(
+            st.sampled_from(["a", "bb", "cccc", "d" * 9, "'", "it's", ":", "#", ""]),
+            min_size=10,
+            max_size=70,
+        ),
+        st.sampled_from(["", " ", "'"]),
+    ).map(lambda t: t[0] + " ".join(t[1]) + t[2]),
+)
+KEYS = st.one_of(YAML_TEXT, st.text(alphabet="k", min_size=95, max_size=130))
+YAML_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, 1e16, 1e20, 1e-5, 0.1, 5e-324, 1.7976931348623157e308]),
+    YAML_TEXT,
+)
+YAML_VALUES = st.recursive(
+    YAML_SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(KEYS, inner, max_size=4),
+    ),
+    max_leaves=30,
+)
+DOCUMENTS = st.lists(
+    st.one_of(st.dictionaries(KEYS, YAML_VALUES, min_size=1, max_size=5), YAML_VALUES),
+    max_size=3,
+)
+
+
+@settings(max_examples=600)
+@given(DOCUMENTS)
+def test_the_yaml_stream_is_pyyamls(documents: list[Any]) -> None:
+    assert emit.yaml_documents(documents) == standard_yaml(documents)
+
+
+# The same strings on one line, so that most documents take the fast writer.
+ONE_LINE = YAML_TEXT.map(lambda s: "".join(c for c in s if c.isprintable()))
+ONE_LINE_VALUES = st.recursive(
+    st.one_of(YAML_SCALARS.filter(lambda v: not isinstance(v, str)), ONE_LINE),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(ONE_LINE.filter(bool), inner, max_size=4),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400)
+@given(st.dictionaries(ONE_LINE.filter(bool), ONE_LINE_VALUES, min_size=1, max_size=5))
+def test_a_document_the_fast_writer_takes_is_pyyamls(document: dict[str, Any]) -> None:
+    fast = emit._yaml_document(document)
+    if fast is not None:
+        assert fast == standard_yaml([document])
+
+
+# Containers met more than once: PyYAML writes an anchor where each is first met and an
+# alias after (names in the order met again), nested, empty, in lists and in mappings.
+@st.composite
+def shared_documents(draw: st.DrawFn) -> dict[str, Any]:
+    pool: list[Any] = []
+    for _ in range(draw(st.integers(1, 4))):
+        earlier = st.sampled_from(pool) if pool else st.nothing()
+        inner = st.one_of(ONE_LINE_VALUES, earlier, earlier)
+        pool.append(
+            draw(
+                st.one_of(
+                    st.lists(inner, max_size=3),
+                    st.tuples(inner),
+                    st.dictionaries(ONE_LINE.filter(bool), inner, max_size=3),
+                )
+            )
+        )
+    picked = st.sampled_from(pool)
+    leaves = st.one_of(picked, picked, picked, st.integers(0, 9))
+    tree = st.recursive(
+        leaves,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4),
+            st.dictionaries(st.sampled_from("abcde"), inner, max_size=4),
+        ),
+        max_leaves=12,
+    )
+    return draw(st.dictionaries(st.sampled_from("vwxyz"), tree, min_size=1, max_size=5))
+
+
+@settings(max_examples=400)
+@given(shared_documents())
+def test_shared_containers_are_pyyamls_anchors_and_aliases(document: dict[str, Any]) -> None:
+    assert emit.yaml_documents([document, document]) == standard_yaml([document, document])
+
+
+def _shared_pair() -> dict[str, Any]:
+    labels = {"app": "a"}
+    return {"a": labels, "b": labels, "c": [labels, [labels]]}
+
+
+def _shared_empty() -> dict[str, Any]:
+    empty: list[Any] = []
+    return {"a": [empty, empty], "b": {"c": empty}}
+
+
+def _holds_itself() -> dict[str, Any]:
+    inner: dict[str, Any] = {"a": 1}
+    inner["self"] = inner
+    return {"inner": inner}
+
+
+def _root_holds_itself() -> dict[str, Any]:
+    root: dict[str, Any] = {"a": 1}
+    root["b"] = [root]
+    return root
+
+
+# What the YAML writer leaves to PyYAML: each document must come out None, then PyYAML's.
+SLOW_YAML = [
+    ("two lines", {"a": "x\ny"}),
+    ("double quotes (a control character)", {"a": "\x01"}),
+    ("a long key (explicit ?)", {"k" * 130: 1}),
+    ("an empty key", {"": 1}),
+    ("a root inside itself", _root_holds_itself()),
+    ("a key that is not a string", {1: "a"}),
+    ("a set", {"a": {1}}),
+    ("a root that is not a mapping", ["a"]),
+    ("an empty root", {}),
+]
+
+
+@pytest.mark.parametrize(("case", "document"), SLOW_YAML, ids=[c for c, _ in SLOW_YAML])
+def test_where_the_yaml_writer_stops_pyyaml_writes(case: str, document: Any) -> None:
+    assert emit._yaml_document(document) is None, case
+    assert emit.yaml_documents([document, {"b": 1}]) == standard_yaml([document, {"b": 1}])
+
+
+# What render prints: names, labels, quoted numbers and booleans, nesting, indentless lists.
+FAST_YAML = [
+    ("object", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
+    ("quoted", {"data": {"port": "8080", "on": "yes", "v": "1.0", "e": "", "q": "it's"}}),
+    ("nesting", {"a": [{"b": [1, [2, {"c": {}}]], "d": []}, [[]], ()]}),
+    ("scalars", {"i": -3, "f": 0.5, "g": 1e20, "t": True, "n": None, "u": "caf\u00e9"}),
+    ("words up to the width", {"description": "word " * 16 + "endends"}),
+    ("words past the width, folded", {"a": {"b": ["x " * 60 + "'yes' " + "y  " * 30]}}),
+    ("quoted words past the width, folded", {"a": [["- " * 70 + " "]]}),
+    ("a container met twice", _shared_pair()),
+    ("an empty list met twice", _shared_empty()),
+    ("a mapping inside itself", _holds_itself()),
+]
+
+
+@pytest.mark.parametrize(("case", "document"), FAST_YAML, ids=[c for c, _ in FAST_YAML])
+def test_what_render_prints_takes_the_fast_yaml_writer(case: str, document: Any) -> None:
+    assert emit._yaml_document(document) == standard_yaml([document]), case
+
+
+@pytest.mark.parametrize("value", [object(), type("S", (str,), {})("x")])
+def test_a_value_neither_yaml_writer_takes_is_refused_as_before(value: Any) -> None:
+    with pytest.raises(yaml.representer.RepresenterError):
+        emit.yaml_documents([{"a": "b"}, {"a": value}])

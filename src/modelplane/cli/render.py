@@ -9,8 +9,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
 from modelplane.api import (
     InferenceGateway,
     MetricMapping,
@@ -19,7 +17,7 @@ from modelplane.api import (
     TelemetryDestination,
 )
 from modelplane.api.modelservice import ModelServiceStatus
-from modelplane.cli.emit import indented_json
+from modelplane.cli.emit import indented_json, yaml_documents
 from modelplane.cli.inputs import add_now, at, collector_off, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
@@ -143,9 +141,7 @@ def serialise(objects: Sequence[dict[str, Any]], output: str) -> str:
     """A YAML stream or a JSON array; byte-identical for the same objects."""
     if output == "json":
         return indented_json(list(objects)) + "\n"
-    return yaml.safe_dump_all(
-        objects, sort_keys=False, explicit_start=True, allow_unicode=True, width=100
-    )
+    return yaml_documents(objects)
 
 
 def write_files(
