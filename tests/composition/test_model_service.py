@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
-from modelplane.composition.observed import ObservedObject
+from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
 from modelplane.composition.weights import MAX_WEIGHT, backend_weights
 from modelplane.naming import (
     SERVICE_ROUTE_KEY,
@@ -20,11 +19,10 @@ from modelplane.naming import (
 )
 from modelplane.reconcile.endpoint import reconcile_endpoint
 from modelplane.reconcile.service import ServiceResult, gateway_key
-from modelplane.reconcile.service import reconcile_service as reconcile_on_gateways
 from modelplane.runtime.wire import observed_object
-from tests.builders import front_door_cluster, inference_gateway
+from tests.builders import inference_gateway
 
-from .schemas import validate_delivered, validate_manifest
+from .routes import ACCEPTED, reconcile_service, route_and_policy
 
 # (entries as (weight, ready endpoints), expected weights per entry)
 WEIGHT_TABLE = [
@@ -109,27 +107,8 @@ def service(
 
 
 GATEWAY = InferenceGateway.model_validate(inference_gateway(address="198.51.100.20"))
-CLUSTERS = {"frontdoor": InferenceCluster.model_validate(front_door_cluster())}
-# Envoy AI Gateway's controller writes Accepted on the AIGatewayRoute's own conditions
-# (envoyproxy/ai-gateway api/v1beta1/status.go @ v1.1.0).
-ACCEPTED = observed_object({"status": {"conditions": [{"type": "Accepted", "status": "True"}]}})
 REPLICA = {"modelplane.ai/deployment": "qwen"}
 HOSTED = {"provider": "hosted"}
-
-
-def reconcile_service(
-    service: ModelService,
-    endpoints: list[ModelEndpoint],
-    gateway: InferenceGateway | None,
-    route: ObservedObject | None,
-) -> ServiceResult:
-    """The reconcile with one gateway (on its front door cluster) or none, and the route as
-    its Object reports it observed (None: not yet)."""
-    observed = {}
-    if gateway is not None and route is not None:
-        observed[gateway_key(gateway, SERVICE_ROUTE_KEY)] = ObservedObject(remote=route)
-    gateways = [gateway] if gateway is not None else []
-    return reconcile_on_gateways(service, endpoints, gateways, CLUSTERS, None, observed)
 
 
 def routed(endpoint: str) -> str:
@@ -141,25 +120,9 @@ def replicas(n: int) -> list[ModelEndpoint]:
     return [endpoint(f"qwen-{i}", f"http://203.0.113.{i + 1}", REPLICA) for i in range(n)]
 
 
-def manifests(result: Any) -> dict[str, dict[str, Any]]:
-    """What the Objects deliver, by resource key; each Object and manifest valid against its
-    released schema."""
-    out = {}
-    for o in result.objects:
-        validate_delivered(o.object)
-        out[o.key] = o.object["spec"]["forProvider"]["manifest"]
-    return out
-
-
-def composed(result: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def composed(result: ServiceResult) -> tuple[dict[str, Any], dict[str, Any]]:
     """The AIGatewayRoute and the BackendTrafficPolicy, each valid against its released CRD."""
-    delivered = manifests(result)
-    route = delivered[gateway_key(GATEWAY, SERVICE_ROUTE_KEY)]
-    policy = delivered[gateway_key(GATEWAY, "retry-policy")]
-    assert (route["kind"], policy["kind"]) == ("AIGatewayRoute", "BackendTrafficPolicy")
-    validate_manifest(route)
-    validate_manifest(policy)
-    return route, policy
+    return route_and_policy(result, GATEWAY)
 
 
 def test_replica_and_hosted_provider_behind_one_address() -> None:

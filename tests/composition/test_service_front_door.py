@@ -13,13 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
-from modelplane.composition.observed import ObservedObject
+from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
 from modelplane.naming import (
     AI_GATEWAY_METADATA_NAMESPACE,
     CALLER_HEADER,
     MODEL_HEADER,
-    SERVICE_ROUTE_KEY,
     SYSTEM_NAMESPACE,
     backend_service_name,
     dns_name,
@@ -29,9 +27,7 @@ from modelplane.reconcile.endpoint import reconcile_endpoint
 from modelplane.reconcile.service import (
     MAX_BACKENDS,
     ServiceResult,
-    gateway_key,
 )
-from modelplane.reconcile.service import reconcile_service as reconcile_on_gateways
 from modelplane.runtime.wire import observed_object
 from modelplane.stack.components import (
     ANTHROPIC_PREFIX,
@@ -41,15 +37,13 @@ from modelplane.stack.components import (
     component,
     configured_objects,
 )
-from tests.builders import front_door_cluster, inference_gateway
+from tests.builders import inference_gateway
 
-from .schemas import validate_delivered, validate_manifest
+from .routes import ACCEPTED, delivered, reconcile_service, route_and_policy
+from .schemas import validate_manifest
 
 NAMESPACE = "research"
 GATEWAY = InferenceGateway.model_validate(inference_gateway(address="192.0.2.40"))
-CLUSTERS = {"frontdoor": InferenceCluster.model_validate(front_door_cluster())}
-# Envoy AI Gateway's controller writes Accepted on the route (api/v1beta1/status.go @ v1.1.0).
-ACCEPTED = observed_object({"status": {"conditions": [{"type": "Accepted", "status": "True"}]}})
 OWN = {"fleet": "own"}
 HOSTED = {"fleet": "hosted"}
 
@@ -84,39 +78,9 @@ def entry(labels: dict[str, str], **extra: Any) -> dict[str, Any]:
     return {"selector": {"matchLabels": labels}, **extra}
 
 
-def reconcile_service(
-    service: ModelService,
-    endpoints: list[ModelEndpoint],
-    gateway: InferenceGateway | None,
-    route: ObservedObject | None,
-) -> ServiceResult:
-    """The reconcile with one gateway (on its front door cluster) or none, and the route as
-    its Object reports it observed (None: not yet)."""
-    observed = {}
-    if gateway is not None and route is not None:
-        observed[gateway_key(gateway, SERVICE_ROUTE_KEY)] = ObservedObject(remote=route)
-    gateways = [gateway] if gateway is not None else []
-    return reconcile_on_gateways(service, endpoints, gateways, CLUSTERS, None, observed)
-
-
-def delivered(result: ServiceResult) -> dict[str, dict[str, Any]]:
-    """What the service's Objects deliver to the gateway's cluster, by resource key; each
-    Object valid against its released schema."""
-    out = {}
-    for o in result.objects:
-        validate_delivered(o.object)
-        out[o.key] = o.object["spec"]["forProvider"]["manifest"]
-    return out
-
-
 def objects(result: ServiceResult) -> tuple[dict[str, Any], dict[str, Any]]:
     """The AIGatewayRoute and the BackendTrafficPolicy, each valid against its released CRD."""
-    manifests = delivered(result)
-    route = manifests[gateway_key(GATEWAY, SERVICE_ROUTE_KEY)]
-    policy = manifests[gateway_key(GATEWAY, "retry-policy")]
-    validate_manifest(route)
-    validate_manifest(policy)
-    return route, policy
+    return route_and_policy(result, GATEWAY)
 
 
 def stack_object(kind: str) -> dict[str, Any]:
