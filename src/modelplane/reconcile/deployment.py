@@ -173,7 +173,6 @@ def reconcile_deployment(inputs: DeploymentInputs) -> DeploymentResult:
         inputs.observed_endpoints,
         now=inputs.now,
         observed_usages=inputs.observed_usages,
-        placed_labels=_placed_labels(inputs.clusters),
         clusters=_by_name(inputs.clusters),
     )
 
@@ -196,7 +195,6 @@ def reconcile_fleet(fleet: Fleet) -> list[DeploymentResult]:
             fleet.replicas,
             fleet.endpoints,
             now=fleet.now,
-            placed_labels=_placed_labels(fleet.clusters),
             clusters=_by_name(fleet.clusters),
         )
         for item in scheduled
@@ -213,13 +211,6 @@ def _by_name(clusters: Clusters) -> Mapping[str, InferenceCluster]:
     return out
 
 
-def _placed_labels(clusters: Clusters) -> Mapping[str, Mapping[str, str]]:
-    """Each cluster's placement labels, by cluster name (none while unresolved)."""
-    if not isinstance(clusters, Sequence):
-        return {}
-    return {c.metadata.name or "": labels for c in clusters if (labels := placement_labels(c))}
-
-
 def finish_deployment(
     deployment: ModelDeployment,
     result: Schedule,
@@ -229,7 +220,6 @@ def finish_deployment(
     *,
     now: datetime | None = None,
     observed_usages: Mapping[str, ObservedObject] | None = None,
-    placed_labels: Mapping[str, Mapping[str, str]] | None = None,
     clusters: Mapping[str, InferenceCluster] | None = None,
 ) -> DeploymentResult:
     """Everything after the schedule: replica objects, their Usages, endpoints, status and
@@ -240,10 +230,10 @@ def finish_deployment(
     drop it, its backend stays) and the replica and the endpoint go once the drain is over
     (docs/reconcile.md, "Drain before delete"). Every emitted replica comes with the Usage
     that keeps its cluster from being deleted, and goes with it (docs/reconcile.md,
-    "Deletion protection"). ``placed_labels``: each cluster's placement labels, stamped on its
-    replicas (and so their endpoints) under the managed labels. ``clusters``: the fetched
-    clusters by name; what each replica's composition reads of its cluster is stamped into
-    its ``spec.clusterInfo`` (a replica whose cluster is not among them keeps its own).
+    "Deletion protection"). ``clusters``: the fetched clusters by name; each cluster's placement
+    labels are stamped on its replicas (and so their endpoints) under the managed labels,
+    and what each replica's composition reads of its cluster into its ``spec.clusterInfo``
+    (a replica whose cluster is not among them keeps its own).
     """
     ours = observed_by_identity(deployment, observed_replicas)
     endpoints_seen = _endpoints_by_identity(deployment, observed_endpoints)
@@ -274,18 +264,12 @@ def finish_deployment(
     retiring = {_identity(s.placement) for s in leaving if s.retiring}
     placements = [p for p, _ in emitted]
     routed = [route for _, route in emitted]
-    by_cluster = placed_labels or {}
     fleet = clusters or {}
-    models = [
-        _stamped(
-            _informed(
-                _placed(replica_object(deployment, p), by_cluster.get(p.cluster)),
-                fleet.get(p.cluster),
-            ),
-            stamps.get(p.name),
-        )
-        for p in placements
-    ]
+    models = []
+    for p in placements:
+        cluster = fleet.get(p.cluster)
+        placed = _informed(_placed(replica_object(deployment, p), cluster), cluster)
+        models.append(_stamped(placed, stamps.get(p.name)))
     replicas = [
         Desired(replica_key(p.cluster, p.index), model, True if ready_at(ours, p) else None)
         for p, model in zip(placements, models, strict=True)
@@ -459,12 +443,13 @@ def _since(
     return out
 
 
-def _placed(model: ModelReplica, labels: Mapping[str, str] | None) -> ModelReplica:
+def _placed(model: ModelReplica, cluster: InferenceCluster | None) -> ModelReplica:
     """The replica with its cluster's placement labels over its own, the managed ones kept.
 
     IC-13 keeps placement labels out of modelplane.ai/, so they never shadow a managed label;
     they do win over a template label of the same key: they describe where it runs.
     """
+    labels = placement_labels(cluster) if cluster is not None else None
     if not labels:
         return model
     own = dict(model.metadata.labels or {})
