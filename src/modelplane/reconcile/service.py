@@ -174,15 +174,15 @@ def _assign(service: ModelService, endpoints: Sequence[ModelEndpoint]) -> list[l
 
 
 def weighted_backends(
-    service: ModelService, endpoints: Sequence[ModelEndpoint]
+    service: ModelService, per_entry: Sequence[Sequence[ModelEndpoint]]
 ) -> tuple[list[tuple[Backend, int]], int, int]:
-    """The backends with their weights, the matched-ready count and the waiting count.
+    """The backends with their weights, the matched-ready count and the waiting count, from
+    the endpoints each entry selects (``_assign``).
 
     Weights are computed per priority tier: entries of one priority share its traffic by
     weight; a lower tier takes traffic only as the tiers above it fail. Backends come in
     tier order, entry order within a tier.
     """
-    per_entry = _assign(service, endpoints)
     entries = service.spec.endpoints
     ready: list[list[Backend]] = []
     waiting = 0
@@ -316,14 +316,14 @@ def route_accepted(route: ObservedObject | None) -> bool:
 
 def service_routes(
     service: ModelService,
-    endpoints: Sequence[ModelEndpoint],
+    per_entry: Sequence[Sequence[ModelEndpoint]],
     routed: Sequence[tuple[Backend, int]],
     accepted: bool,
 ) -> tuple[ServiceRoute, ...]:
-    """Every endpoint the entries select, tier by tier, with its weight in the route."""
+    """Every endpoint the entries select (``per_entry``, from ``_assign``), tier by tier, with
+    its weight in the route."""
     weights = {backend.endpoint: weight for backend, weight in routed}
     entries = service.spec.endpoints
-    per_entry = _assign(service, endpoints)
     out: list[ServiceRoute] = []
     for tier in sorted({entry.priority for entry in entries}):
         for entry, matched in zip(entries, per_entry, strict=True):
@@ -372,7 +372,8 @@ def reconcile_service(
     """
     namespace = service.metadata.namespace or "default"
     ident = f"ModelService {namespace}/{service.metadata.name}"
-    pairs, matched, waiting = weighted_backends(service, endpoints)
+    per_entry = _assign(service, endpoints)
+    pairs, matched, waiting = weighted_backends(service, per_entry)
     events: list[Event] = []
     if len(pairs) > MAX_BACKENDS:
         events.append(
@@ -415,7 +416,7 @@ def reconcile_service(
     status = ModelServiceStatus(
         address=service_address(first) if first is not None else None,
         model=service_model(namespace, service.metadata.name or ""),
-        routes=service_routes(service, endpoints, pairs if serving else [], every_accepted),
+        routes=service_routes(service, per_entry, pairs if serving else [], every_accepted),
     )
     if not serving:
         routing = condition(
