@@ -29,7 +29,7 @@ def load_valid(verb: str, paths: Sequence[str]) -> Loaded:
     A PATH that names nothing is a usage error: Exit(2).
     """
     try:
-        with _collector_paused():
+        with collector_off(freeze=True):
             loaded = load(paths)
     except PathError as err:
         print(f"modelplane {verb}: error: {err}", file=sys.stderr)
@@ -42,41 +42,24 @@ def load_valid(verb: str, paths: Sequence[str]) -> Loaded:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No garbage collection while loading; what was loaded is then left out of later ones.
+def collector_off(*, freeze: bool = False) -> Iterator[None]:
+    """No garbage collection inside the block (docs/performance.md, "The collector"); an
+    in-process caller gets the collector back as it was.
 
-    Loading a fleet allocates millions of containers and none of them is garbage (JSON
-    values hold no cycles), yet each allocation burst starts a collection that walks all
-    of them again: about a sixth of the whole `schedule` at 10,000 replicas. The loaded
-    objects live as long as the command, so they are frozen out of the collections the
-    later phases start.
+    Loading a fleet allocates millions of containers and a reconcile hundreds of thousands
+    more that live until they are printed, none of them in a cycle (JSON values hold none),
+    yet each allocation burst starts a collection that walks all of them again: about a sixth
+    of the whole `schedule` at 10,000 replicas while loading, about 0.3 s of `render` at
+    1,000 clusters after it. ``freeze``: what the block allocated lives as long as the
+    command, so it is frozen out of the collections later phases start (loading does this).
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-
-@contextmanager
-def collector_off() -> Iterator[None]:
-    """No garbage collection while a verb computes and writes its output (docs/performance.md,
-    "The collector").
-
-    A reconcile allocates hundreds of thousands of containers that live until they are
-    printed, none of them in a cycle, and the collections their allocation starts walk
-    them again and again: about 0.3 s of `render` at 1,000 clusters. The verbs that end
-    the process after printing (`schedule`, `render`) compute with the collector off; an
-    in-process caller gets it back as it was.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
+        if freeze:
+            gc.freeze()
         if enabled:
             gc.enable()
 
