@@ -316,10 +316,14 @@ def cache_objects(
     out: list[tuple[str, Json]] = []
     for part, manifest in parts:
         key = resource_key(cluster, part)
+        policies = JOB_MANAGEMENT_POLICIES if part == KEY_DOWNLOAD else None
         obj = deliver(
-            names.delivery_object(cluster, part), names.namespace, key, manifest, provider_config
+            names.delivery_object(cluster, part),
+            names.namespace,
+            key,
+            manifest,
+            provider_config,
+            policies,
         )
-        if part == KEY_DOWNLOAD:
-            obj["spec"]["managementPolicies"] = list(JOB_MANAGEMENT_POLICIES)
         out.append((key, obj))
     return out

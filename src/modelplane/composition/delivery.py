@@ -4,7 +4,7 @@ Objects.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from modelplane.api import ModelReplica
 from modelplane.api.inferencecluster import GatewayImplementation
@@ -145,9 +145,16 @@ def wrap(names: ReplicaNames, key: str, manifest: Json, provider_config: tuple[s
 
 
 def deliver(
-    name: str, namespace: str, key: str, manifest: Json, provider_config: tuple[str, str]
+    name: str,
+    namespace: str,
+    key: str,
+    manifest: Json,
+    provider_config: tuple[str, str],
+    policies: Sequence[str] | None = None,
 ) -> Json:
-    """The Object ``namespace/name`` delivering ``manifest`` through ``provider_config``."""
+    """The Object ``namespace/name`` delivering ``manifest`` through ``provider_config``;
+    ``policies``: its management policies when not every one (provider-kubernetes
+    ``managementPolicies``, v1.2.1)."""
     kind, config = provider_config
     spec: Json = {
         "providerConfigRef": {"kind": kind, "name": config},
@@ -156,6 +163,8 @@ def deliver(
     }
     if watched(manifest):
         spec["watch"] = True
+    if policies is not None:
+        spec["managementPolicies"] = list(policies)
     return {
         "apiVersion": OBJECT_API_VERSION,
         "kind": OBJECT_KIND,
@@ -169,13 +178,17 @@ def deliver(
 
 
 def cluster_object(
-    cluster: str, key: str, manifest: Json, provider_config: tuple[str, str] | None = None
+    cluster: str,
+    key: str,
+    manifest: Json,
+    provider_config: tuple[str, str] | None = None,
+    policies: Sequence[str] | None = None,
 ) -> Json:
     """The Object delivering ``manifest`` that InferenceCluster ``cluster`` composes under
     resource key ``key``: named from the cluster and the key, in the system namespace, through
     the cluster's own ClusterProviderConfig unless ``provider_config`` names another."""
     config = provider_config or (PROVIDER_CONFIG_KIND, provider_config_name(cluster))
-    return deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, manifest, config)
+    return deliver(child_name(cluster, key), SYSTEM_NAMESPACE, key, manifest, config, policies)
 
 
 def shared_objects(
@@ -210,8 +223,9 @@ def team_namespace_objects(
     Namespace itself (created and labelled, never deleted: composition/namespaces.py), then
     the pickers' shared objects in it."""
     key = team_namespace_key(namespace)
-    obj = cluster_object(cluster, key, namespace_manifest(namespace), provider_config)
-    obj["spec"]["managementPolicies"] = list(NAMESPACE_MANAGEMENT_POLICIES)
+    obj = cluster_object(
+        cluster, key, namespace_manifest(namespace), provider_config, NAMESPACE_MANAGEMENT_POLICIES
+    )
     return [(key, obj), *shared_objects(cluster, provider_config, namespace)]
 
 

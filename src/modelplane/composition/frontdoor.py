@@ -144,9 +144,7 @@ def secret_check(
         "kind": "Secret",
         "metadata": {"name": remote[1], "namespace": remote[0]},
     }
-    obj = deliver(name, namespace, key, manifest, provider_config)
-    obj["spec"]["managementPolicies"] = list(OBSERVE_ONLY)
-    return obj
+    return deliver(name, namespace, key, manifest, provider_config, OBSERVE_ONLY)
 
 
 def namespace_object(
@@ -154,9 +152,14 @@ def namespace_object(
 ) -> Json:
     """The Object creating namespace ``remote`` on a cluster, never deleting it (others may
     share it: team namespaces, composition/namespaces.py)."""
-    obj = deliver(name, namespace, key, namespace_manifest(remote), provider_config)
-    obj["spec"]["managementPolicies"] = list(NAMESPACE_MANAGEMENT_POLICIES)
-    return obj
+    return deliver(
+        name,
+        namespace,
+        key,
+        namespace_manifest(remote),
+        provider_config,
+        NAMESPACE_MANAGEMENT_POLICIES,
+    )
 
 
 def sanitize_problem(
