@@ -219,8 +219,14 @@ USAGE_COSTS: Final = (
     ("llm_total_token", "TotalToken", "total_tokens"),
 )
 # The header the caller-auth step forwards the authenticated caller's id in (Envoy Gateway's
-# apiKeyAuth forwardClientIDHeader); the usage record logs it.
+# apiKeyAuth forwardClientIDHeader; upstream Modelplane's name, RedbackThomson/modelplane
+# docs/content/platform/inference-gateway.md @ 667562db). It lives only inside the
+# gateway: Envoy AI Gateway copies it into dynamic metadata under CALLER_METADATA_KEY before
+# the router (its chart's controller.logRequestHeaderAttributes, stack/components.py), the usage
+# record logs that copy, and every AIServiceBackend removes the header before the request goes
+# upstream (composition/backend.py), so no backend, hosted or ours, learns who called.
 CALLER_HEADER: Final = "x-modelplane-caller"
+CALLER_METADATA_KEY: Final = "modelplane.caller"
 # The header Envoy AI Gateway sets from the request body's "model" before routing
 # (envoyproxy/ai-gateway api/v1beta1/shared_types.go AIModelHeaderKey @ v1.1.0).
 MODEL_HEADER: Final = "x-ai-eg-model"

@@ -17,6 +17,7 @@ from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
 from modelplane.naming import (
     AI_GATEWAY_METADATA_NAMESPACE,
     CALLER_HEADER,
+    CALLER_METADATA_KEY,
     MODEL_HEADER,
     SYSTEM_NAMESPACE,
     backend_service_name,
@@ -24,6 +25,7 @@ from modelplane.naming import (
     service_route_name,
 )
 from modelplane.reconcile.endpoint import reconcile_endpoint
+from modelplane.reconcile.gateway import security_policy
 from modelplane.reconcile.service import (
     MAX_BACKENDS,
     ServiceResult,
@@ -49,18 +51,25 @@ HOSTED = {"fleet": "hosted"}
 
 
 def endpoint(
-    name: str, labels: dict[str, str], schema: str = "OpenAI", *, published: bool = True
+    name: str,
+    labels: dict[str, str],
+    schema: str = "OpenAI",
+    *,
+    published: bool = True,
+    origin: str = "https://llm.example.net",
+    key: str | None = None,
 ) -> ModelEndpoint:
-    """A ModelEndpoint speaking ``schema``; its backend observed unless ``published`` is off."""
+    """A ModelEndpoint speaking ``schema`` at ``origin``, with the key in Secret ``key`` if
+    given; its backend observed unless ``published`` is off."""
+    spec: dict[str, Any] = {
+        "origin": origin,
+        "api": {"schema": schema, "prefix": "/v1"},
+        "model": "m-7b",
+    }
+    if key is not None:
+        spec["credential"] = {"apiKey": {"secretRef": {"name": key}}}
     resource = ModelEndpoint.model_validate(
-        {
-            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
-            "spec": {
-                "origin": "https://llm.example.net",
-                "api": {"schema": schema, "prefix": "/v1"},
-                "model": "m-7b",
-            },
-        }
+        {"metadata": {"name": name, "namespace": NAMESPACE, "labels": labels}, "spec": spec}
     )
     if not published:
         return resource
@@ -208,7 +217,8 @@ def test_the_gateway_logs_one_usage_record_per_request() -> None:
     fields = setting["format"]["json"]
     assert setting["format"]["type"] == "JSON" and fields == dict(USAGE_LOG_FIELDS)
     assert {k: fields[k] for k in ("caller", "service", "status", "duration_ms")} == {
-        "caller": f"%REQ({CALLER_HEADER})%",
+        # The copy taken before the router, not the header ("Caller identity", below).
+        "caller": "%DYNAMIC_METADATA(io.envoy.ai_gateway:modelplane.caller)%",
         "service": f"%REQ({MODEL_HEADER})%",
         "status": "%RESPONSE_CODE%",
         "duration_ms": "%DURATION%",
@@ -229,10 +239,81 @@ def test_every_token_field_logged_is_one_the_route_captures() -> None:
         for value in USAGE_LOG_FIELDS.values()
         if value.startswith(prefix)
     }
-    # backend_name is the filter's own; every other key is a cost the route configures.
-    assert logged - {"backend_name"} == captured
+    # backend_name is the filter's own and the caller the chart's mapping; every other key is
+    # a cost the route configures.
+    assert logged - {"backend_name", CALLER_METADATA_KEY} == captured
     fields = {k for k, v in USAGE_LOG_FIELDS.items() if v.startswith(prefix)}
-    assert fields == {"endpoint", "input_tokens", "output_tokens", "total_tokens"}
+    assert fields == {"caller", "endpoint", "input_tokens", "output_tokens", "total_tokens"}
+
+
+# --- Caller identity ----------------------------------------------------------------------
+#
+# The caller's id reaches the usage record and no backend. Where each step acts in the proxy
+# (envoyproxy/gateway v1.8.3, envoyproxy/ai-gateway v1.1.0):
+# 1. api_key_auth sets x-modelplane-caller (forwardClientIDHeader; Envoy Gateway orders it 6th of
+#    its filters and the router last, internal/xds/translator/httpfilters.go newOrderedHTTPFilter);
+# 2. header_to_metadata, which the AI Gateway's extension server inserts into every listener
+#    immediately before the router (internal/extensionserver/header_to_metadata.go
+#    insertHeaderToMetadataFilter, called from post_translate_modify.go PostTranslateModify),
+#    copies it into io.envoy.ai_gateway:<attribute> (rule OnHeaderPresent, type STRING);
+# 3. the router hands the request to each try's upstream filters, among them the AI Gateway's
+#    upstream ext_proc (post_translate_modify.go maybeModifyCluster), which answers with the
+#    backend's headerMutation.remove (internal/extproc/processor_impl.go ProcessRequestHeaders,
+#    internal/headermutator Mutate: removed on every try, never restored on a retry);
+# 4. the access log, at the end of the stream, reads the copy from step 2.
+
+
+def _mapping(value: str) -> dict[str, str]:
+    """A "header:attribute,..." value as Envoy AI Gateway parses it (internal/internalapi/
+    internalapi.go ParseRequestHeaderAttributeMapping @ v1.1.0: pairs split on ",", each on
+    its first ":")."""
+    return dict(pair.strip().split(":", 1) for pair in value.split(","))
+
+
+def test_the_usage_record_reads_the_caller_copied_before_the_router() -> None:
+    """The chart's controller.logRequestHeaderAttributes (manifests/charts/ai-gateway-helm/
+    values.yaml, null by default; templates/deployment.yaml passes it as
+    --logRequestHeaderAttributes, cmd/controller/main.go @ v1.1.0) maps the header the
+    SecurityPolicy forwards onto the key the usage record reads."""
+    values = {v.path: v.value for v in component("envoy-ai-gateway").values}
+    mapping = _mapping(str(values["controller.logRequestHeaderAttributes"]))
+    assert mapping == {CALLER_HEADER: CALLER_METADATA_KEY}
+    policy = security_policy(GATEWAY, ("callers",))
+    assert policy["spec"]["apiKeyAuth"]["forwardClientIDHeader"] == CALLER_HEADER
+    # The extension server writes under the AI Gateway's namespace (api/v1beta1/shared_types.go
+    # AIGatewayFilterMetadataNamespace), which %DYNAMIC_METADATA(namespace:key)% reads.
+    assert USAGE_LOG_FIELDS["caller"] == (
+        f"%DYNAMIC_METADATA({AI_GATEWAY_METADATA_NAMESPACE}:{mapping[CALLER_HEADER]})%"
+    )
+    # No field reads the header itself: every backend removes it, and the removal acts on the
+    # request's own header map (envoy source/common/router/router.h downstreamHeaders).
+    assert not any(CALLER_HEADER in v.lower() for v in USAGE_LOG_FIELDS.values())
+
+
+# Every kind of endpoint a service routes to: (id, the endpoint).
+# A replica's endpoint is plain HTTP to its cluster gateway's address, as a deployment
+# composes it (composition/endpoint.py).
+EVERY_BACKEND = [
+    ("replica", endpoint("replica", OWN, origin="http://192.0.2.7")),
+    ("hosted", endpoint("hosted", HOSTED)),
+    ("keyed-openai", endpoint("openai", HOSTED, key="provider-key")),
+    ("keyed-anthropic", endpoint("claude", HOSTED, "Anthropic", key="provider-key")),
+]
+
+
+@pytest.mark.parametrize("given", [e for _, e in EVERY_BACKEND], ids=[i for i, _ in EVERY_BACKEND])
+def test_no_backend_receives_the_callers_identity(given: ModelEndpoint) -> None:
+    """AIServiceBackend.spec.headerMutation (api/v1beta1/ai_service_backend.go @ v1.1.0:
+    "applied to the request before sending it to the backend"), on the AIServiceBackend of
+    every endpoint a service routes to, ours and hosted, keyed or not."""
+    labels = dict(given.metadata.labels or {})
+    result = reconcile_service(service("chat", entry(labels)), [given], GATEWAY, ACCEPTED)
+    manifests = delivered(result).values()
+    [ai_backend] = [m for m in manifests if m["kind"] == "AIServiceBackend"]
+    validate_manifest(ai_backend)
+    # Lower case: the mutator looks the name up as given in the extproc's header map, whose
+    # keys Envoy sends lower case (internal/headermutator Mutate, headers[key]).
+    assert ai_backend["spec"]["headerMutation"] == {"remove": ["x-modelplane-caller"]}
 
 
 # --- Failover -----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from modelplane.composition.types import Json
 from modelplane.errors import ModelplaneError
-from modelplane.naming import ENDPOINT_LABEL, backend_service_name
+from modelplane.naming import CALLER_HEADER, ENDPOINT_LABEL, backend_service_name
 
 AddressType = Literal["IPv4", "IPv6", "FQDN"]
 
@@ -206,6 +206,11 @@ def ai_service_backend(
     rule, envoyproxy/ai-gateway api/v1beta1/ai_service_backend.go); ``schema.prefix`` is the
     path the backend serves the API under (api/v1beta1/shared_types.go VersionedAPISchema).
     ``name`` names it and the Backend it points at (default: ``backend_service_name``).
+
+    ``headerMutation.remove`` drops the caller's id before every try goes to this backend
+    (api/v1beta1/ai_service_backend.go; the upstream extproc's internal/headermutator Mutate
+    removes it on each try and restores no removed header on a retry, @ v1.1.0). The usage
+    record reads the copy taken before the router (stack/components.py CALLER_LOG_ATTRIBUTES).
     """
     name = name or backend_service_name(endpoint)
     return {
@@ -215,6 +220,7 @@ def ai_service_backend(
         "spec": {
             "schema": {"name": schema, "prefix": prefix},
             "backendRef": {"group": "gateway.envoyproxy.io", "kind": "Backend", "name": name},
+            "headerMutation": {"remove": [CALLER_HEADER]},
         },
     }
 

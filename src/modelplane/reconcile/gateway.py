@@ -25,6 +25,7 @@ from modelplane.composition.observed import NOTHING_OBSERVED, ObservedObject
 from modelplane.composition.replica import provider_config_for
 from modelplane.composition.types import ComposedObject, Json
 from modelplane.naming import (
+    CALLER_HEADER,
     FRONT_GATEWAY_KEY,
     SYSTEM_NAMESPACE,
     dns_name,
@@ -47,9 +48,6 @@ CALLER_KEYS_KEY_PREFIX = "caller-keys-"
 # confirm (site/content/en/latest/tasks/security/apikey-auth.md: the Secret holds the bare key,
 # clients may still send "Authorization: Bearer"). Anthropic clients send "x-api-key: <key>".
 KEY_HEADERS = ("authorization", "x-api-key")
-# The caller's identity (the Secret entry's name) on every request, for metering; upstream
-# Modelplane's header (docs/content/platform/inference-gateway.md @ 667562db).
-CALLER_HEADER = "x-modelplane-caller"
 # Envoy AI Gateway v1.1.0 serves OpenAI under /v1 and Anthropic's Messages API under
 # /anthropic/v1 (cmd/extproc/mainlib/main.go, internal/internalapi/internalapi.go
 # endpointPrefixes.Anthropic "/anthropic").
@@ -101,8 +99,9 @@ def front_gateway(gateway: InferenceGateway) -> Json:
 
 def security_policy(gateway: InferenceGateway, key_secrets: Sequence[str]) -> Json:
     """Envoy Gateway's SecurityPolicy on the Gateway: a key per caller from the named Secrets,
-    the identity forwarded in ``x-modelplane-caller``, the key removed before the request goes
-    upstream (envoyproxy/gateway api/v1alpha1/api_key_auth_types.go @ v1.8.3: credentialRefs,
+    the identity forwarded in ``x-modelplane-caller`` (inside the gateway only: every backend
+    removes it, naming.CALLER_HEADER), the key removed before the request goes upstream
+    (envoyproxy/gateway api/v1alpha1/api_key_auth_types.go @ v1.8.3: credentialRefs,
     extractFrom, forwardClientIDHeader, sanitize)."""
     name = front_gateway_name(gateway.metadata.name or "")
     return {

@@ -18,6 +18,7 @@ from typing import Final
 from modelplane.naming import (
     AI_GATEWAY_METADATA_NAMESPACE,
     CALLER_HEADER,
+    CALLER_METADATA_KEY,
     GATEWAY_NAME,
     MODEL_HEADER,
     SYSTEM_NAMESPACE,
@@ -56,7 +57,9 @@ USAGE_LOG_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
     {
         "start_time": "%START_TIME%",
         "request_id": "%REQ(X-REQUEST-ID)%",
-        "caller": f"%REQ({CALLER_HEADER})%",
+        # The caller as the gateway saw it before the router (CALLER_LOG_ATTRIBUTES): the
+        # header itself is gone by the end of the stream, removed for every backend.
+        "caller": f"%DYNAMIC_METADATA({AI_GATEWAY_METADATA_NAMESPACE}:{CALLER_METADATA_KEY})%",
         "service": f"%REQ({MODEL_HEADER})%",
         # <namespace>/<AIServiceBackend>/route/...: the endpoint that answered, set before
         # the request goes upstream, so a failed request names it too.
@@ -72,6 +75,14 @@ USAGE_LOG_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
         "path": "%REQ(:PATH)%",
     }
 )
+# Envoy AI Gateway's access-log header mapping (ai-gateway-helm values.yaml
+# controller.logRequestHeaderAttributes @ v1.1.0, "header:attribute" pairs). Its controller
+# inserts Envoy's header_to_metadata filter into every listener just before the router, a rule
+# per header writing its value under io.envoy.ai_gateway:<attribute>
+# (internal/extensionserver/header_to_metadata.go, called from post_translate_modify.go
+# PostTranslateModify), and hands its extproc the same mapping (extproc_builder.go). Setting it
+# replaces the default agent-session-id:session.id (internal/requestheaderattrs/resolve.go).
+CALLER_LOG_ATTRIBUTES: Final = f"{CALLER_HEADER}:{CALLER_METADATA_KEY}"
 # The GKE GatewayClass of the Gateway we create on a cluster we provisioned on GKE: a regional
 # external Application Load Balancer (GKE "GatewayClass capabilities"), the class
 # gateway-api-inference-extension v1.5.0 config/manifests/gateway/gke/gateway.yaml serves
@@ -234,6 +245,12 @@ COMPONENTS: Final[tuple[Component, ...]] = (
                 ANTHROPIC_PREFIX,
                 "Anthropic's Messages API under /anthropic/v1: at the root its /v1/models "
                 "would replace the OpenAI listing",
+            ),
+            Value(
+                "controller.logRequestHeaderAttributes",
+                CALLER_LOG_ATTRIBUTES,
+                "the caller's id copied into dynamic metadata before the router, for the usage "
+                "record: every backend removes the header itself",
             ),
         ),
     ),
