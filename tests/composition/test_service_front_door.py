@@ -311,8 +311,8 @@ def test_no_backend_receives_the_callers_identity(given: ModelEndpoint) -> None:
     manifests = delivered(result).values()
     [ai_backend] = [m for m in manifests if m["kind"] == "AIServiceBackend"]
     validate_manifest(ai_backend)
-    # Lower case: the mutator looks the name up as given in the extproc's header map, whose
-    # keys Envoy sends lower case (internal/headermutator Mutate, headers[key]).
+    # The controller lower-cases the names it hands the extproc (internal/controller/gateway.go
+    # headerMutationToFilterAPI), whose mutator looks each up in the request's header map.
     assert ai_backend["spec"]["headerMutation"] == {"remove": ["x-modelplane-caller"]}
 
 
