@@ -3,6 +3,7 @@ route tests (test_model_service.py, test_service_front_door.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
@@ -26,10 +27,11 @@ def reconcile_service(
     endpoints: list[ModelEndpoint],
     gateway: InferenceGateway | None,
     route: ObservedObject | None,
+    more: Mapping[str, ObservedObject] | None = None,
 ) -> ServiceResult:
     """The reconcile with one gateway (on its front door cluster) or none, and the route as
-    its Object reports it observed (None: not yet)."""
-    observed = {}
+    its Object reports it observed (None: not yet); ``more``: other observed Objects by key."""
+    observed = dict(more or {})
     if gateway is not None and route is not None:
         observed[gateway_key(gateway, SERVICE_ROUTE_KEY)] = ObservedObject(remote=route)
     gateways = [gateway] if gateway is not None else []

@@ -161,12 +161,38 @@ def test_a_hosted_providers_key_is_observed_on_the_cluster_never_copied() -> Non
     assert "no Secret ml-team/provider-key on InferenceCluster us" in routing.message
     found = {
         gateway_key(gateway, "credential-provider-key"): ObservedObject(reported=True),
+        gateway_key(gateway, "backend-security-policy-e"): ObservedObject(
+            remote=ObservedObject(conditions=(condition("Accepted", True, ""),))
+        ),
         gateway_key(gateway, SERVICE_ROUTE_KEY): ObservedObject(
             remote=ObservedObject(conditions=(condition("Accepted", True, ""),))
         ),
     }
     ready = reconcile_service(_service(), endpoints, [gateway], CLUSTERS, None, found)
     assert ready.ready
+
+
+def test_a_keyed_backend_is_routed_on_each_gateway_once_its_policy_there_is_accepted() -> None:
+    """Per gateway: the policy on one cluster says nothing of the other's (Envoy AI Gateway's
+    controller on each writes Accepted on its own copy, api/v1beta1/status.go @ v1.1.0)."""
+    us, eu = _gateway("us", "us"), _gateway("eu", "eu")
+    accepted = ObservedObject(conditions=(condition("Accepted", True, ""),))
+    observed = {gateway_key(g, "credential-k"): ObservedObject(reported=True) for g in (us, eu)}
+    observed[gateway_key(us, "backend-security-policy-e")] = ObservedObject(remote=accepted)
+    result = reconcile_service(
+        _service(), [_endpoint("e", credential="k")], [us, eu], CLUSTERS, None, observed
+    )
+    routes = {
+        o.key: o.object["spec"]["forProvider"]["manifest"]
+        for o in result.objects
+        if o.key.endswith(SERVICE_ROUTE_KEY)
+    }
+    assert list(routes) == [gateway_key(us, SERVICE_ROUTE_KEY)]  # eu: nothing to route yet
+    assert result.status.routes is not None
+    assert [(r.weight, r.ready) for r in result.status.routes] == [(0, False)]
+    [_, routing] = result.conditions
+    assert routing.reason == "WaitingForKeyPolicy"
+    assert "on InferenceCluster eu (InferenceGateway eu)" in routing.message
 
 
 def test_a_key_is_not_observed_unless_the_provider_redacts_secrets() -> None:

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
+from modelplane.composition.observed import ObservedObject
 from modelplane.naming import (
     AI_GATEWAY_METADATA_NAMESPACE,
     CALLER_HEADER,
@@ -314,6 +315,102 @@ def test_no_backend_receives_the_callers_identity(given: ModelEndpoint) -> None:
     # The controller lower-cases the names it hands the extproc (internal/controller/gateway.go
     # headerMutationToFilterAPI), whose mutator looks each up in the request's header map.
     assert ai_backend["spec"]["headerMutation"] == {"remove": ["x-modelplane-caller"]}
+
+
+# --- Keyed backends wait for their key policy ----------------------------------------------
+#
+# Envoy AI Gateway's controller writes Accepted (or NotAccepted) on a BackendSecurityPolicy once
+# it has reconciled it (internal/controller/backend_security_policy.go Reconcile,
+# api/v1beta1/status.go @ v1.1.0); its gateway controller reads the policy of each backend a
+# route names from the same cache when it builds the extproc's filter config
+# (internal/controller/gateway.go backendWithMaybeBSP). A route naming the backend only after
+# Accepted is observed therefore never gets a keyless entry for it.
+
+KEYED = endpoint("openai", HOSTED, key="provider-key")
+POLICY_KEY = "default-backend-security-policy-openai"
+# The key's Secret found on the gateway's cluster ("Secrets on the cluster").
+KEY_FOUND = {"default-credential-provider-key": ObservedObject(reported=True)}
+ACCEPTED_POLICY = observed_object(
+    {"status": {"conditions": [{"type": "Accepted", "status": "True"}]}}
+)
+
+
+def _route_names(result: ServiceResult) -> list[str] | None:
+    """The backendRefs of the delivered route (None: no route delivered)."""
+    routes = [m for m in delivered(result).values() if m["kind"] == "AIGatewayRoute"]
+    if not routes:
+        return None
+    [route] = routes
+    validate_manifest(route)
+    return [r["name"] for r in route["spec"]["rules"][0]["backendRefs"]]
+
+
+# (the policy as its Object reports it, None: not observed yet)
+NOT_ACCEPTED = [
+    ("not observed", None),
+    ("no status yet", observed_object({"status": {}})),
+    (
+        "not accepted",
+        observed_object(
+            {
+                "status": {
+                    "conditions": [{"type": "NotAccepted", "status": "True", "message": "bad"}]
+                }
+            }
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("policy", [p for _, p in NOT_ACCEPTED], ids=[i for i, _ in NOT_ACCEPTED])
+def test_a_keyed_backend_gets_no_traffic_until_its_policy_is_accepted(policy: Any) -> None:
+    svc = service("chat", entry(OWN), entry(HOSTED, priority=1))
+    ours = endpoint("own", OWN, origin="http://192.0.2.7")
+    more = {**KEY_FOUND, **({POLICY_KEY: ObservedObject(remote=policy)} if policy else {})}
+    result = reconcile_service(svc, [ours, KEYED], GATEWAY, ACCEPTED, more)
+    manifests = delivered(result)
+    # Everything of the keyed backend is there, its policy watched; only the route skips it.
+    assert {"Backend", "AIServiceBackend", "BackendSecurityPolicy"} <= {
+        m["kind"] for k, m in manifests.items() if k.endswith("-openai")
+    }
+    [policy_object] = [o.object for o in result.objects if o.key == POLICY_KEY]
+    assert policy_object["spec"]["watch"] is True
+    assert _route_names(result) == [dns_name("chat", backend_service_name("own"))]
+    assert result.status.routes is not None
+    assert [(r.endpoint, r.weight, r.ready) for r in result.status.routes] == [
+        ("own", 1, True),
+        ("openai", 0, False),
+    ]
+    routing = result.conditions[1]
+    assert (routing.type, routing.status, routing.reason) == (
+        "RoutingReady",
+        "False",
+        "WaitingForKeyPolicy",
+    )
+    assert routing.message.startswith(
+        "endpoint openai: its BackendSecurityPolicy on InferenceCluster frontdoor "
+        "(InferenceGateway default) is not Accepted yet"
+    )
+
+
+def test_a_keyed_backend_is_routed_once_its_policy_is_accepted() -> None:
+    svc = service("chat", entry(HOSTED))
+    more = {**KEY_FOUND, POLICY_KEY: ObservedObject(remote=ACCEPTED_POLICY)}
+    result = reconcile_service(svc, [KEYED], GATEWAY, ACCEPTED, more)
+    assert _route_names(result) == [dns_name("chat", backend_service_name("openai"))]
+    assert result.status.routes is not None
+    assert [(r.weight, r.ready) for r in result.status.routes] == [(1, True)]
+    assert result.conditions[1].reason == "RouteConfigured"
+
+
+def test_a_service_of_keyed_backends_composes_no_route_before_their_policies() -> None:
+    """No backendRef to name: no route, so a request for the model finds none at all."""
+    result = reconcile_service(
+        service("chat", entry(HOSTED)), [KEYED], GATEWAY, ACCEPTED, KEY_FOUND
+    )
+    assert _route_names(result) is None
+    assert POLICY_KEY in {o.key for o in result.objects}
+    assert result.conditions[1].reason == "WaitingForKeyPolicy"
 
 
 # --- Failover -----------------------------------------------------------------------------

@@ -174,9 +174,24 @@ def test_service_over_grpc_is_what_render_composes(stubs: Stubs) -> None:
         **check,
         "status": {"atProvider": {"manifest": check["spec"]["forProvider"]["manifest"]}},
     }
+    # Envoy AI Gateway has accepted the key's BackendSecurityPolicy (its status.conditions),
+    # so the route names the provider's backend.
+    key_policy = expected["default-backend-security-policy-qwen3-8b-hosted"]
+    policy_accepted = {
+        **key_policy,
+        "status": {
+            "atProvider": {
+                "manifest": {
+                    **key_policy["spec"]["forProvider"]["manifest"],
+                    "status": {"conditions": [{"type": "Accepted", "status": "True"}]},
+                }
+            }
+        },
+    }
     observed = {
         "default-ai-gateway-route": accepted,
         "default-credential-hosted-provider-key": found,
+        "default-backend-security-policy-qwen3-8b-hosted": policy_accepted,
     }
     rsp = stubs.v1.RunFunction(request(xr, observed=observed, required=required))
     assert desired(rsp) == expected

@@ -314,6 +314,49 @@ def route_accepted(route: ObservedObject | None) -> bool:
     return route is not None and holds(route.conditions, "Accepted")
 
 
+def policy_accepted(policy: ObservedObject | None) -> bool:
+    """The observed BackendSecurityPolicy reports Accepted=True: Envoy AI Gateway's controller
+    has it in its cache, so every filter config it builds for a route naming the backend
+    carries the key (internal/controller/backend_security_policy.go Reconcile writes Accepted
+    or NotAccepted; internal/controller/gateway.go backendWithMaybeBSP reads the same cache,
+    @ v1.1.0)."""
+    return policy is not None and holds(policy.conditions, "Accepted")
+
+
+def held_for_key(
+    gateways: Sequence[InferenceGateway],
+    pairs: Sequence[tuple[Backend, int]],
+    endpoints: Mapping[str, ModelEndpoint],
+    observed: Mapping[str, ObservedObject],
+) -> dict[str, frozenset[str]]:
+    """Per gateway name, the keyed endpoints its route leaves out: those whose
+    BackendSecurityPolicy there is not observed Accepted yet.
+
+    Left out, not weighted 0: the extproc knows a backend only from a route naming it, and
+    names it by backend and position (internal/internalapi PerRouteRuleRefBackendName @
+    v1.1.0), so until its filter config, built after the policy, reaches the proxy, a request
+    sent there fails in the gateway ("unknown backend", internal/extproc/server.go
+    setBackend) instead of reaching the provider without its key. A weight-0 backendRef
+    would already be in that config, keyless, when the weight rises.
+    """
+    out: dict[str, frozenset[str]] = {}
+    for gateway in gateways:
+        held = frozenset(
+            backend.endpoint
+            for backend, _ in pairs
+            if _credential(endpoints.get(backend.endpoint)) is not None
+            and not policy_accepted(
+                observed.get(
+                    gateway_key(gateway, f"{BACKEND_SECURITY_POLICY_KEY}-{backend.endpoint}"),
+                    NOTHING_OBSERVED,
+                ).remote
+            )
+        )
+        if held:
+            out[gateway.metadata.name or ""] = held
+    return out
+
+
 def service_routes(
     service: ModelService,
     per_entry: Sequence[Sequence[ModelEndpoint]],
@@ -413,10 +456,19 @@ def reconcile_service(
         if route_accepted(seen.remote if seen is not None else None) and gateway_address(gateway):
             accepted += 1
     every_accepted = bool(serving) and accepted == len(serving)
+    by_name = {
+        e.metadata.name or "": e
+        for e in endpoints
+        if (e.metadata.namespace or "default") == namespace
+    }
+    held = held_for_key(serving, pairs, by_name, observed)
+    # An endpoint some gateway's route leaves out reads weight 0, not ready.
+    waiting_key: frozenset[str] = frozenset().union(*held.values())
+    routed = [(b, w) for b, w in pairs if b.endpoint not in waiting_key] if serving else []
     status = ModelServiceStatus(
         address=service_address(first) if first is not None else None,
         model=service_model(namespace, service.metadata.name or ""),
-        routes=service_routes(service, per_entry, pairs if serving else [], every_accepted),
+        routes=service_routes(service, per_entry, routed, every_accepted),
     )
     if not serving:
         routing = condition(
@@ -427,11 +479,6 @@ def reconcile_service(
             "spec.serviceSelector matches its labels)",
         )
         return ServiceResult([], status, [resolved, routing], events)
-    by_name = {
-        e.metadata.name or "": e
-        for e in endpoints
-        if (e.metadata.namespace or "default") == namespace
-    }
     kept = draining_backends(service, endpoints)
     keyed = [
         b
@@ -452,7 +499,8 @@ def reconcile_service(
     for gateway in serving if pairs or kept else ():
         config = provider_config_for(clusters[gateway.spec.cluster_name])
         assert config is not None  # serving_gateways keeps placed gateways only
-        objects.extend(deliver_route(service, gateway, pairs, by_name, config, kept))
+        left_out = held.get(gateway.metadata.name or "", frozenset())
+        objects.extend(deliver_route(service, gateway, pairs, by_name, config, kept, left_out))
     if not pairs:
         routing = condition(ROUTING_READY, False, "Configuring", "No backend to route to yet")
         return ServiceResult(objects, status, [resolved, routing], events)
@@ -475,6 +523,19 @@ def reconcile_service(
             f"{namespace}/{secret} on "
             f"InferenceCluster {g.spec.cluster_name} (InferenceGateway {g.metadata.name}); "
             "put it there, the control plane never copies a key",
+        )
+        return ServiceResult(objects, status, [resolved, routing], events, pairs)
+    if held:
+        g = next(g for g in serving if (g.metadata.name or "") in held)
+        pending = sorted(held[g.metadata.name or ""])
+        routing = condition(
+            ROUTING_READY,
+            False,
+            "WaitingForKeyPolicy",
+            f"endpoint {pending[0]}: its BackendSecurityPolicy on InferenceCluster "
+            f"{g.spec.cluster_name} (InferenceGateway {g.metadata.name}) is not Accepted yet; "
+            f"the route there leaves it out until it is, so no request reaches the provider "
+            f"without its key ({len(waiting_key)} keyed endpoint(s) waiting)",
         )
         return ServiceResult(objects, status, [resolved, routing], events, pairs)
     if every_accepted and status.address:
@@ -567,14 +628,17 @@ def deliver_route(
     endpoints: Mapping[str, ModelEndpoint],
     provider_config: tuple[str, str],
     kept: Sequence[Backend] = (),
+    held: Collection[str] = (),
 ) -> list[ComposedObject]:
     """The Objects putting the service's route on ``gateway``'s cluster, in its namespace there:
     the Namespace (created, never deleted), each backend's Backend, AIServiceBackend and (keyed)
     BackendSecurityPolicy with an observe-only check of its Secret there, the AIGatewayRoute and
     its retry policy.
 
-    ``kept`` are backends composed but not routed (draining endpoints). Backends are named per
-    service, so two services sharing an endpoint never manage one object.
+    ``kept`` are backends composed but not routed (draining endpoints), and so are the
+    backends of the endpoints named in ``held`` (keyed, their policy not Accepted yet:
+    ``held_for_key``). Backends are named per service, so two services sharing an endpoint
+    never manage one object.
     """
     namespace = service.metadata.namespace or "default"
     name = service.metadata.name or ""
@@ -597,7 +661,7 @@ def deliver_route(
     for index, (backend, weight) in enumerate([*pairs, *((b, 0) for b in kept)]):
         endpoint = endpoints[backend.endpoint]
         remote = dns_name(name, backend.service)
-        if index < len(pairs):
+        if index < len(pairs) and backend.endpoint not in held:
             renamed.append((replace(backend, service=remote), weight))
         spec = endpoint.spec
         target = parse_origin(spec.origin)
@@ -620,14 +684,14 @@ def deliver_route(
             continue
         # The key's Secret is the operator's to put in the namespace on the gateway's cluster
         # (never copied: composition/frontdoor.py); observed there, and named by the policy.
-        out.append(
-            wrap(
-                f"{BACKEND_SECURITY_POLICY_KEY}-{backend.endpoint}",
-                backend_security_policy(
-                    namespace, backend.endpoint, spec.api.schema_, secret, remote
-                ),
-            )
+        policy = wrap(
+            f"{BACKEND_SECURITY_POLICY_KEY}-{backend.endpoint}",
+            backend_security_policy(namespace, backend.endpoint, spec.api.schema_, secret, remote),
         )
+        # Its Accepted lets the endpoint into the route here (held_for_key): watched, so it is
+        # seen when written rather than at the provider's next poll.
+        policy.object["spec"]["watch"] = True
+        out.append(policy)
         if secret not in checked:
             checked.add(secret)
             key = gateway_key(gateway, f"credential-{secret}")

@@ -397,6 +397,13 @@ def render_fronts(
         }
         first_s = reconcile_service(service, endpoints, served, by_cluster, None, routes)
         routes.update(_found(first_s.objects))
+        # Converged, Envoy AI Gateway has accepted every key policy, so the route names
+        # the keyed endpoints too.
+        routes.update(
+            (o.key, accepted)
+            for o in first_s.objects
+            if o.object["spec"]["forProvider"]["manifest"]["kind"] == "BackendSecurityPolicy"
+        )
         result_s = reconcile_service(service, endpoints, served, by_cluster, None, routes)
         out.append(RenderedFront(service, _with_status(service, result_s), result_s))
     return out
