@@ -251,8 +251,8 @@ def test_every_token_field_logged_is_one_the_route_captures() -> None:
 #
 # The caller's id reaches the usage record and no backend. Where each step acts in the proxy
 # (envoyproxy/gateway v1.8.3, envoyproxy/ai-gateway v1.1.0):
-# 1. api_key_auth sets x-modelplane-caller (forwardClientIDHeader; Envoy Gateway orders it 6th of
-#    its filters and the router last, internal/xds/translator/httpfilters.go newOrderedHTTPFilter);
+# 1. api_key_auth sets x-modelplane-caller (forwardClientIDHeader; Envoy Gateway gives it order 6
+#    and the router 310, the last, internal/xds/translator/httpfilters.go newOrderedHTTPFilter);
 # 2. header_to_metadata, which the AI Gateway's extension server inserts into every listener
 #    immediately before the router (internal/extensionserver/header_to_metadata.go
 #    insertHeaderToMetadataFilter, called from post_translate_modify.go PostTranslateModify),
