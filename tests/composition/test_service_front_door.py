@@ -413,6 +413,35 @@ def test_a_service_of_keyed_backends_composes_no_route_before_their_policies() -
     assert result.conditions[1].reason == "WaitingForKeyPolicy"
 
 
+# Each example validates every delivered Object against its released CRD: slow, never a
+# wall-clock bound.
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=5))
+def test_the_route_never_names_a_keyed_backend_before_its_policy(
+    shapes: list[tuple[bool, bool]],
+) -> None:
+    """Whatever mix of keyless endpoints and keyed ones, accepted or not: the route names
+    exactly the keyless and the accepted."""
+    endpoints, observed, expected = [], dict(KEY_FOUND), []
+    for i, (keyed, accepted) in enumerate(shapes):
+        name = f"e{i}"
+        endpoints.append(endpoint(name, HOSTED, key="provider-key" if keyed else None))
+        if keyed and accepted:
+            observed[f"default-backend-security-policy-{name}"] = ObservedObject(
+                remote=ACCEPTED_POLICY
+            )
+        if not keyed or accepted:
+            expected.append(dns_name("chat", backend_service_name(name)))
+    result = reconcile_service(
+        service("chat", entry(HOSTED)), endpoints, GATEWAY, ACCEPTED, observed
+    )
+    assert _route_names(result) == (expected or None)
+    assert result.status.routes is not None
+    assert {r.endpoint for r in result.status.routes if r.weight} == {
+        f"e{i}" for i, (keyed, accepted) in enumerate(shapes) if not keyed or accepted
+    }
+
+
 # --- Failover -----------------------------------------------------------------------------
 
 
