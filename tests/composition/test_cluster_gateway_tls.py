@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from modelplane.api import InferenceCluster, InferenceGateway, ModelEndpoint, ModelService
 from modelplane.composition.observed import ObservedObject
@@ -247,3 +249,38 @@ def test_plaintext_clusters_are_named_in_routing_ready() -> None:
     assert (condition.message or "").endswith(
         "; 1 of 2 reached over plain HTTP: qwen-b (InferenceCluster gpu-b)"
     )
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 6), st.booleans()), min_size=1, max_size=8))
+def test_https_is_never_plaintext_and_every_trusted_ca_is_composed(
+    shapes: list[tuple[bool, int, bool]],
+) -> None:
+    """Whatever the clusters (TLS or not, which CA, an address or none): a Backend for an https
+    origin always verifies TLS, one for http never does, and every ConfigMap a Backend trusts is
+    composed beside it, at most MAX_TRUST_BUNDLES of them."""
+    clusters, endpoints = [], []
+    for i, (tls, ca, published) in enumerate(shapes):
+        name, host = f"gpu-{i}", f"gpu-{i}.example.com"
+        address = "203.0.113.10" if published else None
+        if tls:
+            clusters.append(
+                tls_cluster(name, host=host, ca=_ca(ca) if ca else None, address=address)
+            )
+            endpoints.append(replica_endpoint(f"qwen-{i}", name, f"https://{host}"))
+        else:
+            clusters.append(gpu_cluster(name, gateway=address))
+            endpoints.append(replica_endpoint(f"qwen-{i}", name, "http://203.0.113.11"))
+    result = route(endpoints, *clusters)
+    manifests = delivered(result).values()
+    composed = {m["metadata"]["name"] for m in manifests if m["kind"] == "ConfigMap"}
+    assert len(composed) <= MAX_TRUST_BUNDLES
+    origins = {e.metadata.name: e.spec.origin for e in endpoints}
+    for backend in (m for m in manifests if m["kind"] == "Backend"):
+        origin = origins[backend["metadata"]["labels"]["modelplane.ai/endpoint"]]
+        tls = backend["spec"].get("tls")
+        assert (tls is not None) == origin.startswith("https://")
+        if tls is not None:
+            assert tls["sni"] == origin.removeprefix("https://")
+            refs = {r["name"] for r in tls.get("caCertificateRefs", ())}
+            assert refs <= composed
