@@ -15,8 +15,8 @@ from modelplane.cel import CompiledRule, compile_rule
 
 
 def test_rule_count() -> None:
-    # MD-01..42, MR-01..06, ICL-01..10, IC-01..13, MC-01
-    assert len(RULES) == 42 + 6 + 10 + 13 + 1
+    # MD-01..42, MR-01..06, ICL-01..10, IC-01..16, MC-01
+    assert len(RULES) == 42 + 6 + 10 + 16 + 1
 
 
 @pytest.mark.parametrize("rule_id", sorted(RULES))

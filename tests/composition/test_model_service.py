@@ -157,7 +157,8 @@ def test_replica_and_hosted_provider_behind_one_address() -> None:
             "True",
             "RouteConfigured",
             "Routing 4 backend(s) for model ml-team/qwen at http://198.51.100.20 "
-            "(InferenceGateway default)",
+            # Said, never silent: which routed endpoints are reached in plaintext.
+            "(InferenceGateway default); 3 of 4 reached over plain HTTP: qwen-0, qwen-1, qwen-2",
         ),
     ]
     assert result.ready

@@ -13,14 +13,14 @@ from typing import Any
 import crossplane.function.proto.v1.run_function_pb2 as fnv1
 import pytest
 
-from modelplane.api.inferencecluster import MAX_OCCUPANCY_REPLICAS
+from modelplane.api.inferencecluster import MAX_CA_CERTIFICATE, MAX_OCCUPANCY_REPLICAS
 from modelplane.api.modelcache import MAX_CACHE_CLUSTERS
 from modelplane.api.modelendpoint import ModelEndpointSpec
 from modelplane.api.modelservice import MAX_ENTRIES
 from modelplane.api.validation import validate_document
 from modelplane.composition.namespaces import MAX_TEAM_NAMESPACES
 from modelplane.reconcile.cache import MAX_STAGING
-from modelplane.reconcile.service import MAX_SERVING_GATEWAYS
+from modelplane.reconcile.service import MAX_SERVING_GATEWAYS, MAX_TRUST_BUNDLES
 from modelplane.runtime.crossplane.server import CROSSPLANE_RECEIVE_LIMIT, run_bytes
 from tests.builders import front_door_cluster, inference_gateway
 
@@ -141,18 +141,48 @@ def test_a_cluster_with_the_most_listed_replicas_answers_under_the_limit() -> No
     assert _size(answer) < RECEIVE_LIMIT
 
 
-def _endpoint(entry: int, index: int) -> dict[str, Any]:
+def _tls_host(k: int) -> str:
+    """The longest hostname of TLS cluster ``k`` (253 characters)."""
+    return f"{_long(f't{k}-', 63)}.{'h' * 63}.{'o' * 63}.{'s' * 61}"
+
+
+def _largest_ca(k: int) -> str:
+    """A CA bundle of the most characters IC-16 and the schema allow, distinct per ``k``."""
+    line = f"{k:04d}".ljust(76, "A")
+    count = (MAX_CA_CERTIFICATE - 60) // 77
+    pem = f"-----BEGIN CERTIFICATE-----\n{(line + chr(10)) * count}-----END CERTIFICATE-----\n"
+    assert len(pem) <= MAX_CA_CERTIFICATE
+    return pem
+
+
+def _tls_cluster(k: int) -> dict[str, Any]:
+    """An inference cluster serving HTTPS, trusting the largest CA bundle of its own."""
+    cluster = ready_cluster(_long(f"tls-{k}-", CLUSTER_NAME_MAX))
+    cluster["spec"]["gateway"] = {
+        "implementation": "EnvoyGateway",
+        "tls": {
+            "hostname": _tls_host(k),
+            "certificateRef": {"name": "gateway-tls"},
+            "caCertificate": _largest_ca(k),
+        },
+    }
+    return cluster
+
+
+def _endpoint(entry: int, index: int, tls: int | None = None) -> dict[str, Any]:
+    """An endpoint of a hosted origin, or (``tls``) of a replica on that TLS cluster."""
     name = _long(f"e{entry:02d}-{index:03d}-")
+    labels = {"modelplane.ai/deployment": _long(f"d{entry:02d}-", 63)}
+    origin = f"https://{_long(f'e{entry}-{index}-', 63)}.{'h' * 63}.{'o' * 63}"
+    if tls is not None:
+        labels["modelplane.ai/cluster"] = _tls_cluster(tls)["metadata"]["name"]
+        origin = f"https://{_tls_host(tls)}"
     return {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ModelEndpoint",
-        "metadata": {
-            "name": name,
-            "namespace": "ml-team",
-            "labels": {"modelplane.ai/deployment": _long(f"d{entry:02d}-", 63)},
-        },
+        "metadata": {"name": name, "namespace": "ml-team", "labels": labels},
         "spec": {
-            "origin": f"https://{_long(f'e{entry}-{index}-', 63)}.{'h' * 63}.{'o' * 63}",
+            "origin": origin,
             # The longest model name: every backendRef of the route carries it.
             "model": _long(f"m{entry:02d}-{index:03d}-", MAX_MODEL_NAME),
         },
@@ -163,7 +193,8 @@ def _endpoint(entry: int, index: int) -> dict[str, Any]:
 FRONT_DOORS = MAX_SERVING_GATEWAYS
 
 
-def test_a_service_with_the_most_entries_answers_under_the_limit() -> None:
+@pytest.mark.parametrize("tls", [False, True], ids=["hosted", "tls-clusters"])
+def test_a_service_with_the_most_entries_answers_under_the_limit(tls: bool) -> None:
     # Every entry selects a deployment of the most replicas, each its own endpoint.
     entries = [
         {"selector": {"matchLabels": {"modelplane.ai/deployment": _long(f"d{j:02d}-", 63)}},
@@ -181,9 +212,21 @@ def test_a_service_with_the_most_entries_answers_under_the_limit() -> None:
     fronts = [f"front-door-{n}" for n in range(FRONT_DOORS)]
     gateways = [inference_gateway(n, n, address="198.51.100.20") for n in fronts]
     clusters = [front_door_cluster(n) for n in fronts]
-    endpoints = [_endpoint(j, i) for j in range(MAX_ENTRIES) for i in range(MAX_REPLICAS)]
+    # With tls: every replica on an HTTPS cluster of its own CA bundle, the largest, so each
+    # gateway gets as many CA ConfigMaps as a route trusts (reconcile/service.py
+    # MAX_TRUST_BUNDLES), one more cluster's endpoints left out.
+    kinds = MAX_TRUST_BUNDLES + 1
+    endpoints = [
+        _endpoint(j, i, i % kinds if tls else None)
+        for j in range(MAX_ENTRIES)
+        for i in range(MAX_REPLICAS)
+    ]
+    if tls:
+        clusters += [_tls_cluster(k) for k in range(kinds)]
     answer = _answer(xr, [*gateways, *clusters, *endpoints])
     assert answer.desired.resources
+    config_maps = [r for r in answer.desired.resources if "-ca-" in r]
+    assert len(config_maps) == (MAX_TRUST_BUNDLES * FRONT_DOORS if tls else 0)
     assert _size(answer) < RECEIVE_LIMIT
 
 

@@ -76,6 +76,32 @@ IC_13 = rule(
     "placement labels must be valid label keys and values outside modelplane.ai/: they are "
     "stamped on every replica and endpoint of the cluster beside the managed labels",
 )
+# TLS on the cluster's gateway: the stack composes the HTTPS listener, so only where the stack
+# installs the Gateway (Envoy Gateway, named, on a Managed stack;
+# docs/crossplane.md, "TLS to the inference clusters' gateways").
+IC_14 = rule(
+    "IC-14",
+    "!has(self.gateway) || !has(self.gateway.tls) || (has(self.gateway.implementation) && "
+    "self.gateway.implementation == 'EnvoyGateway')",
+    "spec.gateway.tls needs spec.gateway.implementation EnvoyGateway: the HTTPS listener is "
+    "composed on the Envoy Gateway the stack installs",
+)
+IC_15 = rule(
+    "IC-15",
+    "!has(self.gateway) || !has(self.gateway.tls) || !has(self.cluster.existing) || "
+    "!has(self.cluster.existing.components) || self.cluster.existing.components != 'Provided'",
+    "spec.gateway.tls needs a Managed stack: a Provided stack's Gateway is the platform's, and "
+    "no listener is composed on it",
+)
+# One or more PEM CERTIFICATE blocks (RFC 7468 strict encoding: base64 lines between the
+# labels), nothing else but whitespace around them.
+IC_16 = rule(
+    "IC-16",
+    "self.matches('^\\\\s*(-----BEGIN CERTIFICATE-----\\\\r?\\\\n([A-Za-z0-9+/=]{1,76}\\\\r?\\\\n)+"
+    "-----END CERTIFICATE-----\\\\s*)+$')",
+    "caCertificate must be PEM: one or more -----BEGIN CERTIFICATE----- blocks of base64 lines, "
+    "nothing else",
+)
 IC_09 = rule(
     "IC-09",
     "!has(self.infiniband) || self.type == 'InfiniBand'",
@@ -274,6 +300,65 @@ class ClusterGateway(KubeModel):
             "Gateway API defaults (a 0s request timeout, no policy objects)."
         ),
     )
+    tls: GatewayTLS | None = Field(
+        default=None,
+        description=(
+            "Serve HTTPS instead of HTTP, and reach the cluster's endpoints over it. Absent: "
+            "plain HTTP on port 80."
+        ),
+    )
+
+
+# The longest CA bundle a cluster may name: a root and an intermediate or two in PEM. Each
+# service routing to the cluster copies it into a ConfigMap per serving gateway, so it counts
+# towards the service's answer (docs/scale.md, "The largest answer").
+MAX_CA_CERTIFICATE = 8192
+# Gateway API's PreciseHostname (sigs.k8s.io/gateway-api apis/v1/shared_types.go @ v1.5.1),
+# the type of Envoy Gateway's Backend tls.sni.
+PRECISE_HOSTNAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
+class CertificateRef(KubeModel):
+    """A kubernetes.io/tls Secret in modelplane-system on the cluster, by name."""
+
+    name: str = Field(min_length=1, max_length=253)
+
+
+class GatewayTLS(KubeModel):
+    """TLS on the cluster's gateway: what the front door reaches its replicas over."""
+
+    hostname: str = Field(
+        min_length=1,
+        max_length=253,
+        pattern=PRECISE_HOSTNAME,
+        description=(
+            "The name the certificate is issued for: the endpoints' origin is "
+            "https://<hostname>, and the front door sends it as SNI and verifies the "
+            "certificate against it (connecting to the gateway's published address)."
+        ),
+    )
+    certificate_ref: CertificateRef = Field(
+        description=(
+            "The kubernetes.io/tls Secret the gateway's HTTPS listener serves, in "
+            "modelplane-system on this cluster: the operator's to put there, never read or "
+            "copied."
+        ),
+    )
+    ca_certificate: (
+        Annotated[
+            str,
+            Field(
+                min_length=1, max_length=MAX_CA_CERTIFICATE, json_schema_extra=validations(IC_16)
+            ),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description=(
+            "PEM CA certificates the front door trusts for this gateway (public data, not a "
+            "Secret). Absent: the system's trusted CAs."
+        ),
+    )
 
 
 class PlacementMetadata(KubeModel):
@@ -304,7 +389,7 @@ class ClusterPlacement(KubeModel):
 class InferenceClusterSpec(KubeModel):
     """A cluster of the fleet."""
 
-    model_config = ConfigDict(json_schema_extra=validations(IC_01))
+    model_config = ConfigDict(json_schema_extra=validations(IC_01, IC_14, IC_15))
 
     cluster: ClusterSource
     stack: Annotated[Stack, Field(json_schema_extra=validations(IC_08))] = "Standard"

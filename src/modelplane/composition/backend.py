@@ -173,11 +173,17 @@ SYSTEM_CAS = "System"
 
 
 def eg_backend(
-    namespace: str, endpoint: str, target: BackendTarget, name: str | None = None
+    namespace: str,
+    endpoint: str,
+    target: BackendTarget,
+    name: str | None = None,
+    tls: Json | None = None,
 ) -> Json:
     """The Backend at ``target``: an fqdn or ip endpoint, TLS verified for https.
 
-    ``name``: the Backend's name (default: the endpoint's ``backend_service_name``)."""
+    ``name``: the Backend's name (default: the endpoint's ``backend_service_name``);
+    ``tls``: its TLS settings where they are not the host's name against the system's CAs
+    (an inference cluster's HTTPS gateway, composition/clustertls.py)."""
     name = name or backend_service_name(endpoint)
     host = target.host.rstrip(".")
     address: Json = (
@@ -186,7 +192,9 @@ def eg_backend(
         else {"ip": {"address": host, "port": target.port}}
     )
     spec: Json = {"endpoints": [address]}
-    if target.scheme == "https":
+    if tls is not None:
+        spec["tls"] = tls
+    elif target.scheme == "https":
         # parse_target refuses https to an IP literal, so the SNI is a host name.
         spec["tls"] = {"sni": host, "wellKnownCACertificates": SYSTEM_CAS}
     return {

@@ -11,13 +11,19 @@ from modelplane.naming import DEPLOYMENT_LABEL, REMOTE_NAMESPACE_LABEL
 
 
 def model_endpoint(
-    replica: ModelReplica, ready: bool, gateway_address: str | None
+    replica: ModelReplica,
+    ready: bool,
+    gateway_address: str | None,
+    tls_hostname: str | None = None,
 ) -> ModelEndpoint | None:
     """The endpoint of ``replica`` (its desired form), or None when it must not exist.
 
     It exists exactly when the replica is ready and its cluster publishes a gateway
     address: no traffic may reach a replica that is still loading weights. Its origin is
-    the cluster's gateway; its prefix the replica's route there (``/<ns>/<replica>/v1``,
+    the cluster's gateway, ``https://<tls_hostname>`` when the cluster declares
+    ``spec.gateway.tls`` (its HTTPS listener is on 443; the front door connects to the
+    address and verifies that name, composition/frontdoor.py), else ``http://<address>``;
+    its prefix the replica's route there (``/<ns>/<replica>/v1``,
     rewritten to ``/v1`` by the cluster's route); its model the name the engine serves,
     ``<ns>/<deployment>`` (MODELPLANE_SERVED_MODEL_NAME).
     """
@@ -37,7 +43,9 @@ def model_endpoint(
                 "labels": endpoint_labels(replica.metadata.labels or {}),
             },
             "spec": {
-                "origin": f"http://{gateway_address}",
+                "origin": (
+                    f"https://{tls_hostname}" if tls_hostname else f"http://{gateway_address}"
+                ),
                 "api": {"schema": "OpenAI", "prefix": f"{prefix}v1"},
                 "model": f"{namespace}/{deployment}",
             },

@@ -18,7 +18,7 @@ not acted on. ``runtime/crossplane/cluster_fn.py`` is its gRPC adapter.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from modelplane.api import InferenceClass, InferenceCluster, ModelReplica
 from modelplane.api.inferencecluster import (
@@ -369,9 +369,14 @@ def cluster_stack_plan(
     gateway = stack_gateway(cluster) if mode == "Managed" else None
     if gateway == "GKE" and platform != "GKE":
         gateway = None
-    return mode, plan_stack(
+    plan = plan_stack(
         cluster.spec.stack, pools, gateway, telemetry, platform, _cluster_values(cluster)
     )
+    tls = cluster.spec.gateway.tls if cluster.spec.gateway is not None else None
+    if tls is None:
+        return mode, plan
+    # IC-14 and IC-15 keep tls to a Managed stack's Envoy Gateway, whose Gateway we compose.
+    return mode, replace(plan, gateway_certificate=tls.certificate_ref.name)
 
 
 def _cluster_values(cluster: InferenceCluster) -> dict[str, dict[str, object]]:

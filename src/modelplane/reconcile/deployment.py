@@ -279,7 +279,11 @@ def finish_deployment(
     endpoints = [
         obj
         for p, model, route in zip(placements, models, routed, strict=True)
-        if (obj := _emitted_endpoint(p, model, route, ours, endpoints_seen, held, retiring, now))
+        if (
+            obj := _emitted_endpoint(
+                p, model, route, ours, endpoints_seen, held, retiring, now, fleet.get(p.cluster)
+            )
+        )
         is not None
     ]
     draining = any(draining_since(e.object.metadata.annotations) is not None for e in endpoints)
@@ -374,10 +378,11 @@ def _emitted_endpoint(
     held: bool,
     retiring: set[tuple[str, int]],
     now: datetime | None,
+    cluster: InferenceCluster | None = None,
 ) -> Desired[ModelEndpoint] | None:
     """The endpoint of an emitted replica: routed, draining (retiring) or none."""
     if route:
-        return _endpoint(placement, replica, ours, seen, held)
+        return _endpoint(placement, replica, ours, seen, held, cluster)
     if _identity(placement) in retiring:
         return _withdrawn(placement, seen, now)
     return None
@@ -490,8 +495,10 @@ def _endpoint(
     ours: dict[tuple[str, int], ModelReplica],
     seen: dict[tuple[str, int], ModelEndpoint],
     held: bool,
+    cluster: InferenceCluster | None = None,
 ) -> Desired[ModelEndpoint] | None:
-    """The ModelEndpoint of a ready replica whose cluster has a gateway."""
+    """The ModelEndpoint of a ready replica whose cluster has a gateway (over HTTPS where
+    ``cluster``, the replica's, declares ``spec.gateway.tls``)."""
     if not ready_at(ours, placement):
         return None
     identity = (placement.cluster, placement.index)
@@ -504,7 +511,11 @@ def _endpoint(
             if observed is None
             else Desired(key, observed, status_is_ready(observed.status) or None)
         )
-    endpoint = model_endpoint(replica, True, placement.gateway_address)
+    gateway = cluster.spec.gateway if cluster is not None else None
+    tls = gateway.tls if gateway is not None else None
+    endpoint = model_endpoint(
+        replica, True, placement.gateway_address, tls.hostname if tls is not None else None
+    )
     if endpoint is None:
         return None
     return Desired(

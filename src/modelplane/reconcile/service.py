@@ -22,6 +22,13 @@ from modelplane.composition.backend import (
     eg_backend,
     parse_origin,
 )
+from modelplane.composition.clustertls import (
+    GatewayTLSBackend,
+    backend_tls,
+    ca_config_map,
+    ca_digest,
+    gateway_tls_backend,
+)
 from modelplane.composition.delivery import deliver
 from modelplane.composition.frontdoor import (
     composes,
@@ -39,6 +46,7 @@ from modelplane.naming import (
     AI_SERVICE_BACKEND_KEY,
     BACKEND_KEY,
     BACKEND_SECURITY_POLICY_KEY,
+    CLUSTER_LABEL,
     MODEL_HEADER,
     SERVICE_LABEL,
     SERVICE_RETRY_KEY,
@@ -75,6 +83,12 @@ RETRY_MAX_INTERVAL = "1s"
 # (tests/runtime/test_answer_bounds.py); 32 keep its answer near 2.3 MB, under Crossplane's
 # 4 MiB receive limit (docs/scale.md, "The largest answer").
 MAX_SERVING_GATEWAYS = 32
+# The CA bundles (spec.gateway.tls.caCertificate of the inference clusters) one route trusts: each
+# is a ConfigMap per serving gateway, up to 8 KiB, so 4 add at most about 1.2 MB over 32
+# gateways and keep the answer under 4 MiB (docs/scale.md, "The largest answer").
+MAX_TRUST_BUNDLES = 4
+# The resource key of a route's CA bundle ConfigMap on a gateway: the prefix and its digest.
+CA_KEY_PREFIX = "ca-"
 
 
 # Which caller APIs reach a backend of each schema (envoyproxy/ai-gateway
@@ -427,6 +441,20 @@ def reconcile_service(
             )
         )
         pairs = pairs[:MAX_BACKENDS]
+    by_name = {
+        e.metadata.name or "": e
+        for e in endpoints
+        if (e.metadata.namespace or "default") == namespace
+    }
+    pairs, untrusted = within_trust_bound(pairs, by_name, clusters)
+    if untrusted:
+        events.append(
+            Event(
+                "Warning",
+                f"{ident}: its endpoints' clusters name more than {MAX_TRUST_BUNDLES} CA bundles "
+                f"(spec.gateway.tls.caCertificate); not routed: {', '.join(untrusted)}",
+            )
+        )
     summary = f"Matched {matched} endpoint(s); {waiting} waiting for backend"
     if pairs:
         resolved = condition(ENDPOINTS_RESOLVED, True, "Resolved", summary)
@@ -500,11 +528,14 @@ def reconcile_service(
         config = provider_config_for(clusters[gateway.spec.cluster_name])
         assert config is not None  # serving_gateways keeps placed gateways only
         left_out = held.get(gateway.metadata.name or "", frozenset())
-        objects.extend(deliver_route(service, gateway, pairs, by_name, config, kept, left_out))
+        objects.extend(
+            deliver_route(service, gateway, pairs, by_name, config, kept, left_out, clusters)
+        )
     if not pairs:
         routing = condition(ROUTING_READY, False, "Configuring", "No backend to route to yet")
         return ServiceResult(objects, status, [resolved, routing], events)
     names = ", ".join(g.metadata.name or "" for g in serving)
+    plain = plaintext_reach(pairs, by_name)
     # A keyed backend's Secret must be on every serving gateway's cluster (never copied).
     absent = [
         (g, key.removeprefix(gateway_key(g, "credential-")))
@@ -544,14 +575,15 @@ def reconcile_service(
             True,
             "RouteConfigured",
             f"Routing {len(pairs)} backend(s) for model {status.model} at {status.address} "
-            f"(InferenceGateway {names}){reach}",
+            f"(InferenceGateway {names}){reach}{plain}",
         )
     else:
         routing = condition(
             ROUTING_READY,
             False,
             "Configuring",
-            f"Waiting for the Gateway to accept the route ({accepted} of {len(serving)}: {names})",
+            f"Waiting for the Gateway to accept the route ({accepted} of {len(serving)}: "
+            f"{names}){plain}",
         )
     return ServiceResult(objects, status, [resolved, routing], events, pairs)
 
@@ -615,6 +647,67 @@ def draining_backends(service: ModelService, endpoints: Sequence[ModelEndpoint])
     return out
 
 
+def _cluster_tls(
+    endpoint: ModelEndpoint | None, clusters: Mapping[str, InferenceCluster]
+) -> GatewayTLSBackend | None:
+    if endpoint is None:
+        return None
+    return gateway_tls_backend(endpoint, parse_origin(endpoint.spec.origin), clusters)
+
+
+def within_trust_bound(
+    pairs: Sequence[tuple[Backend, int]],
+    endpoints: Mapping[str, ModelEndpoint],
+    clusters: Mapping[str, InferenceCluster],
+) -> tuple[list[tuple[Backend, int]], list[str]]:
+    """The backends whose CA bundles, in route order, are among the first ``MAX_TRUST_BUNDLES``
+    distinct ones, and the endpoints left out."""
+    bundles: set[str] = set()
+    kept: list[tuple[Backend, int]] = []
+    left: list[str] = []
+    for backend, weight in pairs:
+        tls = _cluster_tls(endpoints.get(backend.endpoint), clusters)
+        ca = tls.ca if tls is not None else None
+        if ca is not None and ca not in bundles:
+            if len(bundles) == MAX_TRUST_BUNDLES:
+                left.append(backend.endpoint)
+                continue
+            bundles.add(ca)
+        kept.append((backend, weight))
+    return kept, left
+
+
+def plaintext_reach(
+    pairs: Sequence[tuple[Backend, int]], endpoints: Mapping[str, ModelEndpoint]
+) -> str:
+    """What of the route is reached over plain HTTP (an ``http`` origin): a replica on a cluster
+    without ``spec.gateway.tls``, or an endpoint written so; empty when every routed endpoint is
+    reached over TLS (docs/crossplane.md, "TLS to the inference clusters' gateways")."""
+    plain: list[str] = []
+    for backend, _ in pairs:
+        endpoint = endpoints.get(backend.endpoint)
+        if endpoint is None or parse_origin(endpoint.spec.origin).scheme != "http":
+            continue
+        cluster = (endpoint.metadata.labels or {}).get(CLUSTER_LABEL)
+        plain.append(
+            f"{backend.endpoint} (InferenceCluster {cluster})" if cluster else backend.endpoint
+        )
+    if not plain:
+        return ""
+    shown = ", ".join(plain[:5]) + (", ..." if len(plain) > 5 else "")
+    return f"; {len(plain)} of {len(pairs)} reached over plain HTTP: {shown}"
+
+
+def _trusted(ca: str | None, bundles: dict[str, str], service: str) -> str | None:
+    """The ConfigMap trusting ``ca`` (None: the system's CAs), added to ``bundles`` while they
+    are fewer than ``MAX_TRUST_BUNDLES``."""
+    if ca is None:
+        return None
+    if ca not in bundles and len(bundles) < MAX_TRUST_BUNDLES:
+        bundles[ca] = dns_name(service, CA_KEY_PREFIX + ca_digest(ca))
+    return bundles.get(ca)
+
+
 def _credential(endpoint: ModelEndpoint | None) -> str | None:
     if endpoint is None or endpoint.spec.credential is None:
         return None
@@ -629,6 +722,7 @@ def deliver_route(
     provider_config: tuple[str, str],
     kept: Sequence[Backend] = (),
     held: Collection[str] = (),
+    clusters: Mapping[str, InferenceCluster] | None = None,
 ) -> list[ComposedObject]:
     """The Objects putting the service's route on ``gateway``'s cluster, in its namespace there:
     the Namespace (created, never deleted), each backend's Backend, AIServiceBackend and (keyed)
@@ -638,7 +732,10 @@ def deliver_route(
     ``kept`` are backends composed but not routed (draining endpoints), and so are the
     backends of the endpoints named in ``held`` (keyed, their policy not Accepted yet:
     ``held_for_key``). Backends are named per service, so two services sharing an endpoint
-    never manage one object.
+    never manage one object. An endpoint on an inference cluster's HTTPS gateway
+    (``clusters``, composition/clustertls.py) gets a Backend at the cluster's address
+    verifying its certificate's name, trusting the cluster's CA bundle, which a ConfigMap
+    per bundle carries.
     """
     namespace = service.metadata.namespace or "default"
     name = service.metadata.name or ""
@@ -658,6 +755,7 @@ def deliver_route(
     ]
     renamed: list[tuple[Backend, int]] = []
     checked: set[str] = set()
+    bundles: dict[str, str] = {}  # CA bundle -> its ConfigMap's name
     for index, (backend, weight) in enumerate([*pairs, *((b, 0) for b in kept)]):
         endpoint = endpoints[backend.endpoint]
         remote = dns_name(name, backend.service)
@@ -665,10 +763,17 @@ def deliver_route(
             renamed.append((replace(backend, service=remote), weight))
         spec = endpoint.spec
         target = parse_origin(spec.origin)
+        cluster_tls = gateway_tls_backend(endpoint, target, clusters or {})
+        tls: Json | None = None
+        if cluster_tls is not None:
+            target = cluster_tls.target
+            # None past the bound (only a draining backend, the routed ones are within it): it
+            # is not routed, and with the system's CAs it fails verification, never plaintext.
+            tls = backend_tls(cluster_tls, _trusted(cluster_tls.ca, bundles, name))
         out.append(
             wrap(
                 f"{BACKEND_KEY}-{backend.endpoint}",
-                eg_backend(namespace, backend.endpoint, target, remote),
+                eg_backend(namespace, backend.endpoint, target, remote, tls),
             )
         )
         out.append(
@@ -699,6 +804,9 @@ def deliver_route(
                 dns_name(name, key), namespace, key, (namespace, secret), provider_config
             )
             out.append(ComposedObject(key, check))
+    for ca, config_map in bundles.items():
+        manifest = ca_config_map(namespace, config_map, ca, {SERVICE_LABEL: name})
+        out.append(wrap(f"{CA_KEY_PREFIX}{ca_digest(ca)}", manifest))
     if renamed:
         out.append(wrap(SERVICE_ROUTE_KEY, ai_gateway_route(service, gateway, renamed)))
         out.append(wrap(SERVICE_RETRY_KEY, retry_policy(service)))

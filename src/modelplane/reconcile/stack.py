@@ -300,10 +300,12 @@ class _Part:
     objects: tuple[tuple[str, Json], ...]
 
 
-def _own_objects(cluster: str, component: Component) -> tuple[tuple[str, Json], ...]:
+def _own_objects(
+    cluster: str, component: Component, plan: StackPlan
+) -> tuple[tuple[str, Json], ...]:
     """The Objects delivering what we compose ourselves for ``component``."""
     out: list[tuple[str, Json]] = []
-    for suffix, manifest in configured_objects(component.name):
+    for suffix, manifest in configured_objects(component.name, plan.gateway_certificate):
         key = object_key(component, suffix)
         obj = cluster_object(cluster, key, dict(manifest))
         if manifest["kind"] == "Gateway":
@@ -316,7 +318,7 @@ def _own_objects(cluster: str, component: Component) -> tuple[tuple[str, Json], 
 
 def _part(cluster: str, component: Component, plan: StackPlan, observed: Observed) -> _Part:
     if component.chart is None:
-        return _Part(component, _own_objects(cluster, component))
+        return _Part(component, _own_objects(cluster, component, plan))
     key = release_key(component)
     if component.need.kind == "telemetry":
         telemetry = plan.telemetry

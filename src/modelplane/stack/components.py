@@ -41,6 +41,9 @@ from modelplane.stack.model import (
 GATEWAY_CLASS_NAME: Final = "modelplane"
 ENVOY_GATEWAY_CONTROLLER: Final = "gateway.envoyproxy.io/gatewayclass-controller"
 GATEWAY_LISTENER_PORT: Final = 80
+# The HTTPS listener's port, where a cluster declares spec.gateway.tls: the https default, so
+# its endpoints' origin https://<hostname> needs no port.
+GATEWAY_TLS_PORT: Final = 443
 # Where Envoy AI Gateway serves Anthropic's Messages API: /anthropic/v1/messages, its chart's
 # default (ai-gateway-helm values.yaml endpointConfig.anthropic @ v1.1.0). Not the root: the
 # extproc keeps one processor per path and registers the Anthropic /v1/models after the OpenAI
@@ -262,6 +265,7 @@ COMPONENTS: Final[tuple[Component, ...]] = (
         namespace=SYSTEM_NAMESPACE,
         source=(
             "our own Namespace, EnvoyProxy (the usage access log), GatewayClass and Gateway "
+            "(HTTP on 80, or HTTPS on 443 with the cluster's spec.gateway.tls) "
             "for Envoy Gateway v1.8.3; created last, so Envoy AI Gateway's webhook gives the "
             "proxy pods their sidecar"
         ),
@@ -514,10 +518,16 @@ def component(name: str) -> Component:
     return COMPONENTS_BY_NAME[name]
 
 
-def configured_objects(name: str) -> tuple[tuple[str, Manifest], ...]:
-    """The objects we compose ourselves for component ``name``, each with its key suffix."""
+def configured_objects(
+    name: str, gateway_certificate: str | None = None
+) -> tuple[tuple[str, Manifest], ...]:
+    """The objects we compose ourselves for component ``name``, each with its key suffix.
+
+    ``gateway_certificate``: the kubernetes.io/tls Secret the cluster's Envoy Gateway serves
+    HTTPS with (its ``spec.gateway.tls.certificateRef``); None: plain HTTP.
+    """
     if name == "inference-gateway":
-        return _gateway_objects()
+        return _gateway_objects(gateway_certificate)
     if name == "gke-gateway":
         return _gke_gateway_objects()
     if name == "kai-queues":
@@ -527,7 +537,38 @@ def configured_objects(name: str) -> tuple[tuple[str, Manifest], ...]:
     raise KeyError(name)
 
 
-def _gateway_objects() -> tuple[tuple[str, Manifest], ...]:
+def _listener(certificate: str | None) -> Manifest:
+    """The Gateway's one listener: HTTP on 80, or HTTPS on 443 terminating TLS with the Secret.
+
+    With TLS there is no HTTP listener: nothing we compose calls the cluster's gateway but the
+    front door, which then speaks HTTPS, and a plaintext port beside it would serve the same
+    routes to anyone who reaches the address. No listener hostname: the front door forwards the
+    caller's Host header, which is not the certificate's name.
+    """
+    # Routes live in each replica's namespace, the Gateway in ours.
+    allowed = {"namespaces": {"from": "All"}}
+    if certificate is None:
+        return {
+            "name": "http",
+            "protocol": "HTTP",
+            "port": GATEWAY_LISTENER_PORT,
+            "allowedRoutes": allowed,
+        }
+    # Gateway API v1.5.1 ListenerTLSConfig (apis/v1/gateway_types.go): Terminate, a Secret in
+    # the Gateway's namespace (group "" and kind Secret are the defaults, written out).
+    return {
+        "name": "https",
+        "protocol": "HTTPS",
+        "port": GATEWAY_TLS_PORT,
+        "tls": {
+            "mode": "Terminate",
+            "certificateRefs": [{"group": "", "kind": "Secret", "name": certificate}],
+        },
+        "allowedRoutes": allowed,
+    }
+
+
+def _gateway_objects(certificate: str | None = None) -> tuple[tuple[str, Manifest], ...]:
     namespace: Manifest = {
         "apiVersion": "v1",
         "kind": "Namespace",
@@ -574,15 +615,7 @@ def _gateway_objects() -> tuple[tuple[str, Manifest], ...]:
         "metadata": {"name": GATEWAY_NAME, "namespace": SYSTEM_NAMESPACE},
         "spec": {
             "gatewayClassName": GATEWAY_CLASS_NAME,
-            "listeners": [
-                {
-                    "name": "http",
-                    "protocol": "HTTP",
-                    "port": GATEWAY_LISTENER_PORT,
-                    # Routes live in each replica's namespace, the Gateway in ours.
-                    "allowedRoutes": {"namespaces": {"from": "All"}},
-                }
-            ],
+            "listeners": [_listener(certificate)],
         },
     }
     return (

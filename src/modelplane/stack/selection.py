@@ -42,6 +42,8 @@ class StackPlan:
     cluster_values: Mapping[str, Mapping[str, object]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    # The Secret the installed Gateway serves HTTPS with (spec.gateway.tls); None: plain HTTP.
+    gateway_certificate: str | None = None
 
     def names(self) -> frozenset[str]:
         """The names of the components planned."""
