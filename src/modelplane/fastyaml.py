@@ -388,8 +388,27 @@ def _node_estimate(data: bytes) -> int:
     configuration of a `kubectl get -o yaml` file: ``,"`` and ``{}``) are not counted.
     Too low only costs the growth, so the estimate is capped at one node per two
     bytes: a hostile file cannot make it reserve more memory than its size asks.
+
+    A large file is counted in _SAMPLES slices spread over it and the count scaled to its
+    size, with a few percent to spare: seven counts of 39 MB took 0.25 s, as long as the
+    parse (fleet files repeat one shape of document, so the slices see the same mix).
     """
-    wanted = (
+    if len(data) <= 2 * _SAMPLES * _SAMPLE_BYTES:
+        wanted = _nodes_in(data)
+    else:
+        step = len(data) // _SAMPLES
+        sample = b"".join(data[at : at + _SAMPLE_BYTES] for at in range(0, step * _SAMPLES, step))
+        wanted = _nodes_in(sample) * len(data) // len(sample) * 103 // 100
+    return min(wanted + 64, len(data) // 2 + 64)
+
+
+_SAMPLES = 16
+_SAMPLE_BYTES = 1 << 17
+
+
+def _nodes_in(data: bytes) -> int:
+    """The nodes _node_estimate counts in ``data``."""
+    return (
         data.count(b"\n")
         + data.count(b"- ")
         + data.count(b", ")
@@ -397,9 +416,7 @@ def _node_estimate(data: bytes) -> int:
         - data.count(b"[]")
         + data.count(b"{")
         - data.count(b"{}")
-        + 64
     )
-    return min(wanted, len(data) // 2 + 64)
 
 
 def _document_lines(data: bytes) -> list[int]:
