@@ -229,12 +229,12 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
         verdict = child.receive()
     if not _is_verdict(verdict):
         raise ChildFailed("the child's second answer is not the checks' verdict")
-    unsafe, flow, starts, other_suspects = verdict
+    unsafe, flow, starts, other_suspects, counted = verdict
     if unsafe:
         return None
     suspects = _with_embedded(suspects + Counter(other_suspects), [text, other_text])
     del text, other_text
-    if _resolved_plain(data, suspects):
+    if _resolved_plain(data, suspects, counted):
         return None
     return _assembled(parts, starts, flow, null_free)
 
@@ -245,11 +245,13 @@ def _is_parsed(answer: Any) -> bool:
 
 
 def _is_verdict(answer: Any) -> bool:
-    """The shape of _second_half's last answer: (unsafe, flow, lines, suspect counts)."""
+    """The shape of _second_half's last answer: (unsafe, flow, lines, suspect counts,
+    quoted counts)."""
     return (
-        _shaped(answer, bool, bool, list, dict)
+        _shaped(answer, bool, bool, list, dict, dict)
         and all(type(line) is int for line in answer[2])
         and all(type(count) is int for count in answer[3].values())
+        and all(type(token) is str and type(count) is int for token, count in answer[4].items())
     )
 
 
@@ -263,12 +265,15 @@ def _shaped(answer: Any, *types: type) -> bool:
 
 
 def _second_half(data: bytes, cut: int, send: Send) -> None:
-    """The child's part: the second half's JSON text, then the checks of the whole text."""
+    """The child's part: the second half's JSON text, then the checks of the whole text
+    and the quoted occurrences in it of its half's suspects (this process, which decodes
+    both halves, has the more work: it counts only the suspects of its own half left)."""
     parsed = _json_text(data[cut:])
     send(parsed)
     unsafe, flow, starts = _checks(data)
     suspects = {} if unsafe or parsed is None else dict(_suspects(parsed[0]))
-    send((unsafe, flow, starts, suspects))
+    counted = {token: _quoted(data, token) for token in {token for token, _ in suspects}}
+    send((unsafe, flow, starts, suspects, counted))
 
 
 def _middle_marker(data: bytes) -> int | None:
@@ -610,7 +615,9 @@ def _with_embedded(
     return found
 
 
-def _resolved_plain(data: bytes, in_json: Counter[tuple[str, str]]) -> bool:
+def _resolved_plain(
+    data: bytes, in_json: Counter[tuple[str, str]], counted: dict[str, int] | None = None
+) -> bool:
     """True when a suspect JSON string (``yes``, ``~``, ``0x1F``) may have come from a
     plain scalar.
 
@@ -620,6 +627,9 @@ def _resolved_plain(data: bytes, in_json: Counter[tuple[str, str]]) -> bool:
     JSON, of a multi-line string): each such look-alike is in the JSON as an "embedded"
     text, so those are taken off the file's count first (never more are miscounted than
     are embedded, so what is left cannot hide a plain scalar).
+
+    ``counted``: the quoted occurrences of some suspects, counted already (_quoted by the
+    forked child, which reads the same bytes); the others are counted here.
     """
     in_text: Counter[str] = Counter()
     embedded: Counter[str] = Counter()
@@ -627,23 +637,32 @@ def _resolved_plain(data: bytes, in_json: Counter[tuple[str, str]]) -> bool:
         (embedded if kind == "embedded" else in_text)[text] += count
     if not in_text:
         return False
-    quoted: Counter[str] = Counter()
-    # Each suspect's quoted occurrences are found by bytes.find, not by a scan matching
-    # every quoted resolvable text (a `kubectl get -o yaml` file quotes 150,000 numbers in
-    # its last-applied JSON, and one suspect, 'True'): the same count. An occurrence such
-    # a scan passes over starts at the closing quote of a text it matched, so the line
-    # before it ends with that text, and _whole_scalar counts no such occurrence.
-    for token in in_text:
-        typed = _TYPED_FULL.match(token) is not None
-        for quote in (b"'", b'"'):
-            needle = quote + token.encode() + quote
-            at = data.find(needle)
-            while at >= 0:
-                role = _whole_scalar(data, at, at + len(needle))
-                if role == "key" or role == "value" and not typed:
-                    quoted[token] += 1
-                at = data.find(needle, at + 1)
+    known = counted or {}
+    quoted = {token: known[token] if token in known else _quoted(data, token) for token in in_text}
     return any(count > quoted[token] - embedded[token] for token, count in in_text.items())
+
+
+def _quoted(data: bytes, token: str) -> int:
+    """How often ``token`` is written quoted in ``data`` as a whole scalar: a key, or a
+    value where it is not TYPED (a quoted ``"1"`` value proves nothing: see TYPED).
+
+    The occurrences are found by bytes.find, not by a scan matching every quoted
+    resolvable text (a `kubectl get -o yaml` file quotes 150,000 numbers in its
+    last-applied JSON, and one suspect, 'True'): the same count. An occurrence such a scan
+    passes over starts at the closing quote of a text it matched, so the line before it
+    ends with that text, and _whole_scalar counts no such occurrence.
+    """
+    typed = _TYPED_FULL.match(token) is not None
+    count = 0
+    for quote in (b"'", b'"'):
+        needle = quote + token.encode() + quote
+        at = data.find(needle)
+        while at >= 0:
+            role = _whole_scalar(data, at, at + len(needle))
+            if role == "key" or role == "value" and not typed:
+                count += 1
+            at = data.find(needle, at + 1)
+    return count
 
 
 def _whole_scalar(data: bytes, start: int, end: int) -> str | None:

@@ -723,3 +723,20 @@ def test_embedded_texts_are_counted_at_least_as_the_full_scan_counted_them(text:
 
 def test_a_file_without_suspects_is_not_searched_for_embedded_texts() -> None:
     assert fastyaml._with_embedded(Counter(), ["'yes'"]) == Counter()
+
+
+@_LINUX
+@pytest.mark.parametrize(("status", "fast"), [("'True'", True), ("True", False), ("yes", False)])
+def test_suspects_counted_by_the_child_give_the_answer_given_here(status: str, fast: bool) -> None:
+    """The child counts the quoted occurrences of its half's suspects (``'True'`` on every
+    condition of a `kubectl get -o yaml` file); a plain one anywhere still sends the file
+    the slow way, whichever half it is in."""
+    doc = "---\nkind: ModelReplica\nstatus:\n  conditions:\n  - type: Ready\n    status: 'True'\n"
+    count = fastyaml._FORK_FROM // len(doc) + 1
+    docs = [doc] * count
+    docs[count // 4] = docs[count // 4].replace("'True'", status)
+    docs[3 * count // 4] = docs[3 * count // 4].replace("'True'", status)
+    data = "".join(docs).encode()
+    found = fastyaml.read(data, fork=True)
+    assert found == fastyaml.read(data, fork=False)
+    assert (found is not None) == fast
