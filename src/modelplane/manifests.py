@@ -447,8 +447,9 @@ def _json_documents(file: str, text: str) -> list[Document] | None:
     The located reader parses the file, walks every value for json_problems, and parses
     each item of an array a second time to find its line; here each item is parsed once,
     with the array's grammar checked between items (so a file is read here exactly when
-    json.loads reads it), and the values' checks made by the decoder's hooks. Depth is
-    bounded by counting an item's opening brackets. Anything else, every invalid file
+    json.loads reads it), and the values' checks made by the decoder's hooks. An item
+    with fewer opening brackets than the nesting bound cannot pass it; one with as many is
+    measured. Anything else, every invalid file
     among them, is read the located way, which words the problem.
     """
     try:
@@ -469,13 +470,35 @@ def _json_documents(file: str, text: str) -> list[Document] | None:
     documents: list[Document] = []
     line, counted = 1, 0
     for start, end, value in spans:
-        if text.count("{", start, end) + text.count("[", start, end) >= MAX_DEPTH - top:
-            return None  # it may nest past MAX_DEPTH: json_problems words it
+        bound = MAX_DEPTH - top  # levels of containers an item may have
+        if text.count("{", start, end) + text.count("[", start, end) >= bound and _levels_past(
+            value, bound
+        ):
+            return None  # it nests past MAX_DEPTH: json_problems words it
         line += text.count("\n", counted, start)
         counted = start
         null_free = text.find("null", start, end) < 0
         documents.append(Document(file, line, value, null_free=null_free))
     return documents
+
+
+def _levels_past(value: Any, bound: int) -> bool:
+    """True when ``value`` has a container ``bound`` or more levels below it (itself at 0),
+    as json_problems refuses one at depth MAX_DEPTH: measured level by level, for an item
+    with as many brackets as the bound (an InferenceCluster's status may list hundreds)."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    for _ in range(bound):
+        if not level:
+            return False
+        below: list[Any] = []
+        for node in level:
+            below.extend(
+                child
+                for child in (node.values() if type(node) is dict else node)
+                if type(child) is dict or type(child) is list
+            )
+        level = below
+    return bool(level)
 
 
 def _array_items(text: str, index: int) -> list[tuple[int, int, Any]] | None:

@@ -112,9 +112,12 @@ def test_generated_files_read_the_same(
         ('{"a": "' + "9" * 5000 + '"}', True),
         ('{"a": ' + "9" * 5000 + "}", False),
         ("[" * (MAX_DEPTH - 2) + "]" * (MAX_DEPTH - 2), True),
-        ("[" * MAX_DEPTH + "]" * MAX_DEPTH, False),
+        ("[" * MAX_DEPTH + "]" * MAX_DEPTH, True),  # the item's deepest array: depth 99
         ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), False),
+        ('{"a": ' * MAX_DEPTH + "1" + "}" * MAX_DEPTH, True),
         ('{"a": ' * (MAX_DEPTH + 1) + "1" + "}" * (MAX_DEPTH + 1), False),
+        ('{"a": ' * MAX_DEPTH + "{}" + "}" * MAX_DEPTH, False),  # an empty one counts
+        ("[" + json.dumps({"status": [{"n": [i]} for i in range(200)]}) + "]", True),
         ("[" * 100_000, False),
     ],
 )
@@ -130,3 +133,17 @@ def test_a_byte_order_mark_and_lines_of_array_items() -> None:
         (2, True),
         (4, False),
     ]
+
+
+@pytest.mark.parametrize("levels", range(MAX_DEPTH - 4, MAX_DEPTH + 3))
+@pytest.mark.parametrize("array", [True, False])
+def test_nesting_at_the_bound_reads_the_same(levels: int, array: bool) -> None:
+    """Items with as many brackets as the bound are measured: refused exactly where the
+    located reader refuses them, read fast where it reads them."""
+    deep: Any = {}
+    for index in range(levels - 1):
+        deep = [deep] if index % 2 else {"k": deep, "n": [1]}
+    text = json.dumps([{"x": 1}, deep] if array else deep)
+    found, read = _both(text)
+    refused = any(isinstance(item, str) for item in read)
+    assert (found is None) == refused
