@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
+import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +31,8 @@ from modelplane.errors import ModelplaneError
 from modelplane.fieldpath import Keys, field_path
 from modelplane.jsonvalues import (
     ALIAS_SLACK,
+    INT64,
+    MAX_DEPTH,
     JsonValues,
     TooLarge,
     json_object,
@@ -349,6 +353,15 @@ def _read_json(file: str, data: bytes) -> Iterator[Document | str]:
         return
     if not text.strip():
         return
+    fast = _json_documents(file, text)
+    if fast is not None:
+        yield from fast
+        return
+    yield from _read_json_located(file, text)
+
+
+def _read_json_located(file: str, text: str) -> Iterator[Document | str]:
+    """The documents of a JSON file, every problem located (``_read_json`` without its fast path)."""
     try:
         whole = json.loads(text, object_pairs_hook=json_object, parse_constant=_json_constant)
         # An array holds documents: each item is checked as a document of its own.
@@ -385,6 +398,128 @@ def _read_json(file: str, data: bytes) -> Iterator[Document | str]:
         index = _skip(text, end)
         if index < len(text) and text[index] == ",":
             index += 1
+
+
+class _NotPlain(ModelplaneError):
+    """A JSON value json_problems would refuse, or may: the file is read the located way."""
+
+
+def _distinct_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _NotPlain("duplicate key")
+    return result
+
+
+def _int64(text: str) -> int:
+    value = int(text)
+    if not INT64[0] <= value <= INT64[1]:
+        raise _NotPlain("outside int64")
+    return value
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotPlain("not finite")
+    return value
+
+
+def _refused_constant(name: str) -> float:
+    raise _NotPlain(name)
+
+
+# json.loads with hooks that stop at every value json_problems would refuse (a duplicate
+# key, an integer outside int64, NaN, an infinity, a float that overflows): a file the
+# decoder reads to the end holds only values json_problems passes, but for their depth.
+_PLAIN_DECODER = json.JSONDecoder(
+    object_pairs_hook=_distinct_keys,
+    parse_int=_int64,
+    parse_float=_finite,
+    parse_constant=_refused_constant,
+)
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")  # the whitespace json.loads skips
+
+
+def _json_documents(file: str, text: str) -> list[Document] | None:
+    """The documents of a JSON file holding only values json_problems passes, or None.
+
+    The located reader parses the file, walks every value for json_problems, and parses
+    each item of an array a second time to find its line; here each item is parsed once,
+    with the array's grammar checked between items (so a file is read here exactly when
+    json.loads reads it), and the values' checks made by the decoder's hooks. An item
+    with fewer opening brackets than the nesting bound cannot pass it; one with as many is
+    measured. Anything else, every invalid file
+    among them, is read the located way, which words the problem.
+    """
+    try:
+        index = _JSON_SPACE.match(text).end()  # type: ignore[union-attr]
+        if not text.startswith("[", index):
+            value, end = _PLAIN_DECODER.raw_decode(text, index)
+            if _JSON_SPACE.match(text, end).end() != len(text):  # type: ignore[union-attr]
+                return None  # extra data
+            spans: list[tuple[int, int, Any]] | None = [(index, end, value)]
+            top = 0
+        else:
+            spans = _array_items(text, index)
+            top = 1
+    except (ValueError, RecursionError, _NotPlain):
+        return None
+    if spans is None:
+        return None
+    documents: list[Document] = []
+    line, counted = 1, 0
+    for start, end, value in spans:
+        bound = MAX_DEPTH - top  # levels of containers an item may have
+        if text.count("{", start, end) + text.count("[", start, end) >= bound and _levels_past(
+            value, bound
+        ):
+            return None  # it nests past MAX_DEPTH: json_problems words it
+        line += text.count("\n", counted, start)
+        counted = start
+        null_free = text.find("null", start, end) < 0
+        documents.append(Document(file, line, value, null_free=null_free))
+    return documents
+
+
+def _levels_past(value: Any, bound: int) -> bool:
+    """True when ``value`` has a container ``bound`` or more levels below it (itself at 0),
+    as json_problems refuses one at depth MAX_DEPTH: measured level by level, for an item
+    with as many brackets as the bound (an InferenceCluster's status may list hundreds)."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    for _ in range(bound):
+        if not level:
+            return False
+        below: list[Any] = []
+        for node in level:
+            below.extend(
+                child
+                for child in (node.values() if type(node) is dict else node)
+                if type(child) is dict or type(child) is list
+            )
+        level = below
+    return bool(level)
+
+
+def _array_items(text: str, index: int) -> list[tuple[int, int, Any]] | None:
+    """(start, end, value) of each item of the array at ``index``, the array's grammar and
+    the end of the text checked as json.loads checks them; None where they do not hold."""
+    items: list[tuple[int, int, Any]] = []
+    index = _JSON_SPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    if not text.startswith("]", index):
+        while True:
+            value, end = _PLAIN_DECODER.raw_decode(text, index)
+            items.append((index, end, value))
+            index = _JSON_SPACE.match(text, end).end()  # type: ignore[union-attr]
+            if text.startswith(",", index):
+                index = _JSON_SPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+                continue
+            if not text.startswith("]", index):
+                return None
+            break
+    if _JSON_SPACE.match(text, index + 1).end() != len(text):  # type: ignore[union-attr]
+        return None
+    return items
 
 
 def _json_constant(name: str) -> float:

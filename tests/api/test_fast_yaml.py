@@ -684,3 +684,59 @@ def test_suspects_are_counted_as_the_full_scan_counted_them(text: str) -> None:
         for count in range(4):  # the verdict turns where the file's count is passed
             suspects: Counter[tuple[str, str]] = Counter({(token, "value"): count})
             assert fastyaml._resolved_plain(data, suspects) == (count > counted[token])
+
+
+# The scan of every resolvable text quoted inside a JSON string, as first written (the
+# reader now looks for the suspects' own texts only: fastyaml._with_embedded).
+_EVERY_EMBEDDED = re.compile(
+    "(?:'|\\\\\")"
+    + fastyaml._FIRST_CHARACTER
+    + fastyaml._FIRST
+    + "("
+    + fastyaml.RESOLVED
+    + ")(?:'|\\\\\")(?P<colon>[ ]*:)?"
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["'", '\\"', '"', "True", "yes", "1", "on", "~", " ", ":", "x", "\\"]),
+        max_size=30,
+    ).map("".join)
+)
+@example("'yes'True'True': 'True'")
+@example('\\"1\\"1\': x')
+def test_embedded_texts_are_counted_at_least_as_the_full_scan_counted_them(text: str) -> None:
+    """Taking off at least as many look-alikes as the full scan found keeps the verdict safe."""
+    scanned: Counter[str] = Counter(
+        m[1]
+        for m in _EVERY_EMBEDDED.finditer(text)
+        if m["colon"] or not fastyaml._TYPED_FULL.match(m[1])
+    )
+    for token in ("True", "yes", "1", "on", "~"):
+        suspects: Counter[tuple[str, str]] = Counter({(token, "value"): 1})
+        found = fastyaml._with_embedded(suspects, [text, "x"])
+        assert found[(token, "embedded")] >= scanned[token], (token, text)
+        assert found[(token, "value")] == 1
+
+
+def test_a_file_without_suspects_is_not_searched_for_embedded_texts() -> None:
+    assert fastyaml._with_embedded(Counter(), ["'yes'"]) == Counter()
+
+
+@_LINUX
+@pytest.mark.parametrize(("status", "fast"), [("'True'", True), ("True", False), ("yes", False)])
+def test_suspects_counted_by_the_child_give_the_answer_given_here(status: str, fast: bool) -> None:
+    """The child counts the quoted occurrences of its half's suspects (``'True'`` on every
+    condition of a `kubectl get -o yaml` file); a plain one anywhere still sends the file
+    the slow way, whichever half it is in."""
+    doc = "---\nkind: ModelReplica\nstatus:\n  conditions:\n  - type: Ready\n    status: 'True'\n"
+    count = fastyaml._FORK_FROM // len(doc) + 1
+    docs = [doc] * count
+    docs[count // 4] = docs[count // 4].replace("'True'", status)
+    docs[3 * count // 4] = docs[3 * count // 4].replace("'True'", status)
+    data = "".join(docs).encode()
+    found = fastyaml.read(data, fork=True)
+    assert found == fastyaml.read(data, fork=False)
+    assert (found is not None) == fast

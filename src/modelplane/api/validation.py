@@ -639,10 +639,22 @@ def _compile_defaults(schema: Schema, prune: bool = True) -> Defaults | None:
     if not names and not defaults and not children and extra_fn is None and items_fn is None:
         return None
 
+    filling = bool(names or defaults)
+    few = len(children) <= 2
+    only = list(children.items())
+
     def apply(value: Any) -> None:
-        if isinstance(value, dict):
-            if names or defaults or children:
+        if type(value) is dict or isinstance(value, dict):
+            if filling:
                 _prune_and_fill(value, names, defaults)
+            if few:
+                # Most objects have one or two members whose subtree holds a default:
+                # those are looked up, not every member (a child of None does nothing).
+                for name, fn in only:
+                    item = value.get(name)
+                    if item is not None:
+                        fn(item)
+            elif children:
                 for name, item in value.items():
                     child = children.get(name)
                     if child is not None:
