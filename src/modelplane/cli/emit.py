@@ -6,15 +6,25 @@ The standard library writes indented JSON in Python (its C encoder has no indent
 about 0.85 s for the 28 MB that ``render -o json`` prints for a fleet of 1,000 clusters.
 orjson writes the same layout in C (two spaces a level, ``", "`` never, ``": "`` between a
 key and its value, ``{}`` and ``[]`` for empty containers) in about 0.04 s, but its tokens
-are not always the standard library's: some small floats (``0.00001`` against
-``1e-05``, ``2.5e-7`` against ``2.5e-07``), NaN and the infinities (``null`` against
-``NaN``), and values it refuses (integers past 64 bits, keys that are not strings, lone
-surrogates, nesting past 255 levels). So the indented text
-is taken from orjson only when the two writers' compact texts of the same value are equal
-byte for byte (the standard library's compact writer is C: about 0.19 s for the same
-value): the same tokens in the same order, laid out the same way. Anything else is
-written by the standard library, as before. ``tests/cli/test_emit.py`` compares the two
-on hypothesis values and on the cases that differ.
+are not always the standard library's: floats (``0.00001`` against ``1e-05``,
+``2.5e-7`` against ``2.5e-07``, ``1e+16`` against ``1e16``), NaN and the infinities
+(``null`` against ``NaN``); and it takes values the standard library writes otherwise or
+refuses (integers past 64 bits, keys that are not strings, lone surrogates, nesting past
+255 levels, subclasses of dict, list, str and int, dataclasses, dates). So orjson writes
+only a container whose compact text it writes with the subclasses, dataclasses and dates
+passed through (refused), and in which no float can stand: no ``null`` and no number
+token holding ``.``, ``e`` or ``E`` right after a ``:``, ``,`` or ``[``, where orjson
+writes every float (its floats always hold one of them). What is left in such a value is
+exact dicts, lists and tuples of exact strings (each character escaped alike:
+``tests/cli/test_emit.py`` checks them all), integers of at most 64 bits, booleans,
+and nothing else render composes (its values are the loaders' and ``to_wire``'s JSON
+data; an Enum or UUID, which orjson writes and the standard library refuses, is never
+among them). Where a string holds such text (``"a:1.5"``) or a value holds None,
+orjson's text is taken only when its compact text equals the standard library's compact
+text byte for byte (the standard library's compact writer is C: about 0.19 s for the
+fleet's value); anything else is written by the standard library, as before.
+``tests/cli/test_emit.py`` compares the two on hypothesis values and on the cases that
+differ.
 
 YAML: ``yaml.safe_dump_all(objects, **YAML_OPTIONS)`` (render's options). PyYAML's emitter
 is Python, about 19 s for the YAML of a fleet of 1,000 clusters, and libyaml's is not
@@ -69,14 +79,16 @@ def indented_json(value: Any) -> str:
 
 
 def _fast(value: Any) -> str | None:
-    """orjson's indented text where its compact text is the standard library's, else None."""
+    """orjson's indented text where it is the standard library's, else None."""
     if orjson is None:
         return None
     try:
-        compact = orjson.dumps(value)
-        indented = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        compact = orjson.dumps(value, option=_STRICT)
+        indented = orjson.dumps(value, option=_STRICT | orjson.OPT_INDENT_2)
     except (TypeError, orjson.JSONEncodeError):
         return None
+    if type(value) in (dict, list, tuple) and _no_float(compact):
+        return indented.decode("utf-8")
     try:
         standard = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     except (TypeError, ValueError):  # pragma: no cover - the indented writer raises the same
@@ -85,6 +97,28 @@ def _fast(value: Any) -> str | None:
     if compact != standard.encode("utf-8", "surrogatepass"):
         return None
     return indented.decode("utf-8")
+
+
+# orjson refuses what the standard library writes otherwise or refuses: subclasses of
+# dict, list, str and int (an overridden items(), say), dataclasses and dates.
+_STRICT = (
+    (
+        orjson.OPT_PASSTHROUGH_SUBCLASS
+        | orjson.OPT_PASSTHROUGH_DATACLASS
+        | orjson.OPT_PASSTHROUGH_DATETIME
+    )
+    if orjson is not None
+    else 0
+)
+# A float in orjson's compact text: a number token with a fraction or an exponent after
+# a key or in an array (each searched for apart: a literal first byte is found fastest).
+_FLOATS = tuple(re.compile(start + rb"-?[0-9]+[.eE]") for start in (rb":", rb",", rb"\["))
+
+
+def _no_float(compact: bytes) -> bool:
+    """No float can stand in the value orjson wrote as ``compact``: no NaN or infinity
+    (written ``null``, as None is) and no number with a fraction or an exponent."""
+    return b"null" not in compact and not any(p.search(compact) for p in _FLOATS)
 
 
 # render's YAML options (cli/render.py), the ones the fast writer reproduces.
