@@ -457,3 +457,37 @@ def test_what_render_prints_takes_the_fast_yaml_writer(case: str, document: Any)
 def test_a_value_neither_yaml_writer_takes_is_refused_as_before(value: Any) -> None:
     with pytest.raises(yaml.representer.RepresenterError):
         emit.yaml_documents([{"a": "b"}, {"a": value}])
+
+
+# render writes its output in parts (a forked child writes one): the parts' texts joined
+# must be the whole's.
+
+
+@settings(max_examples=300)
+@given(DOCUMENTS, st.lists(st.integers(min_value=0, max_value=3), max_size=3))
+def test_a_yaml_stream_written_in_parts_is_the_whole_streams(
+    documents: list[Any], cuts: list[int]
+) -> None:
+    parts = _cut(documents, cuts)
+    texts = [emit.yaml_documents(p, followed=any(parts[i + 1 :])) for i, p in enumerate(parts)]
+    assert "".join(texts) == standard_yaml(documents)
+
+
+@settings(max_examples=300)
+@given(st.lists(VALUES, max_size=6), st.lists(st.integers(min_value=0, max_value=6), max_size=3))
+def test_a_json_array_written_in_parts_is_the_whole_arrays(
+    items: list[Any], cuts: list[int]
+) -> None:
+    try:
+        expected = standard(items)
+    except (TypeError, ValueError):
+        return
+    parts = _cut(items, cuts)
+    assert emit.joined_arrays(emit.indented_json(p) for p in parts) == expected
+
+
+def _cut(items: list[Any], cuts: list[int]) -> list[list[Any]]:
+    """``items`` cut at the given places (in order, clamped): parts may be empty."""
+    at = sorted(min(c, len(items)) for c in cuts)
+    bounds = [0, *at, len(items)]
+    return [items[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]

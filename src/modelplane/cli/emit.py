@@ -78,6 +78,13 @@ def indented_json(value: Any) -> str:
     return _standard(value) if fast is None else fast
 
 
+def joined_arrays(texts: Iterable[str]) -> str:
+    """The indented text of one array from the indented texts of its parts, in order (each
+    ``indented_json`` of a list): the items, two spaces in, one a line, joined by ``,``."""
+    items = [text[2:-2] for text in texts if text != "[]"]
+    return "[\n" + ",\n".join(items) + "\n]" if items else "[]"
+
+
 def _fast(value: Any) -> str | None:
     """orjson's indented text where it is the standard library's, else None."""
     if orjson is None:
@@ -152,8 +159,10 @@ def _standard_yaml(objects: list[Any]) -> str:
     return text
 
 
-def yaml_documents(objects: Iterable[Any]) -> str:
-    """``yaml.safe_dump_all(objects, **YAML_OPTIONS)``, the same text."""
+def yaml_documents(objects: Iterable[Any], followed: bool = False) -> str:
+    """``yaml.safe_dump_all(objects, **YAML_OPTIONS)``, the same text; ``followed``: the
+    stream's part before more documents, so that the parts' texts joined are the whole
+    stream's."""
     parts = []
     slow: list[Any] = []
     tokens = _Tokens()
@@ -167,7 +176,7 @@ def yaml_documents(objects: Iterable[Any]) -> str:
             slow = []
         parts.append(fast)
     if slow:
-        parts.append(_standard_yaml(slow))
+        parts.append(_within(slow) if followed else _standard_yaml(slow))
     return "".join(parts)
 
 
