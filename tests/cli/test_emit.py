@@ -491,3 +491,26 @@ def _cut(items: list[Any], cuts: list[int]) -> list[list[Any]]:
     at = sorted(min(c, len(items)) for c in cuts)
     bounds = [0, *at, len(items)]
     return [items[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+# Most of a fleet's distinct strings are names: their tokens are taken without PyYAML's
+# scalar analysis, and must be the tokens it gives.
+NAMES = st.one_of(
+    st.from_regex(r"\A[A-Za-z][A-Za-z0-9_./-]{0,20}\Z"),
+    st.sampled_from(["y", "n", "yes", "No", "ON", "off", "true", "False", "null", "Null", "NULL"]),
+    st.sampled_from(["e5", "E1", "inf", "nan", "a---", "a...", "a/b", "x.1e5", "_a", "a:b"]),
+)
+
+
+@settings(max_examples=500)
+@given(NAMES, st.sampled_from([emit._STR, emit._INT, emit._FLOAT, emit._BOOL, emit._NULL]))
+def test_a_names_token_is_pyyamls_analysis(text: str, tag: str) -> None:
+    assert emit._token(tag, text) == emit._analysed(tag, text)
+    document = {text: [text, {"k": text}]}
+    assert emit.yaml_documents([document]) == standard_yaml([document])
+
+
+def test_a_key_of_a_str_subclass_equal_to_a_key_met_is_refused_as_before() -> None:
+    key = type("S", (str,), {})("a")
+    with pytest.raises(yaml.representer.RepresenterError):
+        emit.yaml_documents([{"a": "b"}, {key: "b"}])

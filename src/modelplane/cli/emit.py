@@ -202,6 +202,18 @@ def _token(tag: str, text: str) -> str | None:
     tag and its analysis allows a plain block scalar, else single-quoted for a string
     whose analysis allows it; a tagged scalar, double quotes or several lines: None.
     """
+    if _SIMPLE.fullmatch(text) is not None:
+        # Emitter.analyze_scalar's answer for such text, without its walk (most of a
+        # fleet's distinct strings): one line, no indicator (a letter first, none of
+        # ":#,?[]{}" or spaces after), printable ASCII, so plain and single quotes allowed.
+        if _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == tag:  # type: ignore[no-untyped-call]
+            return text
+        return "'" + text + "'" if tag == _STR else None
+    return _analysed(tag, text)
+
+
+def _analysed(tag: str, text: str) -> str | None:
+    """``_token`` by PyYAML's scalar analysis, whatever the text."""
     analysis = _ANALYSER.analyze_scalar(text)
     if analysis.multiline:
         return None
@@ -214,6 +226,10 @@ def _token(tag: str, text: str) -> str | None:
         return "'" + text.replace("'", "''") + "'"
     return None
 
+
+# Text PyYAML's analysis allows plain and single-quoted on one line: a letter, then
+# letters, digits and "_./-" (indicators only at the start or before a space).
+_SIMPLE = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
 
 _CONSTANTS = {
     True: _token(_BOOL, "true"),
@@ -239,11 +255,22 @@ def _float_text(value: float) -> str:
 class _Tokens:
     """The tokens of the scalars one stream has met (fleets repeat their strings)."""
 
-    __slots__ = ("numbers", "strings")
+    __slots__ = ("keys", "numbers", "strings")
 
     def __init__(self) -> None:
         self.strings: dict[str, str | None] = {}
         self.numbers: dict[str, str | None] = {}
+        self.keys: dict[str, str] = {}  # a mapping key's token, where it can be a simple key
+
+    def key(self, key: Any) -> str:
+        """A mapping key's token, or _Slow."""
+        if type(key) is not str or not key or len(key) > _LONGEST_KEY:
+            raise _Slow
+        token = self.string(key)
+        if token is None:
+            raise _Slow
+        self.keys[key] = token
+        return token
 
     def string(self, text: str) -> str | None:
         try:
@@ -368,20 +395,45 @@ def _anchor(value: Any, writer: _Writer) -> str:
 def _mapping(value: dict[Any, Any], indent: int, inline: bool, writer: _Writer) -> None:
     """A non-empty block mapping at indent; inline: its first key follows a "- " already written."""
     out = writer.out
+    tokens = writer.tokens
+    keys = tokens.keys
+    strings = tokens.strings
     line = "\n" + " " * indent
     for key, item in value.items():
-        if type(key) is not str or not key or len(key) > _LONGEST_KEY:
-            raise _Slow
-        token = writer.tokens.string(key)
-        if token is None:
-            raise _Slow
+        token = keys.get(key)
+        if token is None or type(key) is not str:  # a str subclass may equal a key met
+            token = tokens.key(key)
         if inline:
             inline = False
+            out.append(token)
         else:
-            out.append(line)
-        out.append(token)
-        out.append(":")
-        _node(item, indent, indent + len(token) + 1, True, writer)
+            out.append(line + token)
+        # A string value, the most common, written here (as _node writes it).
+        if type(item) is str:
+            text = strings.get(item, "")  # "" for unseen: no token is empty
+            if text == "":
+                text = tokens.string(item)
+            if text is None:
+                raise _Slow
+            column = indent + len(token) + 2
+            if column + len(text) > _WIDTH and " " in text:
+                out.append(": " + _folded(text, column, indent + _INDENT))
+            else:
+                out.append(": " + text)
+        elif type(item) is dict and writer.anchors is None:
+            # A mapping under a key, no anchors yet (as _node and _anchor write it).
+            seen = writer.seen
+            if id(item) in seen:
+                raise _Shared
+            seen.add(id(item))
+            if item:
+                out.append(":")
+                _mapping(item, indent + _INDENT, False, writer)
+            else:
+                out.append(": {}")
+        else:
+            out.append(":")
+            _node(item, indent, indent + len(token) + 1, True, writer)
 
 
 def _sequence(
