@@ -78,11 +78,18 @@ def indented_json(value: Any) -> str:
     return _standard(value) if fast is None else fast
 
 
-def joined_arrays(texts: Iterable[str]) -> str:
-    """The indented text of one array from the indented texts of its parts, in order (each
-    ``indented_json`` of a list): the items, two spaces in, one a line, joined by ``,``."""
+def array_pieces(texts: Iterable[str]) -> list[str]:
+    """The indented text of one array, in pieces, from the indented texts of its parts in
+    order (each ``indented_json`` of a list): the items, two spaces in, one a line, joined
+    by ``,``."""
     items = [text[2:-2] for text in texts if text != "[]"]
-    return "[\n" + ",\n".join(items) + "\n]" if items else "[]"
+    if not items:
+        return ["[]"]
+    pieces = ["[\n"]
+    for item in items:
+        pieces.extend((item, ",\n"))
+    pieces[-1] = "\n]"
+    return pieces
 
 
 def _fast(value: Any) -> str | None:

@@ -18,7 +18,7 @@ from modelplane.api import (
 )
 from modelplane.api.inferencecluster import InferenceCluster
 from modelplane.api.modelservice import ModelServiceStatus
-from modelplane.cli.emit import indented_json, joined_arrays, yaml_documents
+from modelplane.cli.emit import array_pieces, indented_json, yaml_documents
 from modelplane.cli.inputs import add_now, at, collector_off, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
@@ -126,8 +126,9 @@ def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
         rest.extend(o for f in fronts for o in f.in_order())
         rest.extend(o for t in telemetry for o in t.in_order())
         rest.extend(o for a in scalers for o in a.in_order())
-        text, clusters_summary = _printed(fleet, rendered, rest, args.output)
-        sys.stdout.write(text)
+        pieces, clusters_summary = _printed(fleet, rendered, rest, args.output)
+        for piece in pieces:  # tens of megabytes: written in turn, never joined
+            sys.stdout.write(piece)
     print(
         summary(rendered, caches)
         + clusters_summary
@@ -148,9 +149,9 @@ FORK_FROM = 64
 
 def _printed(
     fleet: Fleet, rendered: Sequence[RenderedDeployment], rest: list[dict[str, Any]], output: str
-) -> tuple[str, str]:
-    """The printed text (the deployments' objects, the clusters', then ``rest``) and the
-    clusters' summary lines.
+) -> tuple[list[str], str]:
+    """The printed text in pieces (the deployments' objects, the clusters', then ``rest``)
+    and the clusters' summary lines.
 
     The clusters in name order are cut in two where there are FORK_FROM or more: a forked
     child composes the second half and writes its text while this process does the rest.
@@ -185,8 +186,8 @@ def _printed(
     finally:
         if child is not None:
             child.close()
-    text = joined_arrays(texts) + "\n" if output == "json" else "".join(texts)
-    return text, "".join(summaries)
+    pieces = [*array_pieces(texts), "\n"] if output == "json" else texts
+    return pieces, "".join(summaries)
 
 
 def _written(objects: list[dict[str, Any]], output: str, followed: bool) -> str:
