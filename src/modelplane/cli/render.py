@@ -127,8 +127,8 @@ def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
         rest.extend(o for t in telemetry for o in t.in_order())
         rest.extend(o for a in scalers for o in a.in_order())
         pieces, clusters_summary = _printed(fleet, rendered, rest, args.output)
-        for piece in pieces:  # tens of megabytes: written in turn, never joined
-            sys.stdout.write(piece)
+        # One write, as before: text the stream cannot encode fails it before any is written.
+        sys.stdout.write("".join(pieces))
     print(
         summary(rendered, caches)
         + clusters_summary
