@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import enum
 import json
 import math
 from typing import Any
@@ -44,6 +47,11 @@ VALUES = st.recursive(
     ),
     max_leaves=30,
 )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Point:
+    x: int
 
 
 @settings(max_examples=400)
@@ -91,6 +99,72 @@ FAST = [
 @pytest.mark.parametrize(("case", "value"), FAST, ids=[c for c, _ in FAST])
 def test_what_render_prints_takes_the_fast_writer(case: str, value: Any) -> None:
     assert emit._fast(value) == standard(value), case
+
+
+# Where no float can stand, orjson's text is taken without the standard library's
+# compact text: its strings, integers and booleans must be the standard library's tokens.
+
+
+def test_every_character_is_escaped_as_the_standard_library_escapes_it() -> None:
+    text = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    value = {text: [text, 0, -1, 2**63 - 1, -(2**63), 2**64 - 1, True, False]}
+    assert emit._no_float(emit.orjson.dumps(value))
+    assert emit._fast(value) == standard(value)
+
+
+# Values orjson writes where the standard library writes otherwise or refuses: never
+# taken without the comparison.
+class Keyed(dict[str, int]):
+    def items(self) -> Any:
+        return [("z", 1)]
+
+
+class Named(enum.IntEnum):
+    one = 1
+
+
+WRITTEN_APART = [
+    ("dict subclass", [Keyed(a=2)]),
+    ("int subclass", {"a": Named.one}),
+    ("date", [datetime.date(2026, 1, 1)]),
+    ("dataclass", [Point(1)]),
+]
+
+
+@pytest.mark.parametrize(("case", "value"), WRITTEN_APART, ids=[c for c, _ in WRITTEN_APART])
+def test_what_orjson_writes_apart_is_the_standard_librarys_or_refused(
+    case: str, value: Any
+) -> None:
+    try:
+        expected = standard(value)
+    except TypeError:
+        with pytest.raises(TypeError):
+            emit.indented_json(value)
+        return
+    assert emit.indented_json(value) == expected, case
+
+
+# Text that looks like a float or NaN inside a string, None, and floats at each place
+# orjson writes one: the scan sends each to the comparison.
+FLOAT_LIKE = [
+    ("float after a key", {"a": 1.5}, False),
+    ("float first in an array", [0.5], False),
+    ("float later in an array", [1, 1e-7], False),
+    ("negative exponent form", {"a": -1e16}, False),
+    ("NaN", {"a": math.nan}, False),
+    ("None", {"a": None}, False),
+    ("float-like string", ["a:1.5"], False),
+    ("null in a string", ["nullable"], False),
+    ("version strings", {"image": "vllm:v0.6.3", "a": "1.5"}, True),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "value", "scanned"), FLOAT_LIKE, ids=[c for c, _, _ in FLOAT_LIKE]
+)
+def test_a_value_where_a_float_may_stand_is_compared(case: str, value: Any, scanned: bool) -> None:
+    assert emit._no_float(emit.orjson.dumps(value)) is scanned, case
+    assert emit.indented_json(value) == standard(value), case
 
 
 def test_a_value_neither_writer_takes_is_refused_as_before() -> None:
@@ -383,3 +457,60 @@ def test_what_render_prints_takes_the_fast_yaml_writer(case: str, document: Any)
 def test_a_value_neither_yaml_writer_takes_is_refused_as_before(value: Any) -> None:
     with pytest.raises(yaml.representer.RepresenterError):
         emit.yaml_documents([{"a": "b"}, {"a": value}])
+
+
+# render writes its output in parts (a forked child writes one): the parts' texts joined
+# must be the whole's.
+
+
+@settings(max_examples=300)
+@given(DOCUMENTS, st.lists(st.integers(min_value=0, max_value=3), max_size=3))
+def test_a_yaml_stream_written_in_parts_is_the_whole_streams(
+    documents: list[Any], cuts: list[int]
+) -> None:
+    parts = _cut(documents, cuts)
+    texts = [emit.yaml_documents(p, followed=any(parts[i + 1 :])) for i, p in enumerate(parts)]
+    assert "".join(texts) == standard_yaml(documents)
+
+
+@settings(max_examples=300)
+@given(st.lists(VALUES, max_size=6), st.lists(st.integers(min_value=0, max_value=6), max_size=3))
+def test_a_json_array_written_in_parts_is_the_whole_arrays(
+    items: list[Any], cuts: list[int]
+) -> None:
+    try:
+        expected = standard(items)
+    except (TypeError, ValueError):
+        return
+    parts = _cut(items, cuts)
+    assert "".join(emit.array_pieces(emit.indented_json(p) for p in parts)) == expected
+
+
+def _cut(items: list[Any], cuts: list[int]) -> list[list[Any]]:
+    """``items`` cut at the given places (in order, clamped): parts may be empty."""
+    at = sorted(min(c, len(items)) for c in cuts)
+    bounds = [0, *at, len(items)]
+    return [items[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+# Most of a fleet's distinct strings are names: their tokens are taken without PyYAML's
+# scalar analysis, and must be the tokens it gives.
+NAMES = st.one_of(
+    st.from_regex(r"\A[A-Za-z][A-Za-z0-9_./-]{0,20}\Z"),
+    st.sampled_from(["y", "n", "yes", "No", "ON", "off", "true", "False", "null", "Null", "NULL"]),
+    st.sampled_from(["e5", "E1", "inf", "nan", "a---", "a...", "a/b", "x.1e5", "_a", "a:b"]),
+)
+
+
+@settings(max_examples=500)
+@given(NAMES, st.sampled_from([emit._STR, emit._INT, emit._FLOAT, emit._BOOL, emit._NULL]))
+def test_a_names_token_is_pyyamls_analysis(text: str, tag: str) -> None:
+    assert emit._token(tag, text) == emit._analysed(tag, text)
+    document = {text: [text, {"k": text}]}
+    assert emit.yaml_documents([document]) == standard_yaml([document])
+
+
+def test_a_key_of_a_str_subclass_equal_to_a_key_met_is_refused_as_before() -> None:
+    key = type("S", (str,), {})("a")
+    with pytest.raises(yaml.representer.RepresenterError):
+        emit.yaml_documents([{"a": "b"}, {key: "b"}])

@@ -6,15 +6,25 @@ The standard library writes indented JSON in Python (its C encoder has no indent
 about 0.85 s for the 28 MB that ``render -o json`` prints for a fleet of 1,000 clusters.
 orjson writes the same layout in C (two spaces a level, ``", "`` never, ``": "`` between a
 key and its value, ``{}`` and ``[]`` for empty containers) in about 0.04 s, but its tokens
-are not always the standard library's: some small floats (``0.00001`` against
-``1e-05``, ``2.5e-7`` against ``2.5e-07``), NaN and the infinities (``null`` against
-``NaN``), and values it refuses (integers past 64 bits, keys that are not strings, lone
-surrogates, nesting past 255 levels). So the indented text
-is taken from orjson only when the two writers' compact texts of the same value are equal
-byte for byte (the standard library's compact writer is C: about 0.19 s for the same
-value): the same tokens in the same order, laid out the same way. Anything else is
-written by the standard library, as before. ``tests/cli/test_emit.py`` compares the two
-on hypothesis values and on the cases that differ.
+are not always the standard library's: floats (``0.00001`` against ``1e-05``,
+``2.5e-7`` against ``2.5e-07``, ``1e+16`` against ``1e16``), NaN and the infinities
+(``null`` against ``NaN``); and it takes values the standard library writes otherwise or
+refuses (integers past 64 bits, keys that are not strings, lone surrogates, nesting past
+255 levels, subclasses of dict, list, str and int, dataclasses, dates). So orjson writes
+only a container whose compact text it writes with the subclasses, dataclasses and dates
+passed through (refused), and in which no float can stand: no ``null`` and no number
+token holding ``.``, ``e`` or ``E`` right after a ``:``, ``,`` or ``[``, where orjson
+writes every float (its floats always hold one of them). What is left in such a value is
+exact dicts, lists and tuples of exact strings (each character escaped alike:
+``tests/cli/test_emit.py`` checks them all), integers of at most 64 bits, booleans,
+and nothing else render composes (its values are the loaders' and ``to_wire``'s JSON
+data; an Enum or UUID, which orjson writes and the standard library refuses, is never
+among them). Where a string holds such text (``"a:1.5"``) or a value holds None,
+orjson's text is taken only when its compact text equals the standard library's compact
+text byte for byte (the standard library's compact writer is C: about 0.19 s for the
+fleet's value); anything else is written by the standard library, as before.
+``tests/cli/test_emit.py`` compares the two on hypothesis values and on the cases that
+differ.
 
 YAML: ``yaml.safe_dump_all(objects, **YAML_OPTIONS)`` (render's options). PyYAML's emitter
 is Python, about 19 s for the YAML of a fleet of 1,000 clusters, and libyaml's is not
@@ -68,15 +78,31 @@ def indented_json(value: Any) -> str:
     return _standard(value) if fast is None else fast
 
 
+def array_pieces(texts: Iterable[str]) -> list[str]:
+    """The indented text of one array, in pieces, from the indented texts of its parts in
+    order (each ``indented_json`` of a list): the items, two spaces in, one a line, joined
+    by ``,``."""
+    items = [text[2:-2] for text in texts if text != "[]"]
+    if not items:
+        return ["[]"]
+    pieces = ["[\n"]
+    for item in items:
+        pieces.extend((item, ",\n"))
+    pieces[-1] = "\n]"
+    return pieces
+
+
 def _fast(value: Any) -> str | None:
-    """orjson's indented text where its compact text is the standard library's, else None."""
+    """orjson's indented text where it is the standard library's, else None."""
     if orjson is None:
         return None
     try:
-        compact = orjson.dumps(value)
-        indented = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        compact = orjson.dumps(value, option=_STRICT)
+        indented = orjson.dumps(value, option=_STRICT | orjson.OPT_INDENT_2)
     except (TypeError, orjson.JSONEncodeError):
         return None
+    if type(value) in (dict, list, tuple) and _no_float(compact):
+        return indented.decode("utf-8")
     try:
         standard = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     except (TypeError, ValueError):  # pragma: no cover - the indented writer raises the same
@@ -85,6 +111,28 @@ def _fast(value: Any) -> str | None:
     if compact != standard.encode("utf-8", "surrogatepass"):
         return None
     return indented.decode("utf-8")
+
+
+# orjson refuses what the standard library writes otherwise or refuses: subclasses of
+# dict, list, str and int (an overridden items(), say), dataclasses and dates.
+_STRICT = (
+    (
+        orjson.OPT_PASSTHROUGH_SUBCLASS
+        | orjson.OPT_PASSTHROUGH_DATACLASS
+        | orjson.OPT_PASSTHROUGH_DATETIME
+    )
+    if orjson is not None
+    else 0
+)
+# A float in orjson's compact text: a number token with a fraction or an exponent after
+# a key or in an array (each searched for apart: a literal first byte is found fastest).
+_FLOATS = tuple(re.compile(start + rb"-?[0-9]+[.eE]") for start in (rb":", rb",", rb"\["))
+
+
+def _no_float(compact: bytes) -> bool:
+    """No float can stand in the value orjson wrote as ``compact``: no NaN or infinity
+    (written ``null``, as None is) and no number with a fraction or an exponent."""
+    return b"null" not in compact and not any(p.search(compact) for p in _FLOATS)
 
 
 # render's YAML options (cli/render.py), the ones the fast writer reproduces.
@@ -118,8 +166,10 @@ def _standard_yaml(objects: list[Any]) -> str:
     return text
 
 
-def yaml_documents(objects: Iterable[Any]) -> str:
-    """``yaml.safe_dump_all(objects, **YAML_OPTIONS)``, the same text."""
+def yaml_documents(objects: Iterable[Any], followed: bool = False) -> str:
+    """``yaml.safe_dump_all(objects, **YAML_OPTIONS)``, the same text; ``followed``: the
+    stream's part before more documents, so that the parts' texts joined are the whole
+    stream's."""
     parts = []
     slow: list[Any] = []
     tokens = _Tokens()
@@ -133,7 +183,7 @@ def yaml_documents(objects: Iterable[Any]) -> str:
             slow = []
         parts.append(fast)
     if slow:
-        parts.append(_standard_yaml(slow))
+        parts.append(_within(slow) if followed else _standard_yaml(slow))
     return "".join(parts)
 
 
@@ -159,6 +209,18 @@ def _token(tag: str, text: str) -> str | None:
     tag and its analysis allows a plain block scalar, else single-quoted for a string
     whose analysis allows it; a tagged scalar, double quotes or several lines: None.
     """
+    if _SIMPLE.fullmatch(text) is not None:
+        # Emitter.analyze_scalar's answer for such text, without its walk (most of a
+        # fleet's distinct strings): one line, no indicator (a letter first, none of
+        # ":#,?[]{}" or spaces after), printable ASCII, so plain and single quotes allowed.
+        if _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == tag:  # type: ignore[no-untyped-call]
+            return text
+        return "'" + text + "'" if tag == _STR else None
+    return _analysed(tag, text)
+
+
+def _analysed(tag: str, text: str) -> str | None:
+    """``_token`` by PyYAML's scalar analysis, whatever the text."""
     analysis = _ANALYSER.analyze_scalar(text)
     if analysis.multiline:
         return None
@@ -171,6 +233,10 @@ def _token(tag: str, text: str) -> str | None:
         return "'" + text.replace("'", "''") + "'"
     return None
 
+
+# Text PyYAML's analysis allows plain and single-quoted on one line: a letter, then
+# letters, digits and "_./-" (indicators only at the start or before a space).
+_SIMPLE = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
 
 _CONSTANTS = {
     True: _token(_BOOL, "true"),
@@ -196,11 +262,22 @@ def _float_text(value: float) -> str:
 class _Tokens:
     """The tokens of the scalars one stream has met (fleets repeat their strings)."""
 
-    __slots__ = ("numbers", "strings")
+    __slots__ = ("keys", "numbers", "strings")
 
     def __init__(self) -> None:
         self.strings: dict[str, str | None] = {}
         self.numbers: dict[str, str | None] = {}
+        self.keys: dict[str, str] = {}  # a mapping key's token, where it can be a simple key
+
+    def key(self, key: Any) -> str:
+        """A mapping key's token, or _Slow."""
+        if type(key) is not str or not key or len(key) > _LONGEST_KEY:
+            raise _Slow
+        token = self.string(key)
+        if token is None:
+            raise _Slow
+        self.keys[key] = token
+        return token
 
     def string(self, text: str) -> str | None:
         try:
@@ -325,20 +402,45 @@ def _anchor(value: Any, writer: _Writer) -> str:
 def _mapping(value: dict[Any, Any], indent: int, inline: bool, writer: _Writer) -> None:
     """A non-empty block mapping at indent; inline: its first key follows a "- " already written."""
     out = writer.out
+    tokens = writer.tokens
+    keys = tokens.keys
+    strings = tokens.strings
     line = "\n" + " " * indent
     for key, item in value.items():
-        if type(key) is not str or not key or len(key) > _LONGEST_KEY:
-            raise _Slow
-        token = writer.tokens.string(key)
-        if token is None:
-            raise _Slow
+        token = keys.get(key)
+        if token is None or type(key) is not str:  # a str subclass may equal a key met
+            token = tokens.key(key)
         if inline:
             inline = False
+            out.append(token)
         else:
-            out.append(line)
-        out.append(token)
-        out.append(":")
-        _node(item, indent, indent + len(token) + 1, True, writer)
+            out.append(line + token)
+        # A string value, the most common, written here (as _node writes it).
+        if type(item) is str:
+            text = strings.get(item, "")  # "" for unseen: no token is empty
+            if text == "":
+                text = tokens.string(item)
+            if text is None:
+                raise _Slow
+            column = indent + len(token) + 2
+            if column + len(text) > _WIDTH and " " in text:
+                out.append(": " + _folded(text, column, indent + _INDENT))
+            else:
+                out.append(": " + text)
+        elif type(item) is dict and writer.anchors is None:
+            # A mapping under a key, no anchors yet (as _node and _anchor write it).
+            seen = writer.seen
+            if id(item) in seen:
+                raise _Shared
+            seen.add(id(item))
+            if item:
+                out.append(":")
+                _mapping(item, indent + _INDENT, False, writer)
+            else:
+                out.append(": {}")
+        else:
+            out.append(":")
+            _node(item, indent, indent + len(token) + 1, True, writer)
 
 
 def _sequence(

@@ -16,13 +16,16 @@ from modelplane.api import (
     ModelService,
     TelemetryDestination,
 )
+from modelplane.api.inferencecluster import InferenceCluster
 from modelplane.api.modelservice import ModelServiceStatus
-from modelplane.cli.emit import indented_json, yaml_documents
+from modelplane.cli.emit import array_pieces, indented_json, yaml_documents
 from modelplane.cli.inputs import add_now, at, collector_off, fleet_of, load_valid
 from modelplane.cli.main import verb_help
 from modelplane.cli.validate import print_warnings
+from modelplane.forked import Child, ChildFailed
 from modelplane.manifests import Loaded
 from modelplane.printable import printable
+from modelplane.reconcile.deployment import Fleet
 from modelplane.runtime.local.render import (
     RenderedAutoscaler,
     RenderedCache,
@@ -97,7 +100,6 @@ def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
     """Reconcile the valid input and print it (``run``'s rest, with the collector off)."""
     fleet = at(fleet_of(loaded), args.now)
     rendered = render(fleet)
-    clusters = render_clusters(fleet, rendered)
     caches = render_caches(fleet)
     backends = render_endpoints(fleet, rendered)
     fronts = render_fronts(
@@ -107,6 +109,7 @@ def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
     telemetry = render_telemetry(destinations, loaded.of_kind(MetricMapping), fleet.clusters)
     scalers = render_autoscalers(loaded.of_kind(ModelDeployment), destinations)
     if args.out:
+        clusters = render_clusters(fleet, rendered)
         write_files(
             rendered,
             args.out,
@@ -116,18 +119,19 @@ def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
             clusters,
             [*telemetry, *scalers],
         )
+        clusters_summary = _clusters_summary(clusters)
     else:
-        objects = [o for r in rendered for o in r.in_order()]
-        objects.extend(o for c in clusters for o in c.in_order())
-        objects.extend(o for c in caches for o in c.in_order())
-        objects.extend(o for b in backends for o in b.in_order())
-        objects.extend(o for f in fronts for o in f.in_order())
-        objects.extend(o for t in telemetry for o in t.in_order())
-        objects.extend(o for a in scalers for o in a.in_order())
-        sys.stdout.write(serialise(objects, args.output))
+        rest = [o for c in caches for o in c.in_order()]
+        rest.extend(o for b in backends for o in b.in_order())
+        rest.extend(o for f in fronts for o in f.in_order())
+        rest.extend(o for t in telemetry for o in t.in_order())
+        rest.extend(o for a in scalers for o in a.in_order())
+        pieces, clusters_summary = _printed(fleet, rendered, rest, args.output)
+        # One write, as before: text the stream cannot encode fails it before any is written.
+        sys.stdout.write("".join(pieces))
     print(
         summary(rendered, caches)
-        + _clusters_summary(clusters)
+        + clusters_summary
         + _endpoints_summary(backends)
         + _fronts_summary(fronts)
         + _telemetry_summary(telemetry, scalers)
@@ -135,6 +139,76 @@ def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+# From this many clusters, a forked child composes and writes the second half of them
+# (docs/performance.md, "Composing and writing `render`'s output"); below, forking costs
+# more than the half it saves.
+FORK_FROM = 64
+
+
+def _printed(
+    fleet: Fleet, rendered: Sequence[RenderedDeployment], rest: list[dict[str, Any]], output: str
+) -> tuple[list[str], str]:
+    """The printed text in pieces (the deployments' objects, the clusters', then ``rest``)
+    and the clusters' summary lines.
+
+    The clusters in name order are cut in two where there are FORK_FROM or more: a forked
+    child composes the second half and writes its text while this process does the rest.
+    Each part's text is the one the whole stream has there (``followed``: more documents
+    come), so the parts joined are the whole's. A child that cannot start, fails or
+    answers wrongly is no child: its half is done here, with the same errors.
+    """
+    ordered = sorted(fleet.clusters, key=lambda c: c.metadata.name or "")
+    half = len(ordered) // 2 if len(ordered) >= FORK_FROM else len(ordered)
+    first, second = ordered[:half], ordered[half:]
+
+    def part(clusters: Sequence[InferenceCluster]) -> tuple[str, str]:
+        composed = render_clusters(fleet, rendered, clusters)
+        objects = [o for c in composed for o in c.in_order()]
+        return _written(objects, output, bool(rest)), _clusters_summary(composed)
+
+    child = Child.start(lambda send: send(part(second))) if second else None
+    try:
+        head = [o for r in rendered for o in r.in_order()]
+        own = render_clusters(fleet, rendered, first)
+        head.extend(o for c in own for o in c.in_order())
+        # Written before the second half is known: as followed by it, or by the rest.
+        texts = [_written(head, output, bool(second or rest))]
+        summaries = [_clusters_summary(own)]
+        if second:
+            text, lines = _answer(child) or part(second)
+            if not text and not rest:  # the second half printed nothing: nothing follows
+                texts[0] = _written(head, output, False)
+            texts.append(text)
+            summaries.append(lines)
+        texts.append(_written(rest, output, False))
+    finally:
+        if child is not None:
+            child.close()
+    pieces = [*array_pieces(texts), "\n"] if output == "json" else texts
+    return pieces, "".join(summaries)
+
+
+def _written(objects: list[dict[str, Any]], output: str, followed: bool) -> str:
+    """A part of the printed text: a JSON array's, or a YAML stream's (``followed``: more
+    documents come after it)."""
+    if output == "json":
+        return indented_json(objects)
+    return yaml_documents(objects, followed)
+
+
+def _answer(child: Child | None) -> tuple[str, str] | None:
+    """The child's (text, summary), or None: no child, or no right answer."""
+    if child is None:
+        return None
+    try:
+        answer = child.receive()
+    except ChildFailed:
+        return None
+    if type(answer) is tuple and len(answer) == 2 and all(type(a) is str for a in answer):
+        return answer[0], answer[1]
+    return None
 
 
 def serialise(objects: Sequence[dict[str, Any]], output: str) -> str:

@@ -182,7 +182,9 @@ class StackShapes:
 
 
 def render_clusters(
-    fleet: Fleet, deployments: Sequence[RenderedDeployment] = ()
+    fleet: Fleet,
+    deployments: Sequence[RenderedDeployment] = (),
+    only: Sequence[InferenceCluster] | None = None,
 ) -> list[RenderedCluster]:
     """What every InferenceCluster composes, in name order, as a live control plane would.
 
@@ -191,13 +193,15 @@ def render_clusters(
     its node pools and classes. The shared Objects go through the provider config the
     cluster's replicas use (docs/cli.md); the rendered ``deployments``' replicas add the
     Namespace and shared Objects of each team namespace they are in (docs/composition.md,
-    "Team namespaces").
+    "Team namespaces"). ``only``: these of the fleet's clusters (each as it composes among
+    all of them), in name order.
     """
     replicas = [d.object for r in deployments for d in r.result.replicas]
     classes = {c.metadata.name or "": c for c in fleet.classes}
     shapes = StackShapes()
     out: list[RenderedCluster] = []
-    for cluster in sorted(fleet.clusters, key=lambda c: c.metadata.name or ""):
+    chosen = fleet.clusters if only is None else only
+    for cluster in sorted(chosen, key=lambda c: c.metadata.name or ""):
         name = cluster.metadata.name or ""
         published = cluster.status.gpu_pools if cluster.status is not None else None
         pools = published or derived_gpu_pools(cluster, classes)
