@@ -26,8 +26,9 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from modelplane import fastyaml, forked
+from modelplane import fastyaml
 from modelplane.manifests import Document, _Loader, load, read_yaml_located
+from tests.forking import counted_forks
 
 # Scalars on which YAML 1.1 (PyYAML), YAML 1.2 (rapidyaml) and JSON disagree or nearly do.
 TRICKY = [
@@ -540,26 +541,9 @@ def _fleet_file() -> bytes:
     return data
 
 
-def needs_fork() -> None:
-    """Skip unless this process may fork: a thread another test left running (the runtime
-    tests' session gRPC server) makes every read here run alone (forked.may_fork)."""
-    if not forked.may_fork():
-        pytest.skip("this process has threads another test started: it never forks")
-
-
 @_LINUX
 def test_a_fleet_file_is_read_with_one_child_that_is_gone_after(monkeypatch: Any) -> None:
-    needs_fork()
-    forks: list[int] = []
-    real_fork = os.fork
-
-    def counted() -> int:
-        pid = real_fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counted)
+    forks = counted_forks(monkeypatch)
     data = _fleet_file()
     fast = fastyaml.read(data)
     assert fast is not None and len(fast.documents) == fastyaml._FORK_FROM // 40

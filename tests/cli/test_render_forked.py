@@ -13,6 +13,7 @@ import pytest
 
 from modelplane.cli import render as render_cli
 from modelplane.cli.main import main
+from tests.forking import counted_forks
 from tests.paths import EXAMPLES, REPO
 
 pytestmark = pytest.mark.skipif(
@@ -33,27 +34,13 @@ def _render(
     return captured.out, captured.err
 
 
-def _forks(monkeypatch: Any) -> list[int]:
-    forks: list[int] = []
-    real_fork = os.fork
-
-    def counted() -> int:
-        pid = real_fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counted)
-    return forks
-
-
 @pytest.mark.parametrize("output", ["yaml", "json"])
 @pytest.mark.parametrize("path", INPUTS)
 def test_render_with_a_child_prints_what_it_prints_alone(
     path: str, output: str, monkeypatch: Any, capsys: Any
 ) -> None:
     alone = _render(path, output, 10**9, monkeypatch, capsys)
-    forks = _forks(monkeypatch)
+    forks = counted_forks(monkeypatch)
     assert _render(path, output, 1, monkeypatch, capsys) == alone
     assert len(forks) == 1
     with pytest.raises(ChildProcessError):
@@ -83,7 +70,7 @@ def test_a_child_that_fails_leaves_its_half_to_this_process(
 
     monkeypatch.setattr(render_cli, "render_clusters", compose)
     monkeypatch.setattr(render_cli, "_clusters_summary", summary)
-    forks = _forks(monkeypatch)
+    forks = counted_forks(monkeypatch)
     assert _render(str(EXAMPLES), output, 1, monkeypatch, capsys) == alone
     assert len(forks) == 1
     with pytest.raises(ChildProcessError):
