@@ -484,11 +484,6 @@ def reconcile_service(
         if route_accepted(seen.remote if seen is not None else None) and gateway_address(gateway):
             accepted += 1
     every_accepted = bool(serving) and accepted == len(serving)
-    by_name = {
-        e.metadata.name or "": e
-        for e in endpoints
-        if (e.metadata.namespace or "default") == namespace
-    }
     held = held_for_key(serving, pairs, by_name, observed)
     # An endpoint some gateway's route leaves out reads weight 0, not ready.
     waiting_key: frozenset[str] = frozenset().union(*held.values())
