@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from modelplane.api import ModelReplica
 from modelplane.api.inferencecluster import GatewayImplementation
+from modelplane.composition.backend import AI_GATEWAY_API
 from modelplane.composition.claims import claim_template
 from modelplane.composition.names import (
     KEY_EPP,
@@ -114,18 +115,29 @@ _CEL_READINESS = {
 }
 
 
+# Remote kinds whose status, written after creation, something else waits for: a Gateway's
+# address makes its cluster or front door Ready; a BackendSecurityPolicy's Accepted lets its
+# keyed endpoint into the route (docs/crossplane.md, "Keyed backends wait for their key").
+_WATCHED_STATUS = {
+    ("gateway.networking.k8s.io/v1", "Gateway"),
+    (AI_GATEWAY_API, "BackendSecurityPolicy"),
+}
+
+
 def watched(manifest: Json) -> bool:
     """Whether the Object watches its remote object (docs/crossplane.md "Watches").
 
-    Only objects whose readiness is a query on status that changes after creation: the
-    workloads (the replica turns Ready, and gets its endpoint, when they do) and a cache's
-    download Job (the cache turns Ready when it completes). With watches the
-    provider re-observes on every change instead of once per poll interval (10 minutes by
-    default); everything else is ready once created, so polling it for drift is enough.
+    Only objects whose status changes after creation and is waited for: those whose readiness
+    is a query on status (the workloads: the replica turns Ready, and gets its endpoint, when
+    they do; a cache's download Job: the cache turns Ready when it completes), and the
+    Gateways and BackendSecurityPolicies (``_WATCHED_STATUS``). With watches the provider
+    re-observes on every change instead of once per poll interval (10 minutes by default);
+    everything else is ready once created, so polling it for drift is enough.
     provider-kubernetes v1.2.1 honours ``spec.watch`` only when started with
     ``--enable-watches``, and polls as before without it.
     """
-    return (manifest["apiVersion"], manifest["kind"]) in _CEL_READINESS
+    kind = (manifest["apiVersion"], manifest["kind"])
+    return kind in _CEL_READINESS or kind in _WATCHED_STATUS
 
 
 def readiness(manifest: Json, key: str | None = None) -> Json:

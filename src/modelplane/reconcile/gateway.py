@@ -212,9 +212,10 @@ def reconcile_gateway(
         keys_missing = any(f.startswith("spec.auth") for f, _ in missing)
         waiting_for_auth = FRONT_GATEWAY_KEY not in observed and (not policy_ready or keys_missing)
     if not waiting_for_auth:
-        front = obj(FRONT_GATEWAY_KEY, front_gateway(gateway))
-        front["spec"]["watch"] = True  # its address is what the gateway waits for
-        objects.append(ComposedObject(FRONT_GATEWAY_KEY, front))
+        # Watched (delivery.watched): its address is what the gateway waits for.
+        objects.append(
+            ComposedObject(FRONT_GATEWAY_KEY, obj(FRONT_GATEWAY_KEY, front_gateway(gateway)))
+        )
     seen = observed.get(FRONT_GATEWAY_KEY, NOTHING_OBSERVED).remote or NOTHING_OBSERVED
     tls = spec.tls is not None
     address = _address(seen, listener_port(gateway), tls)

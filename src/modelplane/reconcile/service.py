@@ -784,14 +784,16 @@ def deliver_route(
             continue
         # The key's Secret is the operator's to put in the namespace on the gateway's cluster
         # (never copied: composition/frontdoor.py); observed there, and named by the policy.
-        policy = wrap(
-            f"{BACKEND_SECURITY_POLICY_KEY}-{backend.endpoint}",
-            backend_security_policy(namespace, backend.endpoint, spec.api.schema_, secret, remote),
+        # Its Accepted lets the endpoint into the route here (held_for_key): its Object is
+        # watched (delivery.watched), so it is seen when written, not at the next poll.
+        out.append(
+            wrap(
+                f"{BACKEND_SECURITY_POLICY_KEY}-{backend.endpoint}",
+                backend_security_policy(
+                    namespace, backend.endpoint, spec.api.schema_, secret, remote
+                ),
+            )
         )
-        # Its Accepted lets the endpoint into the route here (held_for_key): watched, so it is
-        # seen when written rather than at the provider's next poll.
-        policy.object["spec"]["watch"] = True
-        out.append(policy)
         if secret not in checked:
             checked.add(secret)
             key = gateway_key(gateway, f"credential-{secret}")

@@ -307,12 +307,9 @@ def _own_objects(
     out: list[tuple[str, Json]] = []
     for suffix, manifest in configured_objects(component.name, plan.gateway_certificate):
         key = object_key(component, suffix)
-        obj = cluster_object(cluster, key, dict(manifest))
-        if manifest["kind"] == "Gateway":
-            # Its address, once the load balancer has one, makes the cluster Ready: watch it
-            # rather than wait for the next poll.
-            obj["spec"]["watch"] = True
-        out.append((key, obj))
+        # The Gateway's Object is watched (delivery.watched): its address, once the load
+        # balancer has one, makes the cluster Ready.
+        out.append((key, cluster_object(cluster, key, dict(manifest))))
     return tuple(out)
 
 
