@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from modelplane.memo import memoized
+
 _NOT_DNS = re.compile(r"[^a-z0-9-]")
 
 # The prefix of every label and annotation this project manages; nothing else may use it.
@@ -109,11 +111,13 @@ def replica_name(deployment: str, cluster: str, index: int) -> str:
     return f"{deployment[:57].rstrip('-')}-{_hash5(full)}"
 
 
+@memoized("naming.provider_config_names", 4096)
 def provider_config_name(cluster_name: str) -> str:
     """``CPC``: the ClusterProviderConfig of a cluster.
 
     The InferenceCluster function creates it under this name and a local ``render``
-    assumes it, so both go through here.
+    assumes it, so both go through here. Remembered: every Object and Release of a
+    cluster's stack names it (about 16 times a cluster in ``render``).
     """
     return child_name(cluster_name, "cluster-kubeconfig")
 

@@ -52,6 +52,7 @@ INVENTORY = {
     "cel.selector.activations",
     "cel.selector.programs",
     "cel.selector.results",
+    "naming.provider_config_names",
     "runtime.answers",
     "runtime.documents",
     "runtime.encoded_structs",

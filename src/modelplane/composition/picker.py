@@ -145,6 +145,10 @@ def config_checksum(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# The default config's text, the same in every namespace of every cluster: dumped once.
+DEFAULT_CONFIG_TEXT = config_text(default_picker_config())
+
+
 def picker_env(names: ReplicaNames, has_config: bool) -> list[Json]:
     """The environment Modelplane injects into the picker container, in order."""
     env = [
@@ -365,7 +369,7 @@ def shared_picker_objects(namespace: str = SHARED_NAMESPACE) -> list[tuple[str, 
     ServiceAccount per (cluster, namespace) grants exactly what one per replica did; the
     default picker's config does not depend on the replica.
     """
-    text = config_text(default_picker_config())
+    text = DEFAULT_CONFIG_TEXT
     return [
         (KEY_EPP_SERVICE_ACCOUNT, service_account(namespace)),
         (KEY_EPP_ROLE, role(namespace)),
@@ -409,7 +413,7 @@ def _picker_parts(
     serving = replica.spec.serving
     picker = serving.endpoint_picker if serving is not None else None
     if uses_default_picker(replica) or picker is None:
-        return default_picker_container(names), config_text(default_picker_config()), None
+        return default_picker_container(names), DEFAULT_CONFIG_TEXT, None
     user_text = config_text(picker.config) if picker.config is not None else None
     spec = picker.template.spec
     container = user_picker_container(names, spec.containers[0], user_text is not None)

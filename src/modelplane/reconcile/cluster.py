@@ -73,9 +73,12 @@ from modelplane.reconcile.stack import (
     HELM_PROVIDER_CONFIG_KEY,
     REQUIRE_KEY_PREFIX,
     USAGE_KEY_PREFIX,
+    StackSkeleton,
     component_keys,
     compose_stack,
     object_key,
+    stack_skeleton,
+    stamp_stack,
     usage,
 )
 from modelplane.scheduling.occupancy import published_occupancy
@@ -422,23 +425,23 @@ class ConvergedStack:
     status: StackStatus
     # Every object composed, with its resource key (what Usages name).
     composed: tuple[ComposedObject, ...] = ()
-    # The mode, the plan and the keys the last round observed (``converged_stack``'s
+    # The mode, the plan and the skeleton the last round composed (``converged_stack``'s
     # ``settled``).
     shape: StackShape | None = None
 
 
-StackShape = tuple[Components, StackPlan, frozenset[str]]
-"""A stack mode, a plan, and the resource keys a converged stack of that plan settled on."""
+StackShape = tuple[Components, StackPlan, StackSkeleton]
+"""A stack mode, a plan, and the skeleton a converged stack of that plan settled on."""
 
-SettledKeys = Callable[[Components, StackPlan], frozenset[str] | None]
-"""The keys an earlier cluster of this mode and plan settled on, or None (none seen)."""
+SettledStack = Callable[[Components, StackPlan], StackSkeleton | None]
+"""The skeleton an earlier cluster of this mode and plan settled on, or None (none seen)."""
 
 
 def converged_stack(
     cluster: InferenceCluster,
     pools: Sequence[GpuPool] | None,
     provisioned: Provisioned | None = None,
-    settled: SettledKeys | None = None,
+    settled: SettledStack | None = None,
 ) -> ConvergedStack:
     """The cluster's stack composed round by round, each round's objects observed Ready and
     every check met, until a round composes nothing new: the whole stack, in install order.
@@ -446,35 +449,28 @@ def converged_stack(
     A cluster that is not ``Existing`` gets the stack a Managed one of its source would;
     ``provisioned``: what its source provisioned, whose kubeconfig the provider configs read.
 
-    ``settled``: the keys an earlier cluster of the same mode and plan settled on
-    (``ConvergedStack.shape``), so that this one composes one round, not one per key set.
+    ``settled``: the skeleton an earlier cluster of the same mode and plan settled on
+    (``ConvergedStack.shape``), given this cluster's names instead of going round by round.
     What a round composes, and so which keys the next round sees, follows from the mode,
-    the plan and the keys seen alone (resource keys never hold a cluster's name; only the
-    objects do), so a cluster planned alike settles on the same keys. They are still
-    checked to be settled here (the round composes exactly them, beside the planned ones);
-    where not, the cluster goes round by round.
+    the plan and the keys seen alone (``reconcile/stack.stack_skeleton`` is given no
+    cluster name; ``stamp_stack`` gives it one), so a cluster planned alike settles on the
+    same skeleton.
     """
     name = cluster.metadata.name or ""
     mode, plan = cluster_stack_plan(cluster, pools)
     config = provider_config(cluster, provisioned)
-    # Every planned component observed composed and Ready from the start, so one round
-    # composes them all; the next marks what that round added (Usages, checks).
-    planned = {key: _CONVERGED for c in plan.components for key in component_keys(c)}
-    known = settled(mode, plan) if settled is not None else None
-    result = None
-    if known is not None:
-        result = compose_stack(name, mode, plan, dict.fromkeys(known, _CONVERGED), config)
-        if {o.key for o in result.objects} | planned.keys() != known:
-            result = None  # not settled here: round by round, as below
-    if result is None or known is None:
-        seen: dict[str, ObservedObject] = dict(planned)
+    skeleton = settled(mode, plan) if settled is not None else None
+    if skeleton is None:
+        # Every planned component observed composed and Ready from the start, so one round
+        # composes them all; the next marks what that round added (Usages, checks).
+        seen = {key: _CONVERGED for c in plan.components for key in component_keys(c)}
         while True:
-            result = compose_stack(name, mode, plan, seen, config)
-            new = [o.key for o in result.objects if o.key not in seen]
+            skeleton = stack_skeleton(mode, plan, seen)
+            new = [key for key in skeleton.resource_keys() if key not in seen]
             if not new:
                 break
             seen.update(dict.fromkeys(new, _CONVERGED))
-        known = frozenset(seen)
+    result = stamp_stack(skeleton, name, config)
     configs = [config]
     stack: list[Json] = []
     usages: list[Json] = []
@@ -489,7 +485,7 @@ def converged_stack(
         stack.append(gateway_object(cluster))
     keyed = (ComposedObject(PROVIDER_CONFIG_KEY, config), *result.objects)
     return ConvergedStack(
-        tuple(configs), tuple(stack), tuple(usages), result.status, keyed, (mode, plan, known)
+        tuple(configs), tuple(stack), tuple(usages), result.status, keyed, (mode, plan, skeleton)
     )
 
 

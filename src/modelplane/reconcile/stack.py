@@ -36,8 +36,8 @@ from modelplane.naming import (
 )
 from modelplane.stack.collector import collector_values
 from modelplane.stack.components import COMPONENTS_BY_NAME, configured_objects
-from modelplane.stack.model import Component, Requirement, ServedApi, set_path
-from modelplane.stack.selection import StackPlan
+from modelplane.stack.model import Component, Manifest, Requirement, ServedApi, set_path
+from modelplane.stack.selection import StackPlan, Telemetry
 
 HELM_API = "helm.m.crossplane.io/v1beta1"
 KUBERNETES_API = "kubernetes.m.crossplane.io/v1alpha1"
@@ -134,11 +134,26 @@ def release(
     ``extra_values``: values computed for this cluster (the collector's configuration).
     ``platform``: the cloud this project provisioned the cluster on, if it did.
     """
-    chart = component.chart
-    assert chart is not None  # only charted components are released
+    return _release(cluster, component, release_values(component, pools, extra_values, platform))
+
+
+def release_values(
+    component: Component,
+    pools: Sequence[str] = (),
+    extra_values: Json | None = None,
+    platform: str | None = None,
+) -> Json:
+    """The Helm values of ``component``'s Release (``release``'s arguments): a fresh tree."""
     values: Json = _merged(component.values_tree(platform), extra_values or {})
     if component.pool_affinity is not None and pools:
         set_path(values, component.pool_affinity, pool_affinity(pools))
+    return values
+
+
+def _release(cluster: str, component: Component, values: Json) -> Json:
+    """The Release installing ``component`` with ``values`` on the cluster."""
+    chart = component.chart
+    assert chart is not None  # only charted components are released
     return {
         "apiVersion": HELM_API,
         "kind": "Release",
@@ -214,9 +229,14 @@ def _ref(obj: Json) -> Json:
     return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "resourceRef": ref}
 
 
+def usage_key(of_key: str, by_key: str) -> str:
+    """The resource key of the Usage keeping ``of_key``'s object until ``by_key``'s is gone."""
+    return f"{USAGE_KEY_PREFIX}{of_key}-by-{by_key}"
+
+
 def usage(cluster: str, of_key: str, of: Json, by_key: str, by: Json) -> tuple[str, Json]:
     """The Usage keeping ``of`` until ``by`` is gone, with its resource key."""
-    key = f"{USAGE_KEY_PREFIX}{of_key}-by-{by_key}"
+    key = usage_key(of_key, by_key)
     return key, {
         "apiVersion": USAGE_API,
         "kind": "Usage",
@@ -293,68 +313,135 @@ def _provided_phase(component: Component, observed: Observed) -> tuple[Component
 
 
 @dataclass(frozen=True, slots=True)
-class _Part:
-    """One composed component: its objects by key (its first is what Usages name)."""
+class _Kept:
+    """An object applied before, composed again as it was (a copy)."""
 
-    component: Component
-    objects: tuple[tuple[str, Json], ...]
+    object: Json
+
+    def stamped(self, cluster: str, component: Component, key: str) -> Json:
+        return dict(self.object)
 
 
-def _own_objects(
-    cluster: str, component: Component, plan: StackPlan
-) -> tuple[tuple[str, Json], ...]:
-    """The Objects delivering what we compose ourselves for ``component``."""
-    out: list[tuple[str, Json]] = []
-    for suffix, manifest in configured_objects(component.name, plan.gateway_certificate):
-        key = object_key(component, suffix)
+@dataclass(frozen=True, slots=True)
+class _Own:
+    """An object we compose ourselves: its manifest, delivered by an Object of the cluster."""
+
+    manifest: Manifest
+
+    def stamped(self, cluster: str, component: Component, key: str) -> Json:
         # The Gateway's Object is watched (delivery.watched): its address, once the load
         # balancer has one, makes the cluster Ready.
-        out.append((key, cluster_object(cluster, key, dict(manifest))))
-    return tuple(out)
+        return cluster_object(cluster, key, dict(self.manifest))
 
 
-def _part(cluster: str, component: Component, plan: StackPlan, observed: Observed) -> _Part:
+@dataclass(frozen=True, slots=True)
+class _Charted:
+    """A Release whose values do not name the cluster."""
+
+    values: Json
+
+    def stamped(self, cluster: str, component: Component, key: str) -> Json:
+        return _release(cluster, component, self.values)
+
+
+@dataclass(frozen=True, slots=True)
+class _Collector:
+    """The collector's Release: its values name the cluster."""
+
+    telemetry: Telemetry | None
+    platform: str | None
+
+    def stamped(self, cluster: str, component: Component, key: str) -> Json:
+        telemetry = self.telemetry
+        destinations = telemetry.destinations if telemetry is not None else ()
+        mappings = telemetry.mappings if telemetry is not None else ()
+        extra = collector_values(cluster, destinations, mappings)
+        return release(cluster, component, extra_values=extra, platform=self.platform)
+
+
+_Piece = _Kept | _Own | _Charted | _Collector
+"""One composed object before it is given the cluster's names."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One composed component: its objects by key (its last is what Usages name), each
+    with its ready flag."""
+
+    component: Component
+    objects: tuple[tuple[str, _Piece, bool | None], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StackSkeleton:
+    """What ``compose_stack`` composes for one cluster, before it is given the cluster's name.
+
+    A function of the stack mode, the plan and the observed state alone: which objects,
+    their keys, values, manifests, ready flags and Usages, ``status.stack`` and the
+    condition. ``stamp_stack`` gives it a cluster's names (the objects' names, their provider
+    config, the collector's values), so clusters planned and observed alike share one
+    (``converged_stack``).
+    """
+
+    # The provider-helm ClusterProviderConfig's ready flag, when a Release goes through it.
+    helm_config: tuple[bool | None] | None
+    checks: tuple[tuple[str, Requirement, bool | None], ...]
+    parts: tuple[_Part, ...]
+    # (of, by, ready flag) per Usage, in order, by the objects' keys.
+    usages: tuple[tuple[str, str, bool | None], ...]
+    status: StackStatus
+    condition: Condition
+
+    def resource_keys(self) -> tuple[str, ...]:
+        """The resource keys of everything composed, in order."""
+        return (
+            *((HELM_PROVIDER_CONFIG_KEY,) if self.helm_config is not None else ()),
+            *(key for key, _, _ in self.checks),
+            *(key for part in self.parts for key, _, _ in part.objects),
+            *(usage_key(of, by) for of, by, _ in self.usages),
+        )
+
+
+def _part(component: Component, plan: StackPlan, observed: Observed) -> _Part:
+    pieces = _pieces(component, plan, observed)
+    return _Part(
+        component,
+        tuple(
+            (key, piece, True if _release_phase(observed.get(key))[0] == "Ready" else None)
+            for key, piece in pieces
+        ),
+    )
+
+
+def _pieces(
+    component: Component, plan: StackPlan, observed: Observed
+) -> tuple[tuple[str, _Piece], ...]:
     if component.chart is None:
-        return _Part(component, _own_objects(cluster, component, plan))
+        return tuple(
+            (object_key(component, suffix), _Own(manifest))
+            for suffix, manifest in configured_objects(component.name, plan.gateway_certificate)
+        )
     key = release_key(component)
     if component.need.kind == "telemetry":
         telemetry = plan.telemetry
         seen = observed.get(key)
         if (telemetry is None or not telemetry.destinations) and seen is not None and seen.kept:
             # Destinations not fetched yet: the collector stays as it was applied.
-            return _Part(component, ((key, dict(seen.kept)),))
-        destinations = telemetry.destinations if telemetry is not None else ()
-        mappings = telemetry.mappings if telemetry is not None else ()
-        extra = collector_values(cluster, destinations, mappings)
-        return _Part(
-            component,
-            ((key, release(cluster, component, extra_values=extra, platform=plan.platform)),),
-        )
+            return ((key, _Kept(seen.kept)),)
+        return ((key, _Collector(telemetry, plan.platform)),)
     if component.pool_affinity is not None:
         pools = plan.driver_pools.get(component.need.value, ())
         seen = observed.get(key)
         if not pools and seen is not None and seen.kept:
             # Pools not known yet, or none claims the driver any more: the Release stays as it
             # was applied, so its node plugin is never moved off nodes mid-flight.
-            return _Part(component, ((key, dict(seen.kept)),))
-        return _Part(
-            component, ((key, release(cluster, component, pools, platform=plan.platform)),)
-        )
+            return ((key, _Kept(seen.kept)),)
+        return ((key, _Charted(release_values(component, pools, platform=plan.platform))),)
     own = plan.cluster_values.get(component.name)
-    return _Part(
-        component,
-        (
-            (
-                key,
-                release(
-                    cluster,
-                    component,
-                    extra_values=_nested(own) if own else None,
-                    platform=plan.platform,
-                ),
-            ),
-        ),
+    values = release_values(
+        component, extra_values=_nested(own) if own else None, platform=plan.platform
     )
+    return ((key, _Charted(values)),)
 
 
 def _merged(base: Json, extra: Json) -> Json:
@@ -392,6 +479,11 @@ def compose_stack(
     ``kubernetes_config``: the cluster's provider-kubernetes ClusterProviderConfig, which
     the Usages keep and the helm one copies.
     """
+    return stamp_stack(stack_skeleton(mode, plan, observed), cluster, kubernetes_config)
+
+
+def stack_skeleton(mode: Components, plan: StackPlan, observed: Observed) -> StackSkeleton:
+    """What ``compose_stack`` composes, before it is given a cluster's name."""
     components = _with_kept(plan, observed)
     phases: dict[str, tuple[ComponentPhase, str | None]] = {}
     parts: list[_Part] = []
@@ -403,10 +495,9 @@ def compose_stack(
         if ready_needs and not _composed_before(component, observed):
             phases[component.name] = ("Waiting", "waits for " + ", ".join(ready_needs))
             continue
-        part = _part(cluster, component, plan, observed)
+        part = _part(component, plan, observed)
         parts.append(part)
-        phases[component.name] = _objects_phase(tuple(k for k, _ in part.objects), observed)
-    objects = _objects(cluster, mode, components, parts, observed, kubernetes_config)
+        phases[component.name] = _objects_phase(tuple(k for k, _, _ in part.objects), observed)
     items = tuple(
         StackComponent(
             name=c.name, version=c.release, phase=phases[c.name][0], message=phases[c.name][1]
@@ -415,7 +506,44 @@ def compose_stack(
     )
     phase = _stack_phase(mode, items, plan)
     status = StackStatus(components=mode, phase=phase, items=items)
-    return StackResult(objects, status, _condition(mode, phase, items, plan))
+    releases = any(p.component.installs for p in parts)
+    checks: list[tuple[str, Requirement, bool | None]] = []
+    if mode == "Provided":
+        for component in components:
+            if component.installs:
+                for requirement in component.requires:
+                    key = requirement_key(requirement)
+                    checks.append((key, requirement, _requirement_met(observed.get(key)) or None))
+    return StackSkeleton(
+        helm_config=(True if HELM_PROVIDER_CONFIG_KEY in observed else None,) if releases else None,
+        checks=tuple(checks),
+        parts=tuple(parts),
+        usages=tuple(
+            (of, by, True if usage_key(of, by) in observed else None) for of, by in _usages(parts)
+        ),
+        status=status,
+        condition=_condition(mode, phase, items, plan),
+    )
+
+
+def stamp_stack(skeleton: StackSkeleton, cluster: str, kubernetes_config: Json) -> StackResult:
+    """``skeleton`` given the names of ``cluster``, whose provider-kubernetes
+    ClusterProviderConfig is ``kubernetes_config``: what ``compose_stack`` composes."""
+    out: list[ComposedObject] = []
+    if skeleton.helm_config is not None:
+        helm_config = helm_provider_config(cluster, kubernetes_config)
+        out.append(ComposedObject(HELM_PROVIDER_CONFIG_KEY, helm_config, skeleton.helm_config[0]))
+    for key, requirement, met in skeleton.checks:
+        out.append(ComposedObject(key, requirement_object(cluster, requirement), met))
+    built: dict[str, Json] = {}
+    for part in skeleton.parts:
+        for key, piece, ready in part.objects:
+            obj = built[key] = piece.stamped(cluster, part.component, key)
+            out.append(ComposedObject(key, obj, ready))
+    for of, by, ready in skeleton.usages:
+        key, obj = usage(cluster, of, built[of], by, built[by])
+        out.append(ComposedObject(key, obj, ready))
+    return StackResult(tuple(out), skeleton.status, skeleton.condition)
 
 
 def _with_kept(plan: StackPlan, observed: Observed) -> tuple[Component, ...]:
@@ -451,39 +579,8 @@ def _unready_needs(
     return out
 
 
-def _objects(
-    cluster: str,
-    mode: Components,
-    components: tuple[Component, ...],
-    parts: list[_Part],
-    observed: Observed,
-    kubernetes_config: Json,
-) -> tuple[ComposedObject, ...]:
-    out: list[ComposedObject] = []
-    releases = [p for p in parts if p.component.installs]
-    helm_config = helm_provider_config(cluster, kubernetes_config) if releases else None
-    if helm_config is not None:
-        seen = HELM_PROVIDER_CONFIG_KEY in observed
-        out.append(ComposedObject(HELM_PROVIDER_CONFIG_KEY, helm_config, True if seen else None))
-    if mode == "Provided":
-        for component in components:
-            if component.installs:
-                for requirement in component.requires:
-                    key = requirement_key(requirement)
-                    met = _requirement_met(observed.get(key))
-                    out.append(
-                        ComposedObject(key, requirement_object(cluster, requirement), met or None)
-                    )
-    for part in parts:
-        for key, obj in part.objects:
-            phase = _release_phase(observed.get(key))[0]
-            out.append(ComposedObject(key, obj, True if phase == "Ready" else None))
-    out.extend(_usages(parts, cluster, observed))
-    return tuple(out)
-
-
-def _usages(parts: list[_Part], cluster: str, observed: Observed) -> list[ComposedObject]:
-    """Usages ordering the teardown (docs/stack.md, "Teardown in order").
+def _usages(parts: list[_Part]) -> list[tuple[str, str]]:
+    """The Usages ordering the teardown, as (of, by) keys (docs/stack.md, "Teardown in order").
 
     A component's main object is its last (its Release, or the Gateway, the Job, the leaf
     Queue after what they need). Each component's main object is used by the main object of
@@ -495,19 +592,17 @@ def _usages(parts: list[_Part], cluster: str, observed: Observed) -> list[Compos
     ``in-use.crossplane.io`` finalizer, until no managed resource uses it
     (crossplane-runtime v2.0.0-rc.1 and v2.3.3, the releases provider-kubernetes v1.2.1 and
     provider-helm v1.4.0 build on, pkg/reconciler/providerconfig/reconciler.go).
+    A Usage is ready once created: it guards, it does not serve.
     """
-    main = {p.component.name: p.objects[-1] for p in parts}
-    out: list[tuple[str, Json]] = []
+    main = {p.component.name: p.objects[-1][0] for p in parts}
+    out: list[tuple[str, str]] = []
     for part in parts:
-        for (of_key, of), (by_key, by) in zip(part.objects, part.objects[1:], strict=False):
-            out.append(usage(cluster, of_key, of, by_key, by))
-        by_key, by = part.objects[-1]
+        keys = [key for key, _, _ in part.objects]
+        out.extend(zip(keys, keys[1:], strict=False))
         for name in part.component.needs:
             if name in main:
-                of_key, of = main[name]
-                out.append(usage(cluster, of_key, of, by_key, by))
-    # A Usage is ready once created: it guards, it does not serve.
-    return [ComposedObject(k, o, True if k in observed else None) for k, o in out]
+                out.append((main[name], keys[-1]))
+    return out
 
 
 def _stack_phase(

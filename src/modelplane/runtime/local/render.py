@@ -56,7 +56,7 @@ from modelplane.reconcile.gateway import (
     reconcile_gateway,
 )
 from modelplane.reconcile.service import ServiceResult, gateway_key, reconcile_service
-from modelplane.reconcile.stack import release
+from modelplane.reconcile.stack import StackSkeleton, release
 from modelplane.reconcile.telemetry import COLLECTOR, DestinationResult, reconcile_destination
 from modelplane.runtime.wire import composed, condition_wire, deployment_status_wire
 from modelplane.stack.collector import collector_values
@@ -162,17 +162,17 @@ class RenderedCluster:
 
 @dataclass
 class StackShapes:
-    """The key sets the converged stacks of one ``render`` settled on, by stack mode and
+    """The skeletons the converged stacks of one ``render`` settled on, by stack mode and
     plan (reconcile/cluster.py ``converged_stack``'s ``settled``): a cluster planned like
-    an earlier one composes its stack in one round."""
+    an earlier one is given its names in that one's skeleton, not composed anew."""
 
     settled: list[StackShape] = field(default_factory=list)
 
-    def known(self, mode: Components, plan: StackPlan) -> frozenset[str] | None:
-        """The keys a cluster of this mode and plan settled on, or None (none seen yet)."""
-        for seen_mode, seen_plan, keys in self.settled:
+    def known(self, mode: Components, plan: StackPlan) -> StackSkeleton | None:
+        """The skeleton a cluster of this mode and plan settled on, or None (none seen yet)."""
+        for seen_mode, seen_plan, skeleton in self.settled:
             if seen_mode == mode and seen_plan == plan:
-                return keys
+                return skeleton
         return None
 
     def remember(self, stack: ConvergedStack) -> None:
