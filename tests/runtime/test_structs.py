@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 from google.protobuf import json_format, struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,7 +13,9 @@ from hypothesis import strategies as st
 from modelplane.api import InferenceCluster, ModelDeployment
 from modelplane.api.openapi import validator_schema
 from modelplane.runtime.crossplane.structs import (
+    SERVER_BOOKKEEPING,
     dict_to_struct,
+    drop_metadata,
     integral_floats_to_int,
     restore_integers,
     struct_to_dict,
@@ -115,3 +118,23 @@ def test_garbage_never_raises(value: Any, schema: Any) -> None:
 def test_dict_to_struct_accepts_tuples_and_nested_mappings() -> None:
     struct = dict_to_struct({"a": (1, 2), "b": {"c": ("x",)}})
     assert struct_to_dict(struct) == {"a": [1.0, 2.0], "b": {"c": ["x"]}}
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"kind": "X"},
+        {"kind": "X", "metadata": "not an object"},
+        {"kind": "X", "metadata": {"name": "a"}},
+        {"kind": "X", "metadata": {"name": "a", "managedFields": [{"manager": "m"}]}},
+    ],
+)
+def test_dropping_bookkeeping_removes_only_it_and_twice_is_once(obj: dict[str, Any]) -> None:
+    struct = dict_to_struct(obj)
+    drop_metadata(struct, SERVER_BOOKKEEPING)
+    expected = dict(obj)
+    if isinstance(obj.get("metadata"), dict):
+        expected["metadata"] = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
+    assert struct_to_dict(struct) == expected
+    drop_metadata(struct, SERVER_BOOKKEEPING)
+    assert struct_to_dict(struct) == expected

@@ -43,7 +43,12 @@ from modelplane.runtime.crossplane.metrics import (
     Renders,
     start_metrics_server,
 )
-from modelplane.runtime.crossplane.proto import request_from_proto, request_key, response_to_proto
+from modelplane.runtime.crossplane.proto import (
+    Digests,
+    request_from_proto,
+    request_key,
+    response_to_proto,
+)
 from modelplane.runtime.crossplane.workers import BytesCall, WorkerLost, WorkerPool
 
 DEFAULT_ADDRESS = "0.0.0.0:9443"
@@ -167,22 +172,18 @@ def answer(request: fnv1.RunFunctionRequest) -> Answer:
 
     A deployment's or cache's answer is remembered by ``request_key`` (each object's
     content digest, the rest of the request by its deterministic encoding): a repeated
-    request costs its decoding and its key, not a reconcile. An answer that depends on the
-    clock (``FunctionResponse.timeless`` False) is never remembered.
+    request costs its decoding and its key, not a reconcile, nor the reading of its
+    objects; a changed one reuses the objects' digests. An answer that depends on the clock
+    (``FunctionResponse.timeless`` False) is never remembered.
     """
     started = time.perf_counter()
     fields = _describe(request)
-    view: FunctionRequest | str
-    try:
-        view = request_from_proto(request)
-    except Exception as error:  # noqa: BLE001 - converting the request itself failed
-        LOG.exception("request could not be read", extra={"fields": fields})
-        view = f"malformed request: {type(error).__name__}: {error}"
     result: Answer | None = None
     key: str | None = None
-    if not isinstance(view, str) and fields.get("kind") in ANSWER_KINDS:
+    digests: Digests | None = None
+    if fields.get("kind") in ANSWER_KINDS:
         try:
-            key = request_key(request, view)
+            key, digests = request_key(request)
         except Exception:  # noqa: BLE001 - an unkeyable request is answered, not remembered
             LOG.exception("request could not be keyed", extra={"fields": fields})
         if key is not None:
@@ -190,8 +191,19 @@ def answer(request: fnv1.RunFunctionRequest) -> Answer:
             if isinstance(found, Answer):
                 result = found
     if result is None:
+        view: FunctionRequest | str
+        try:
+            view = request_from_proto(request, digests)
+        except Exception as error:  # noqa: BLE001 - converting the request itself failed
+            LOG.exception("request could not be read", extra={"fields": fields})
+            view = f"malformed request: {type(error).__name__}: {error}"
         result = _compute(request, view)
-        if key is not None and result.timeless and len(result.wire) <= ANSWER_BYTES:
+        if (
+            key is not None
+            and not isinstance(view, str)
+            and result.timeless
+            and len(result.wire) <= ANSWER_BYTES
+        ):
             _ANSWERS.put(key, result)
     _log_answer(fields, result, time.perf_counter() - started)
     return result

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import logging
 import math
+import mmap
 import multiprocessing
 import os
 import signal
+import struct
 import threading
 import zlib
 from collections.abc import Callable, Iterator
@@ -42,6 +44,14 @@ CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
 # scale), so a pod without a CPU limit on a large node does not start one per core.
 MAX_DEFAULT_WORKERS = 4
 JOIN_SECONDS = 5.0
+# A call's bytes and its answer go through a memory region each worker shares with the
+# serving process (mapped before the fork), and only their length through the pipe: a
+# fleet's request is megabytes, which a socket pair carries in slices of its buffer
+# (about 200 KiB), a process switch each, copied into a growing buffer on the other side.
+# As large as the server accepts a request (server.MAX_MESSAGE_BYTES): only the pages a
+# call touches are ever resident. Anything larger still goes through the pipe.
+REGION_BYTES = 64 * 1024 * 1024
+_IN_REGION = struct.Struct("<Q")  # a request in the region: its length
 
 BytesCall = Callable[[bytes], bytes]
 
@@ -162,9 +172,12 @@ class _Worker:
     process: BaseProcess
     conn: Connection
     lock: threading.Lock
+    region: mmap.mmap
 
 
-def _work(conn: Connection, inherited: list[Connection], call: BytesCall) -> None:
+def _work(
+    conn: Connection, inherited: list[Connection], call: BytesCall, region: mmap.mmap
+) -> None:
     """A worker's life: answer each call's bytes in turn until the server closes the pipe."""
     for other in inherited:
         other.close()  # else a worker's pipe stays open after the server is gone
@@ -175,33 +188,42 @@ def _work(conn: Connection, inherited: list[Connection], call: BytesCall) -> Non
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
-            data = conn.recv_bytes()
+            message = conn.recv_bytes()
         except (EOFError, OSError):
             return
+        if len(message) == _IN_REGION.size:
+            data = region[: _IN_REGION.unpack(message)[0]]
+        else:
+            data = message[_IN_REGION.size + 1 :]  # b"\0" * 9 + the bytes: too large
         wire = call(data)
-        conn.send((wire, METRICS.snapshot()))
+        if len(wire) <= len(region):
+            region[: len(wire)] = wire
+            conn.send((len(wire), METRICS.snapshot()))
+        else:
+            conn.send((wire, METRICS.snapshot()))
 
 
 class WorkerPool:
     """``count`` forked worker processes answering call bytes, and the pod's metrics."""
 
-    def __init__(self, count: int, call: BytesCall) -> None:
+    def __init__(self, count: int, call: BytesCall, region_bytes: int = REGION_BYTES) -> None:
         """Fork the workers; call before creating any gRPC server or channel."""
         context = multiprocessing.get_context("fork")
         self._workers: list[_Worker] = []
         self.metrics = PodMetrics(count, METRICS.snapshot())
         for index in range(count):
             ours, theirs = context.Pipe()
+            region = mmap.mmap(-1, region_bytes)  # anonymous and shared: seen by the child
             inherited = [w.conn for w in self._workers] + [ours]
             process = context.Process(
                 target=_work,
-                args=(theirs, inherited, call),
+                args=(theirs, inherited, call, region),
                 name=f"modelplane-worker-{index}",
                 daemon=True,
             )
             process.start()
             theirs.close()
-            self._workers.append(_Worker(index, process, ours, threading.Lock()))
+            self._workers.append(_Worker(index, process, ours, threading.Lock(), region))
 
     @property
     def pids(self) -> list[int | None]:
@@ -213,8 +235,14 @@ class WorkerPool:
         worker = self._workers[route(data, len(self._workers))]
         with worker.lock:
             try:
-                worker.conn.send_bytes(data)
+                if len(data) <= len(worker.region):
+                    worker.region[: len(data)] = data
+                    worker.conn.send_bytes(_IN_REGION.pack(len(data)))
+                else:
+                    worker.conn.send_bytes(bytes(_IN_REGION.size + 1) + data)
                 wire, snapshot = worker.conn.recv()
+                if isinstance(wire, int) and 0 <= wire <= len(worker.region):
+                    wire = worker.region[:wire]
             except (EOFError, OSError) as error:
                 raise WorkerLost(f"worker {worker.index} exited") from error
             # Under the lock: a worker's snapshots arrive in order, so counters never fall.
@@ -240,3 +268,5 @@ class WorkerPool:
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join()
+        # The regions are unmapped with the pool: a call still racing this close fails on
+        # its closed pipe (WorkerLost), never on a closed region.
