@@ -477,13 +477,62 @@ _SUSPECT_BY_DEFINITION = re.compile(
 
 
 @settings(max_examples=1500, deadline=None)
-@given(st.lists(st.sampled_from(TRICKY) | st.text('"yYnNtTfFoO0123456789.+-_:~<=e ', max_size=5)))
+@given(
+    st.lists(
+        st.sampled_from(TRICKY) | st.text('"yYnNtTfFoO0123456789.+-_:~<=e GZm/\\xb', max_size=5)
+    )
+)
+@example(["2026-01-12T09:14:03Z", "64Gi", "--model", "0x1F", "0b1", "-.inf", "<<", "True"])
 def test_the_suspect_pattern_finds_what_its_definition_finds(strings: list[str]) -> None:
     """The lookaheads only pass quotes over sooner; the matches are the same."""
     text = json.dumps({s: [s, {s: s}] for s in strings})
     found = [(m.start(), m["key"], m["value"]) for m in fastyaml._SUSPECT_STRING.finditer(text)]
     expected = [(m.start(), m["key"], m["value"]) for m in _SUSPECT_BY_DEFINITION.finditer(text)]
     assert found == expected
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.from_regex(rf"\A(?:{fastyaml.RESOLVED})\Z", fullmatch=True))
+@example("yes")
+@example("Yes")
+@example("YES")
+@example("no")
+@example("No")
+@example("NO")
+@example("true")
+@example("True")
+@example("TRUE")
+@example("false")
+@example("False")
+@example("FALSE")
+@example("on")
+@example("On")
+@example("ON")
+@example("off")
+@example("Off")
+@example("OFF")
+@example("null")
+@example("Null")
+@example("NULL")
+@example("<<")
+@example("~")
+@example("=")
+@example(".nan")
+@example(".NaN")
+@example(".NAN")
+@example("+.inf")
+@example("-.Inf")
+@example(".INF")
+@example("0b1_0")
+@example("0xFF_aB")
+@example("-1:30.5")
+@example("+1_0.5e-3")
+@example("0_7")
+def test_every_resolvable_text_is_made_of_the_alphabet_the_scan_passes(token: str) -> None:
+    """The suspect scan passes a quote over where the text up to the next quote has a
+    character outside fastyaml._ALPHABET: no resolvable text has one."""
+    assert re.fullmatch(fastyaml.RESOLVED, token) is not None
+    assert re.fullmatch(f"[{fastyaml._ALPHABET}]+", token) is not None
 
 
 @pytest.mark.parametrize(
@@ -732,3 +781,94 @@ def test_suspects_counted_by_the_child_give_the_answer_given_here(status: str, f
     found = fastyaml.read(data, fork=True)
     assert found == fastyaml.read(data, fork=False)
     assert (found is not None) == fast
+
+
+# Lines of a file cut in halves at a document marker: each half's bytes, quoted scalars and
+# embedded texts are looked at in its own process.
+_HALF_LINES = st.lists(
+    st.sampled_from(
+        [
+            "---", "--- ", "...", "a: 1", "a: 'True'", "- 'yes'", '"on": 1', "b: yes",
+            'c: "x \\"True\\" y"', "d: \"\\N\"", 'e: "a\\', "", "  ", "\t", "f: Ω", "# 'True'",
+            "g: '1'", "h: [True, 'True']", "i: \x85", "j: \u2028", "k: \\0",
+        ]
+    ),
+    max_size=12,
+)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_HALF_LINES, _HALF_LINES)
+def test_a_file_cut_at_a_marker_is_checked_as_its_halves(head: list[str], tail: list[str]) -> None:
+    """Unsafe bytes and whole quoted scalars never cross the line a half starts at."""
+    cut_line = "---"
+    data = "\n".join([*head, cut_line, *tail, ""]).encode()
+    cut = len("\n".join([*head, ""]).encode()) if head else 0
+    assert data[cut : cut + 3] == b"---"
+    halves = fastyaml._unsafe_bytes(data[:cut]) or fastyaml._unsafe_bytes(data[cut:])
+    assert fastyaml._unsafe_bytes(data) == halves
+    for token in ("True", "yes", "on", "1"):
+        head, tail = (fastyaml._quoted(data, token, *span) for span in ((0, cut), (cut, len(data))))
+        assert fastyaml._quoted(data, token, 0, len(data)) == head + tail
+
+
+@_LINUX
+@pytest.mark.parametrize(
+    ("first", "second", "fast"),
+    [
+        ("'True'", "'yes'", True),  # each half has a suspect the other has not
+        ("'yes'", "'True'", True),
+        ("yes", "'True'", False),  # a plain one in the half whose suspect the other lacks
+        ("'True'", "on", False),
+        # A look-alike of a whole quoted scalar in one half (a line of a block scalar) is
+        # taken off that half's quoted count even where only the other half has the suspect.
+        ("yes", "|\n    - 'yes'", False),
+        ("|\n    - 'yes'", "yes", False),
+        ("'yes'", "|\n    - 'yes'", True),
+    ],
+)
+def test_suspects_of_one_half_only_are_counted_in_the_other(
+    first: str, second: str, fast: bool
+) -> None:
+    """Each process counts its own half's suspects in its own half; what only one half
+    has is counted in the other half too, so the answer is the one given here alone."""
+    template = "---\nkind: ModelReplica\nstatus:\n  ready: {}\n"
+    count = fastyaml._FORK_FROM // len(template) + 1
+    docs = [template.format("'True'")] * count
+    docs[count // 4] = template.format(first)
+    docs[3 * count // 4] = template.format(second)
+    data = "".join(docs).encode()
+    found = fastyaml.read(data, fork=True)
+    assert found == fastyaml.read(data, fork=False)
+    assert (found is not None) == fast
+
+
+@_LINUX
+@pytest.mark.parametrize("where", [1, 3])
+@pytest.mark.parametrize("unsafe", ["a:\tb", 'a: "\\N"', "a: \x85", "a: !!str b"])
+def test_a_refused_text_in_either_half_sends_the_file_the_slow_way(where: int, unsafe: str) -> None:
+    """Bytes refused before the parse (a tab, ``\\N``, NEL) and a tag found after it, in
+    the half this process reads or in the child's."""
+    doc = "---\nkind: ModelReplica\nspec: {}\n"
+    count = fastyaml._FORK_FROM // len(doc) + 1
+    docs = [doc] * count
+    docs[where * count // 4] = f"---\n{unsafe}\n"
+    data = "".join(docs).encode()
+    assert fastyaml._middle_marker(data) is not None
+    assert fastyaml.read(data, fork=True) is None
+
+
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        (False, False, [1], {("True", "value"): 2}, {}, {"True": 0}),  # a count missing
+        (False, False, [1], {("True", "value"): 2}, {"True": 1}, {"True": 0, "yes": 0}),
+        (False, False, [1], {"True": 2}, {"True": 1}, {"True": 0}),  # not a (text, role) key
+        (False, False, [1], {("True", "value"): 2}, {"True": 1.0}, {"True": 0}),
+        (False, False, [1], {}, {}),  # the shape before the embedded counts
+    ],
+)
+def test_a_malformed_verdict_is_no_verdict(verdict: tuple[Any, ...]) -> None:
+    assert not fastyaml._is_verdict(verdict)
+    good = (False, False, [1], {("True", "value"): 2}, {"True": 1}, {"True": 0})
+    assert fastyaml._is_verdict(good)
