@@ -47,7 +47,6 @@ INVENTORY = {
     "cel.engine.environments",
     "cel.engine.quantities",
     "cel.engine.semvers",
-    "cel.reads.self_fields",
     "cel.rules",
     "cel.selector.activations",
     "cel.selector.programs",
