@@ -1002,8 +1002,19 @@ def _all_hold(checks: list[_ScalarCheck]) -> Clean:
         return _always
     if len(checks) == 1:
         return checks[0].holds
+    if len(checks) == 2:
+        first, second = checks[0].holds, checks[1].holds
+        return lambda value: first(value) and second(value)
     tests = [check.holds for check in checks]
     return lambda value: all(test(value) for test in tests)
+
+
+_SCALAR_TYPES: dict[tuple[str, ...], type] = {
+    ("string",): str,
+    ("integer",): int,
+    ("boolean",): bool,
+}
+"""The node types whose ``clean`` is one exact type test and the constraints."""
 
 
 class _Shape:
@@ -1044,6 +1055,15 @@ class _Shape:
         on_scalar = _all_hold(self.scalar)
         parts = self.parts
         part = self.part
+        if self.expected in (("object",), ("array",)):
+            return self._compile_container_clean(self.expected[0])
+        scalar_type = _SCALAR_TYPES.get(self.expected)
+        if scalar_type is not None:
+            # A typed scalar: one type test (type() is exact, as _TYPE_NAMES's lookup is:
+            # a bool is no integer), then its constraints.
+            if not self.scalar:
+                return lambda value: type(value) is scalar_type
+            return lambda value: type(value) is scalar_type and on_scalar(value)
 
         def clean(value: Any) -> bool:
             actual = _TYPE_NAMES.get(type(value))
@@ -1055,6 +1075,22 @@ class _Shape:
                 found = parts.get(actual)
                 return (found if found is not None else part(actual)).clean(value)
             return on_scalar(value)
+
+        return clean
+
+    def _compile_container_clean(self, actual: str) -> Clean:
+        """``clean`` of a node typed object or array: its part, compiled on first use."""
+        container = dict if actual == "object" else list
+        part = self.part
+        found: Clean | None = None
+
+        def clean(value: Any) -> bool:
+            nonlocal found
+            if type(value) is not container:
+                return False
+            if found is None:
+                found = part(actual).clean
+            return found(value)
 
         return clean
 
