@@ -102,7 +102,7 @@ def test_the_located_walks_alone_name_what_the_reference_names(
     located_rules = compiled.rules.locate(doc)
     assert located_rules == check_rules(schema, doc, "")
     if not located:
-        assert compiled.rules.holds(doc, {}) == (not located_rules)
+        assert compiled.rules.holds(doc) == (not located_rules)
 
 
 @settings(max_examples=200, deadline=None)
@@ -321,6 +321,42 @@ def test_a_rule_holds_on_what_it_reads_as_on_the_whole_value(
     assert _key([text], copy.deepcopy(changed)) == _key([text], changed)
     if _key([text], changed) == _key([text], value):
         assert v._holds(text, changed) == v._holds(text, value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(range(len(EXAMPLE_DOCS))), st.data(), JSONISH)
+def test_bodies_keyed_alike_get_one_verdict_of_all_their_rules(
+    index: int, data: st.DataObject, new: Any
+) -> None:
+    """A spec or status changed anywhere: when what its rules and selectors read is
+    unchanged (the key of its verdict as a whole), the located walk of its rules names the
+    same problems, or none on both."""
+    document = EXAMPLE_DOCS[index]
+    rules = v._compiled_kind(document["kind"]).rules
+    for name in ("spec", "status"):
+        if name not in document or name not in rules.fields:
+            continue
+        body, sub = document[name], rules.fields[name]
+        changed = v._normalize(replace(body, data.draw(st.sampled_from(paths(body))), new))
+        if v.content_key(sub.project_all(changed)) != v.content_key(sub.project_all(body)):
+            continue
+        before: list[v.Problem] = []
+        after: list[v.Problem] = []
+        sub.locate(body, v._Path(None, name), before)
+        sub.locate(changed, v._Path(None, name), after)
+        assert after == before
+
+
+def test_a_body_is_keyed_by_what_its_rules_read() -> None:
+    """Replicas differing by their engine's arguments share a key; by a member's role not."""
+    sub = v._compiled_kind("ModelReplica").rules.fields["spec"]
+    first = _replica("cluster-0")["spec"]
+    args = copy.deepcopy(first)
+    args["engines"][0]["members"][0]["template"]["spec"]["containers"][0]["args"] = ["--x"]
+    role = copy.deepcopy(first)
+    role["engines"][0]["members"][0]["role"] = "Leader"
+    assert v.content_key(sub.project_all(args)) == v.content_key(sub.project_all(first))
+    assert v.content_key(sub.project_all(role)) != v.content_key(sub.project_all(first))
 
 
 def test_a_value_the_engine_cannot_hold_fails_a_rule_only_where_the_rule_reads_it() -> None:

@@ -140,7 +140,7 @@ def _validate(doc: Any, rules: bool = True, null_free: bool = False) -> Validati
         result.problems = [_replaced(info.kind, p) for p in compiled.shape.locate(defaulted, info)]
         if result.problems:
             return result
-    if rules and not compiled.rules.holds(defaulted, contents):
+    if rules and not compiled.rules.holds(defaulted):
         result.problems = compiled.rules.locate(defaulted)
         if result.problems:
             return result
@@ -552,6 +552,16 @@ def _reached(expr: Any, scope: dict[str, _Reads | None]) -> _Reads | None:
     for node in scope.values():
         _use(node)
     return None
+
+
+def _merge(into: _Reads, other: _Reads) -> None:
+    """Add what ``other`` reads to ``into`` (a copy: the two trees share no node)."""
+    into.whole = into.whole or other.whole
+    into.length = into.length or other.length
+    for name, sub in other.fields.items():
+        _merge(into.field(name), sub)
+    if other.each is not None:
+        _merge(into.item(), other.each)
 
 
 Project = Callable[[Any], Any]
@@ -1325,7 +1335,17 @@ class _Rules:
     """The CEL rules and DRA selector check of one schema node below the root, and of the
     nodes below it; built only where something is checked (see ``build``)."""
 
-    __slots__ = ("entries", "projections", "selector", "fields", "entry_rules", "items", "holds")
+    __slots__ = (
+        "entries",
+        "projections",
+        "selector",
+        "fields",
+        "entry_rules",
+        "items",
+        "reads",
+        "project_all",
+        "holds",
+    )
 
     def __init__(
         self,
@@ -1343,7 +1363,26 @@ class _Rules:
         self.fields = fields
         self.entry_rules = entry_rules
         self.items = items
+        self.reads = self._subtree_reads()
+        # What every rule and selector of this subtree reads of its value: the key of the
+        # subtree's verdict as a whole (see _RootRules.holds).
+        self.project_all = projection(self.reads)
         self.holds = self._compile_holds()
+
+    def _subtree_reads(self) -> _Reads:
+        """The reads of this node's rules joined with its children's, placed where the
+        children are: values projecting alike get one verdict of the whole subtree."""
+        reads = rule_reads([text for text, _ in self.entries])
+        if reads is None:
+            reads = _Reads()
+            reads.whole = True
+        if self.selector or self.entry_rules is not None:
+            reads.whole = True  # a selector's whole text; a map's entries (keys and values)
+        for name, sub in (self.fields or {}).items():
+            _merge(reads.field(name), sub.reads)
+        if self.items is not None:
+            _merge(reads.item(), self.items.reads)
+        return reads
 
     @staticmethod
     def build(schema: Schema) -> _Rules | None:
@@ -1449,8 +1488,9 @@ class _RootRules:
             if (found := _Rules.build(sub)) is not None
         }
 
-    def holds(self, doc: dict[str, Any], contents: dict[str, bytes]) -> bool:
-        """True exactly when ``locate`` would report nothing; bodies remembered by content."""
+    def holds(self, doc: dict[str, Any]) -> bool:
+        """True exactly when ``locate`` would report nothing; a spec's or status's verdict
+        remembered by what its rules and selectors read of it."""
         # A root rule sees the whole document, whose name makes it unlike any other.
         for (text, _), project in zip(self.entries, self.projections, strict=True):
             if not _evaluate(text, project(doc)):
@@ -1459,8 +1499,12 @@ class _RootRules:
             if name not in doc:
                 continue
             if name in _BODIES:
-                verdict = _body_verdict(
-                    ("rules", self.kind, name), contents.get(name), partial(sub.holds, doc[name])
+                # Replicas whose specs all differ (each its own arguments) still read
+                # alike: one lookup instead of one per rule node.
+                body = doc[name]
+                verdict = _VERDICTS.get(
+                    ("rules", self.kind, name, content_key(sub.project_all(body))),
+                    partial(sub.holds, body),
                 )
             else:
                 verdict = sub.holds(doc[name])
