@@ -102,7 +102,7 @@ def test_the_located_walks_alone_name_what_the_reference_names(
     located_rules = compiled.rules.locate(doc)
     assert located_rules == check_rules(schema, doc, "")
     if not located:
-        assert compiled.rules.holds(doc) == (not located_rules)
+        assert compiled.rules.holds(doc, {}) == (not located_rules)
 
 
 @settings(max_examples=200, deadline=None)

@@ -140,7 +140,7 @@ def _validate(doc: Any, rules: bool = True, null_free: bool = False) -> Validati
         result.problems = [_replaced(info.kind, p) for p in compiled.shape.locate(defaulted, info)]
         if result.problems:
             return result
-    if rules and not compiled.rules.holds(defaulted):
+    if rules and not compiled.rules.holds(defaulted, contents):
         result.problems = compiled.rules.locate(defaulted)
         if result.problems:
             return result
@@ -1488,9 +1488,9 @@ class _RootRules:
             if (found := _Rules.build(sub)) is not None
         }
 
-    def holds(self, doc: dict[str, Any]) -> bool:
+    def holds(self, doc: dict[str, Any], contents: dict[str, bytes]) -> bool:
         """True exactly when ``locate`` would report nothing; a spec's or status's verdict
-        remembered by what its rules and selectors read of it."""
+        remembered by its content as written and by what its rules and selectors read."""
         # A root rule sees the whole document, whose name makes it unlike any other.
         for (text, _), project in zip(self.entries, self.projections, strict=True):
             if not _evaluate(text, project(doc)):
@@ -1499,18 +1499,30 @@ class _RootRules:
             if name not in doc:
                 continue
             if name in _BODIES:
-                # Replicas whose specs all differ (each its own arguments) still read
-                # alike: one lookup instead of one per rule node.
-                body = doc[name]
-                verdict = _VERDICTS.get(
-                    ("rules", self.kind, name, content_key(sub.project_all(body))),
-                    partial(sub.holds, body),
-                )
+                verdict = self._body_holds(name, sub, doc[name], contents.get(name))
             else:
                 verdict = sub.holds(doc[name])
             if not verdict:
                 return False
         return True
+
+    def _body_holds(self, name: str, sub: _Rules, body: Any, content: bytes | None) -> bool:
+        """A spec's or status's rules verdict: by its content as written (the key the
+        document brought, a repeated spec's), else by what its rules read (replicas whose
+        specs all differ, each its own arguments, still read alike: one lookup instead of
+        one per rule node), else walked; remembered under both."""
+        written = None if content is None else ("rules", self.kind, name, content)
+        if written is not None:
+            known = _VERDICTS.lookup(written)
+            if isinstance(known, bool):
+                return known
+        verdict = _VERDICTS.get(
+            ("rules", self.kind, name, b"p" + content_key(sub.project_all(body))),
+            partial(sub.holds, body),
+        )
+        if written is not None:
+            _VERDICTS.put(written, verdict)
+        return verdict
 
     def locate(self, doc: dict[str, Any]) -> list[Problem]:
         """Every failed rule and bad selector of the document, depth-first."""
