@@ -232,8 +232,15 @@ _CONTAINER = {"name": "engine", "image": "vllm", "args": ["--model", "a"]}
             {"template": {"spec": {"a": 2}}, "role": "y"},
             {"template": {"other": {"a": 1}}},
         ),
-        # size() reads the length only.
+        # size() reads the length only, of a list or of a string (its code points).
         (["size(self.engines) == 2"], {"engines": [1, 2]}, {"engines": [3, 4]}, {"engines": [1]}),
+        (
+            ["self.metadata.name.size() <= 3"],
+            {"metadata": {"name": "abc", "uid": "1"}},
+            {"metadata": {"name": "xyé"}},
+            {"metadata": {"name": "abcd"}},
+        ),
+        (["size(self.a) == 1 && self.a == 'b'"], {"a": "b"}, {"a": "b"}, {"a": "c"}),
         # An index by a constant reads the items as a macro does (and the length).
         (
             ["self.members[0].role == 'Standalone'"],

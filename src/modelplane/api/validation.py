@@ -581,7 +581,9 @@ def projection(reads: _Reads | None) -> Project:
     a value of another shape than the reads expect is kept whole.
 
     An object keeps the fields read (their absence too), a list its length and each item's
-    part read (an unread item becomes None), a value read whole or a scalar itself. An
+    part read (an unread item becomes None), a string whose size alone is read becomes
+    as many ``x`` (a name's length rule reads every name of that length alike), a value
+    read whole or another scalar itself. An
     object iterated or sized is kept whole (its keys are read), as is a list whose
     fields are selected (an error either way, but kept as it is).
     """
@@ -592,6 +594,7 @@ def projection(reads: _Reads | None) -> Project:
     fields = [(name, projection(sub)) for name, sub in reads.fields.items()]
     each = projection(reads.each) if reads.each is not None else None
     keyed = each is not None or reads.length
+    sized_only = reads.length and not fields and each is None
 
     def project(value: Any) -> Any:
         kind = type(value)
@@ -605,6 +608,9 @@ def projection(reads: _Reads | None) -> Project:
             if each is None:
                 return [None] * len(value)
             return [each(item) for item in value]
+        if kind is str and sized_only:
+            # size() of a string counts its code points: a string of as many reads alike.
+            return "x" * len(value)
         return value
 
     return project
@@ -1491,9 +1497,10 @@ class _RootRules:
     def holds(self, doc: dict[str, Any], contents: dict[str, bytes]) -> bool:
         """True exactly when ``locate`` would report nothing; a spec's or status's verdict
         remembered by its content as written and by what its rules and selectors read."""
-        # A root rule sees the whole document, whose name makes it unlike any other.
+        # A root rule reads the name's length (MD-01, IC-10): remembered by that.
         for (text, _), project in zip(self.entries, self.projections, strict=True):
-            if not _evaluate(text, project(doc)):
+            seen = project(doc)
+            if not _RULE_VERDICTS.get((text, content_key(seen)), partial(_evaluate, text, seen)):
                 return False
         for name, sub in self.fields.items():
             if name not in doc:
@@ -1528,7 +1535,8 @@ class _RootRules:
         """Every failed rule and bad selector of the document, depth-first."""
         out: list[Problem] = []
         for (text, message), project in zip(self.entries, self.projections, strict=True):
-            if not _evaluate(text, project(doc)):
+            seen = project(doc)
+            if not _RULE_VERDICTS.get((text, content_key(seen)), partial(_evaluate, text, seen)):
                 # A rule at the root checks the name (MD-01, IC-10), so it is reported there.
                 out.append(Problem("metadata.name", message))
         for name, sub in self.fields.items():
