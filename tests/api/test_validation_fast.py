@@ -419,3 +419,31 @@ def test_a_document_nested_past_every_walker_is_refused_whole() -> None:
     assert v.validate_document(document, owned=True).problems == [
         v.Problem("", "document nests too deeply")
     ]
+
+
+def test_a_site_that_keeps_missing_is_keyed_again_after_a_pause_with_the_same_verdicts() -> None:
+    """Values that never repeat stop being keyed for a while (each still judged, so the
+    verdicts are the same); values that repeat stay keyed."""
+    memo.clear_all()
+    judged: list[Any] = []
+
+    def check(value: Any) -> bool:
+        judged.append(value)
+        return bool(value[0] % 2)
+
+    clean = v._remembered(check, "Test", "spec.differs")
+    window, pause = v._HitRate.WINDOW, v._HitRate.PAUSE
+    values = [[index] for index in range(window + pause - 1)]  # one paused value left
+    assert [clean(value) for value in values] == [bool(index % 2) for index in range(len(values))]
+    assert len(judged) == len(values)  # nothing repeated: every value judged
+    before = v._VERDICTS.stats()
+    assert clean(values[-1]) is bool((len(values) - 1) % 2)  # paused: judged, not looked up
+    assert v._VERDICTS.stats().misses == before.misses
+    assert clean(values[0]) is False  # keyed again: remembered from the first window
+    assert v._VERDICTS.stats().hits == before.hits + 1
+
+    judged.clear()
+    repeating = v._remembered(check, "Test", "spec.repeats")
+    for _ in range(window + 10):
+        assert repeating([1, 2])
+    assert len(judged) == 1  # keyed all along: judged once

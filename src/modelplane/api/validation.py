@@ -1128,12 +1128,52 @@ class _Shape:
                 out.append(Problem(_text(path), check.message(value)))
 
 
+class _HitRate:
+    """Whether a memo site is worth its keys: a key costs a marshal, a lookup and, on a
+    miss, an insertion, about a quarter of walking a replica's engines. A site that hit
+    fewer than one lookup in five over the last window is not keyed for the next values
+    (a verdict is the same keyed or not), then measured again."""
+
+    __slots__ = ("lookups", "hits", "paused")
+
+    WINDOW = 256
+    PAUSE = 2048
+
+    def __init__(self) -> None:
+        self.lookups = 0
+        self.hits = 0
+        self.paused = 0
+
+    def keying(self) -> bool:
+        """True when the next value is to be keyed (the counters are advisory: threads
+        racing on them change how often a site is keyed, never a verdict)."""
+        if self.paused:
+            self.paused -= 1
+            return False
+        return True
+
+    def count(self, hit: bool) -> None:
+        self.lookups += 1
+        self.hits += hit
+        if self.lookups >= self.WINDOW:
+            if self.hits * 5 < self.lookups:
+                self.paused = self.PAUSE
+            self.lookups = self.hits = 0
+
+
 def _remembered(check: Clean, kind: str, site: str) -> Clean:
-    """``check`` with its verdicts on arrays and objects remembered by content."""
+    """``check`` with its verdicts on arrays and objects remembered by content, while
+    they are found again (``_HitRate``)."""
+    rate = _HitRate()
 
     def clean(value: Any) -> bool:
-        if type(value) is dict or type(value) is list:
-            return _VERDICTS.get(("clean", kind, site, content_key(value)), partial(check, value))
+        if (type(value) is dict or type(value) is list) and rate.keying():
+            key = ("clean", kind, site, content_key(value))
+            known = _VERDICTS.lookup(key)
+            rate.count(isinstance(known, bool))
+            if isinstance(known, bool):
+                return known
+            return _VERDICTS.put(key, check(value))
         return check(value)
 
     return clean
