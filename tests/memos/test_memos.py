@@ -37,6 +37,7 @@ INVENTORY = {
     "api.validation.compiled",
     "api.validation.pattern_verdicts",
     "api.validation.metadata_entries",
+    "api.validation.parsed_rules",
     "api.validation.patterns",
     "api.validation.rule_verdicts",
     "api.validation.transition_rules",

@@ -469,12 +469,22 @@ def rule_reads(texts: Iterable[str]) -> _Reads | None:
     """
     root = _Reads()
     for text in texts:
-        try:
-            expr = parse_expression(text, "rule")
-        except CompileFailure:
+        expr = _parsed(text)
+        if expr is None:
             return None
         _use(_reached(expr, {"self": root}))
     return root
+
+
+# Rule texts come from our own schemas: a few hundred, each read for its node, for its
+# own key and for its subtree's (the AST is only read, never changed).
+@memoized("api.validation.parsed_rules", 1024)
+def _parsed(text: str) -> Any:
+    """The parsed AST of a rule (macros expanded), or None when it does not parse."""
+    try:
+        return parse_expression(text, "rule")
+    except CompileFailure:
+        return None
 
 
 def _use(node: _Reads | None) -> None:
