@@ -25,6 +25,7 @@ from modelplane import memo
 from modelplane.api import validation as v
 from modelplane.api.kinds import KIND_BY_NAME
 from modelplane.api.openapi import validator_schema
+from modelplane.cel import compile_rule
 from tests.builders import replica_labels, seed_replica_engine
 
 
@@ -197,49 +198,187 @@ def test_a_rule_verdict_is_shared_by_what_the_rule_reads_and_still_refuses() -> 
     assert fast(broken) == expected
 
 
-@pytest.mark.parametrize(
-    ("rules", "fields"),
-    [
-        (["self.a != 'x' || has(self.b)"], ("a", "b")),
-        (["has(self.template.spec)"], ("template",)),
-        (["self . a == 1", "self.b.all(x, x > 0)"], ("a", "b")),
-        (["self.exists_one(c, c.name == 'engine')"], None),  # a macro on self itself
-        (["self.all(k, k != 'a')"], None),  # a map's keys
-        (["size(self) == 2"], None),
-        (["self == oldSelf"], None),
-        (["self['a'] == 1"], None),
-        (["self.?a.orValue(1) == 1"], None),
-        (["self.a__dash__b == 1"], None),  # reads the field a-b
-        (["cel.bind(s, self, s.a == 1)"], None),
-        (["1 == 1"], ()),
-        # Read from the AST: what a reading of the text alone gets wrong.
-        (["self.a == 'self.b'"], ("a",)),  # a literal is not a read
-        (["self.a == 'self'"], ("a",)),
-        (["self.all // a comment before the call\n(k, k != 'a')"], None),
-        (["self.a.b == 1", "self.ab == 2"], ("a", "ab")),
-        (["has(self.x)"], ("x",)),
-        (["has(self.x.y) && self.z.exists(v, v == 1)"], ("x", "z")),
-        (["self.items.all(name, name != 'x') && self.name == 'y'"], ("items", "name")),
-        (["self.items.all(self, self > 0)"], ("items",)),  # the macro's self is its element
-        (["self.items.map(x, self).size() == 1"], None),  # the rule's self, inside a macro
-        (["[self][0].a == 1"], None),
-        (["{'k': self.a}.k == 1"], ("a",)),
-        (["self.a +"], None),  # does not parse: fails whatever it is given
-    ],
-)
-def test_the_fields_a_rule_reads(rules: list[str], fields: tuple[str, ...] | None) -> None:
-    """A rule's verdict is remembered by the fields it reads, only when those are all it
-    can read."""
-    assert v.fields_read(rules) == fields
-
-
-def test_every_rule_of_the_api_reads_fields_or_is_judged_whole() -> None:
-    """The API's own rules: each reads named fields, or self as a whole (never an escape)."""
+def test_every_rule_of_the_api_is_read_from_its_ast() -> None:
+    """The API's own rules all parse, and none reads a field through a CEL escape."""
     from modelplane.api.base import RULES
 
     for rule in RULES.values():
-        fields = v.fields_read([rule.rule])
-        assert fields is None or all("__" not in name for name in fields), rule.id
+        reads = v.rule_reads([rule.rule])
+        assert reads is not None, rule.id
+        assert all("__" not in name for name in reads.fields), rule.id
+
+
+def _key(rules: list[str], value: Any) -> bytes:
+    return v.content_key(v.projection(v.rule_reads(rules))(value))
+
+
+_CONTAINER = {"name": "engine", "image": "vllm", "args": ["--model", "a"]}
+
+
+@pytest.mark.parametrize(
+    ("rules", "value", "alike", "unlike"),
+    [
+        # A macro's variable reads a field of each item: the items' other fields are unread.
+        (
+            ["self.exists_one(c, c.name == 'engine')"],
+            [_CONTAINER],
+            [{**_CONTAINER, "args": ["--model", "b"]}],
+            [{**_CONTAINER, "name": "sidecar"}],
+        ),
+        # has() reads whether the field is there, not what it holds.
+        (
+            ["has(self.template.spec)"],
+            {"template": {"spec": {"a": 1}}, "role": "x"},
+            {"template": {"spec": {"a": 2}}, "role": "y"},
+            {"template": {"other": {"a": 1}}},
+        ),
+        # size() reads the length only, of a list or of a string (its code points).
+        (["size(self.engines) == 2"], {"engines": [1, 2]}, {"engines": [3, 4]}, {"engines": [1]}),
+        (
+            ["self.metadata.name.size() <= 3"],
+            {"metadata": {"name": "abc", "uid": "1"}},
+            {"metadata": {"name": "xyé"}},
+            {"metadata": {"name": "abcd"}},
+        ),
+        (["size(self.a) == 1 && self.a == 'b'"], {"a": "b"}, {"a": "b"}, {"a": "c"}),
+        # An index by a constant reads the items as a macro does (and the length).
+        (
+            ["self.members[0].role == 'Standalone'"],
+            {"members": [{"role": "Standalone", "x": 1}]},
+            {"members": [{"role": "Standalone", "x": 2}]},
+            {"members": [{"role": "Standalone"}, {"role": "Standalone"}]},
+        ),
+        # A macro's own self is its item; the rule's self outside it is still the object.
+        (
+            ["self.items.all(self, self > 0) && self.a == 1"],
+            {"items": [1], "a": 1, "b": 1},
+            {"items": [1], "a": 1, "b": 2},
+            {"items": [2], "a": 1},
+        ),
+        # A map's keys are read by a macro over it: the map is read whole.
+        (["self.all(k, k != 'a')"], {"b": 1}, {"b": 1}, {"b": 2}),
+        # Kept whole: self itself used, an escaped field name, a rule that does not parse.
+        (["self.items.map(x, self).size() == 1"], {"items": [1]}, {"items": [1]}, {"z": 1}),
+        (["self.a__dash__b == 1"], {"a-b": 1, "c": 1}, {"a-b": 1, "c": 1}, {"a-b": 1, "c": 2}),
+        (["self.a +"], {"a": 1}, {"a": 1}, {"a": 1, "b": 2}),
+        # A value of another shape than the rule expects is kept whole.
+        (["self.a.b == 1"], {"a": [1, 2]}, {"a": [1, 2]}, {"a": [1, 3]}),
+        (["size(self.a) == 1"], {"a": {"k": 1}}, {"a": {"k": 1}}, {"a": {"k": 2}}),
+    ],
+)
+def test_a_rule_verdict_is_keyed_by_what_the_rule_reads(
+    rules: list[str], value: Any, alike: Any, unlike: Any
+) -> None:
+    """Values that differ only where the rules cannot read share a key; values that
+    differ where they read do not."""
+    assert _key(rules, value) == _key(rules, alike)
+    assert _key(rules, value) != _key(rules, unlike)
+
+
+def _rule_sites(schema: Any, value: Any, found: list[tuple[str, Any]]) -> None:
+    """Every (rule, value it is checked on) of a document, below its root."""
+    for entry in schema.get("x-kubernetes-validations", []):
+        if not v._is_transition_rule(entry["rule"]):
+            found.append((entry["rule"], value))
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        for name, item in value.items():
+            if properties is not None and name in properties:
+                _rule_sites(properties[name], item, found)
+            elif properties is None and isinstance(extra, dict):
+                _rule_sites(extra, item, found)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            _rule_sites(schema["items"], item, found)
+
+
+def _example_rule_sites() -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+    for document in EXAMPLE_DOCS:
+        schema = validator_schema(KIND_BY_NAME[document["kind"]].model)
+        for name in ("spec", "status"):
+            if name in document:
+                _rule_sites(schema["properties"][name], document[name], found)
+    return found
+
+
+_RULE_SITES = _example_rule_sites()
+
+
+_REPRESENTS = compile_rule("true")
+"""Holds exactly on a value the engine can represent (not a lone surrogate, not a NUL key)."""
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(range(len(_RULE_SITES))), st.data(), JSONISH)
+def test_a_rule_holds_on_what_it_reads_as_on_the_whole_value(
+    index: int, data: st.DataObject, new: Any
+) -> None:
+    """Every rule of the examples, on its value changed anywhere: judged on what it reads
+    (the memo's key and the engine's input), it holds exactly when it holds on the whole
+    value; values keyed alike get one verdict."""
+    text, value = _RULE_SITES[index]
+    path = data.draw(st.sampled_from(paths(value)))
+    changed = v._normalize(replace(value, path, new))  # a JSON value, as validation has it
+    compiled = v._compiled(text)
+    assert compiled is not None
+    if _REPRESENTS.evaluate(changed):  # else only what the rule reads must be representable
+        assert v._holds(text, changed) == compiled.evaluate(changed)
+    assert _key([text], copy.deepcopy(changed)) == _key([text], changed)
+    if _key([text], changed) == _key([text], value):
+        assert v._holds(text, changed) == v._holds(text, value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(range(len(EXAMPLE_DOCS))), st.data(), JSONISH)
+def test_bodies_keyed_alike_get_one_verdict_of_all_their_rules(
+    index: int, data: st.DataObject, new: Any
+) -> None:
+    """A spec or status changed anywhere: when what its rules and selectors read is
+    unchanged (the key of its verdict as a whole), the located walk of its rules names the
+    same problems, or none on both."""
+    document = EXAMPLE_DOCS[index]
+    rules = v._compiled_kind(document["kind"]).rules
+    for name in ("spec", "status"):
+        if name not in document or name not in rules.fields:
+            continue
+        body, sub = document[name], rules.fields[name]
+        changed = v._normalize(replace(body, data.draw(st.sampled_from(paths(body))), new))
+        if v.content_key(sub.project_all(changed)) != v.content_key(sub.project_all(body)):
+            continue
+        before: list[v.Problem] = []
+        after: list[v.Problem] = []
+        sub.locate(body, v._Path(None, name), before)
+        sub.locate(changed, v._Path(None, name), after)
+        assert after == before
+
+
+def test_a_body_is_keyed_by_what_its_rules_read() -> None:
+    """Replicas differing by their engine's arguments share a key; by a member's role not."""
+    sub = v._compiled_kind("ModelReplica").rules.fields["spec"]
+    first = _replica("cluster-0")["spec"]
+    args = copy.deepcopy(first)
+    args["engines"][0]["members"][0]["template"]["spec"]["containers"][0]["args"] = ["--x"]
+    role = copy.deepcopy(first)
+    role["engines"][0]["members"][0]["role"] = "Leader"
+    assert v.content_key(sub.project_all(args)) == v.content_key(sub.project_all(first))
+    assert v.content_key(sub.project_all(role)) != v.content_key(sub.project_all(first))
+
+
+def test_a_value_the_engine_cannot_hold_fails_a_rule_only_where_the_rule_reads_it() -> None:
+    """A lone surrogate (a JSON file may spell one) where a rule does not read is no
+    failure of that rule; where it reads, the rule fails."""
+    rule = "self.source != 'Existing' || has(self.existing)"
+    unread = {"source": "Existing", "existing": {"secretRef": {"name": "k\ud800"}}}
+    assert v._holds(rule, unread)
+    assert not v._holds(rule, {"source": "Existing\ud800"})
+
+
+def test_the_examples_rules_are_read_in_part() -> None:
+    """Not vacuous: most example rules read less than their whole value."""
+    parts = [v.rule_reads([text]) for text in {text for text, _ in _RULE_SITES}]
+    assert sum(1 for reads in parts if reads is not None and not reads.whole) >= len(parts) // 2
 
 
 _JSON_VALUES = st.recursive(
@@ -280,3 +419,31 @@ def test_a_document_nested_past_every_walker_is_refused_whole() -> None:
     assert v.validate_document(document, owned=True).problems == [
         v.Problem("", "document nests too deeply")
     ]
+
+
+def test_a_site_that_keeps_missing_is_keyed_again_after_a_pause_with_the_same_verdicts() -> None:
+    """Values that never repeat stop being keyed for a while (each still judged, so the
+    verdicts are the same); values that repeat stay keyed."""
+    memo.clear_all()
+    judged: list[Any] = []
+
+    def check(value: Any) -> bool:
+        judged.append(value)
+        return bool(value[0] % 2)
+
+    clean = v._remembered(check, "Test", "spec.differs")
+    window, pause = v._HitRate.WINDOW, v._HitRate.PAUSE
+    values = [[index] for index in range(window + pause - 1)]  # one paused value left
+    assert [clean(value) for value in values] == [bool(index % 2) for index in range(len(values))]
+    assert len(judged) == len(values)  # nothing repeated: every value judged
+    before = v._VERDICTS.stats()
+    assert clean(values[-1]) is bool((len(values) - 1) % 2)  # paused: judged, not looked up
+    assert v._VERDICTS.stats().misses == before.misses
+    assert clean(values[0]) is False  # keyed again: remembered from the first window
+    assert v._VERDICTS.stats().hits == before.hits + 1
+
+    judged.clear()
+    repeating = v._remembered(check, "Test", "spec.repeats")
+    for _ in range(window + 10):
+        assert repeating([1, 2])
+    assert len(judged) == 1  # keyed all along: judged once

@@ -182,10 +182,9 @@ def _walk_rules(schema: Schema, value: Any, path: str, out: list[Problem]) -> No
         text = entry["rule"]
         if v._is_transition_rule(text):
             continue  # there is no previous object to compare with
-        # A rule at the root sees the whole document, whose name makes it unlike any other:
-        # evaluated directly. Below the root, many documents share a sub-object (the same
-        # engine, the same container), so the verdict is remembered by the value's content.
-        held = v._holds(text, value) if not path else v._holds_remembered(text, value)
+        # Every rule evaluated on the value itself, never a remembered verdict: what the
+        # compiled tree remembers by what a rule reads is held to this.
+        held = v._holds(text, value)
         if not held:
             # A rule at the root checks the name (MD-01, IC-10), so it is reported there.
             out.append(Problem(path or "metadata.name", entry["message"]))

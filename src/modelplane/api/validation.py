@@ -39,7 +39,7 @@ from modelplane.api.base import (
 from modelplane.api.kinds import KIND_BY_NAME, KINDS, KindInfo
 from modelplane.api.openapi import INT_OR_STRING, PRESERVE_UNKNOWN, Schema, validator_schema
 from modelplane.cel import CelError, CompiledRule, check_selector, compile_rule
-from modelplane.cel.reads import self_fields
+from modelplane.cel.engine import CompileFailure, parse_expression
 from modelplane.memo import Memo, memoized
 
 SELECTOR_PREFIX = "Invalid nodeSelector CEL expression: "
@@ -431,36 +431,199 @@ _NULL_MARK = marshal.dumps(None, 2)
 _RULE_VERDICTS: Memo[tuple[str, bytes], bool] = Memo("api.validation.rule_verdicts", 8192)
 
 
-def _holds_remembered(text: str, value: Any) -> bool:
-    """_holds, remembered by (rule, the content key of what the rule reads of the value)."""
-    seen = _read_by(self_fields(text), value)
-    return _RULE_VERDICTS.get((text, content_key(seen)), lambda: _holds(text, value))
+class _Reads:
+    """What rules read of one value reached from ``self``: all of it, some of its fields,
+    each of its items, or its size (a node of the tree ``rule_reads`` builds)."""
+
+    __slots__ = ("whole", "fields", "each", "length")
+
+    def __init__(self) -> None:
+        self.whole = False
+        self.fields: dict[str, _Reads] = {}
+        self.each: _Reads | None = None
+        self.length = False
+
+    def field(self, name: str) -> _Reads:
+        found = self.fields.get(name)
+        if found is None:
+            found = self.fields[name] = _Reads()
+        return found
+
+    def item(self) -> _Reads:
+        if self.each is None:
+            self.each = _Reads()
+        return self.each
 
 
-def _read_by(fields: tuple[str, ...] | None, value: Any) -> Any:
-    """What rules reading ``fields`` (fields_read) see of ``value``: those fields of an
-    object, or the whole value. Rules hold alike on values they see alike."""
-    if fields is not None and type(value) is dict:
-        return {name: value[name] for name in fields if name in value}
+def rule_reads(texts: Iterable[str]) -> _Reads | None:
+    """The parts of ``self`` the rules can read, from their parsed ASTs; None when one does
+    not parse (it fails whatever it is given, so its verdict follows the whole value).
+
+    A field selection reads that field (a missing one reads its absence); ``has()`` reads
+    only whether the field is there.
+    A macro over a value (``all``, ``exists``, ``exists_one``, ``map``, ``filter``) reads
+    its length and, of each item, what the macro's variable is used for; an index by a
+    constant reads the items the same way. ``size()`` reads the length. Any other use of a
+    value (compared, passed to a function, put in a list, bound) reads all of it, and so
+    does a field spelt with Kubernetes' CEL escapes (``a__dash__b`` reads ``a-b``).
+    """
+    root = _Reads()
+    for text in texts:
+        expr = _parsed(text)
+        if expr is None:
+            return None
+        _use(_reached(expr, {"self": root}))
+    return root
+
+
+# Rule texts come from our own schemas: a few hundred, each read for its node, for its
+# own key and for its subtree's (the AST is only read, never changed).
+@memoized("api.validation.parsed_rules", 1024)
+def _parsed(text: str) -> Any:
+    """The parsed AST of a rule (macros expanded), or None when it does not parse."""
+    try:
+        return parse_expression(text, "rule")
+    except CompileFailure:
+        return None
+
+
+def _use(node: _Reads | None) -> None:
+    if node is not None:
+        node.whole = True
+
+
+def _reached(expr: Any, scope: dict[str, _Reads | None]) -> _Reads | None:
+    """The part of ``self`` that ``expr`` evaluates to (None: a value not of ``self``),
+    marking in the tree what evaluating it reads."""
+    kind = expr.WhichOneof("expr_kind")
+    if kind == "ident_expr":
+        return scope.get(expr.ident_expr.name)
+    if kind == "select_expr":
+        select = expr.select_expr
+        operand = _reached(select.operand, scope)
+        if operand is None:
+            return None
+        if "__" in select.field:
+            operand.whole = True
+            return None
+        if select.test_only:
+            operand.field(select.field)  # has(): the field's presence, not its value
+            return None
+        return operand.field(select.field)
+    if kind == "call_expr":
+        call = expr.call_expr
+        args = list(call.args)
+        if call.function == "_[_]" and len(args) == 2 and not call.HasField("target"):
+            indexed = _reached(args[0], scope)
+            if indexed is not None and args[1].WhichOneof("expr_kind") == "const_expr":
+                return indexed.item()
+            _use(indexed)
+            _use(_reached(args[1], scope))
+            return None
+        operands = ([call.target] if call.HasField("target") else []) + args
+        if call.function == "size" and len(operands) == 1:
+            sized = _reached(operands[0], scope)
+            if sized is not None:
+                sized.length = True
+            return None
+        for operand in operands:
+            _use(_reached(operand, scope))
+        return None
+    if kind == "list_expr":
+        for element in expr.list_expr.elements:
+            _use(_reached(element, scope))
+        return None
+    if kind == "struct_expr":
+        for entry in expr.struct_expr.entries:
+            if entry.HasField("map_key"):
+                _use(_reached(entry.map_key, scope))
+            _use(_reached(entry.value, scope))
+        return None
+    if kind == "comprehension_expr":
+        comp = expr.comprehension_expr
+        ranged = _reached(comp.iter_range, scope)
+        variable: _Reads | None = None
+        if ranged is not None:
+            if comp.iter_var2:
+                ranged.whole = True  # an index or key beside each item: read it all
+            else:
+                variable = ranged.item()
+        _use(_reached(comp.accu_init, scope))
+        inner: dict[str, _Reads | None] = {**scope, comp.iter_var: variable, comp.accu_var: None}
+        if comp.iter_var2:
+            inner[comp.iter_var2] = None
+        _use(_reached(comp.loop_condition, inner))
+        _use(_reached(comp.loop_step, inner))
+        _use(_reached(comp.result, {**scope, comp.accu_var: None}))
+        return None
+    if kind == "const_expr":
+        return None
+    # An expression kind this reading does not know: whatever it touches is read whole.
+    for node in scope.values():
+        _use(node)
+    return None
+
+
+def _merge(into: _Reads, other: _Reads) -> None:
+    """Add what ``other`` reads to ``into`` (a copy: the two trees share no node)."""
+    into.whole = into.whole or other.whole
+    into.length = into.length or other.length
+    for name, sub in other.fields.items():
+        _merge(into.field(name), sub)
+    if other.each is not None:
+        _merge(into.item(), other.each)
+
+
+Project = Callable[[Any], Any]
+
+
+def _unread(_value: Any) -> None:
+    return None
+
+
+def _itself(value: Any) -> Any:
     return value
 
 
-def fields_read(texts: Iterable[str]) -> tuple[str, ...] | None:
-    """The fields of ``self`` that the rules read, when each use of ``self`` is ``self.<field>``.
+def projection(reads: _Reads | None) -> Project:
+    """A function of a value to what ``reads`` say the rules see of it: the key their
+    verdict is remembered by. Values it maps alike are read alike, so they get one verdict;
+    a value of another shape than the reads expect is kept whole.
 
-    None when a rule may read ``self`` as a whole: ``self`` alone (``size(self)``,
-    ``cel.bind(s, self, ...)``), indexed (``self['a']``), optional (``self.?a``), called
-    (``self.all(k, ...)``, ``self.size()``), or a field name written with Kubernetes' CEL
-    escapes (``a__dash__b`` reads ``a-b``). Each rule is read from its parsed AST
-    (cel.reads), so literals, comments and macro variables do not mislead it.
+    An object keeps the fields read (their absence too), a list its length and each item's
+    part read (an unread item becomes None), a string whose size alone is read becomes
+    as many ``x`` (a name's length rule reads every name of that length alike), a value
+    read whole or another scalar itself. An
+    object iterated or sized is kept whole (its keys are read), as is a list whose
+    fields are selected (an error either way, but kept as it is).
     """
-    fields: set[str] = set()
-    for text in texts:
-        read = self_fields(text)
-        if read is None:
-            return None
-        fields.update(read)
-    return tuple(sorted(fields))
+    if reads is None or reads.whole:
+        return _itself
+    if not reads.fields and reads.each is None and not reads.length:
+        return _unread
+    fields = [(name, projection(sub)) for name, sub in reads.fields.items()]
+    each = projection(reads.each) if reads.each is not None else None
+    keyed = each is not None or reads.length
+    sized_only = reads.length and not fields and each is None
+
+    def project(value: Any) -> Any:
+        kind = type(value)
+        if kind is dict:
+            if keyed:
+                return value
+            return {name: sub(value[name]) for name, sub in fields if name in value}
+        if kind is list:
+            if fields:
+                return value
+            if each is None:
+                return [None] * len(value)
+            return [each(item) for item in value]
+        if kind is str and sized_only:
+            # size() of a string counts its code points: a string of as many reads alike.
+            return "x" * len(value)
+        return value
+
+    return project
 
 
 # Rule texts come from our own schemas: a few hundred.
@@ -478,17 +641,25 @@ def _compiled(text: str) -> CompiledRule | None:
 
 
 def _holds(text: str, value: Any) -> bool:
-    """True when the rule holds; a rule that does not compile or errors counts as failed.
+    """True when the rule holds on ``value``, judged on what the rule reads of it."""
+    return _evaluate(text, projection(rule_reads([text]))(value))
 
-    A rule that reads only some fields of an object is given those fields alone: the same
-    answer, and the engine converts a few values instead of the whole object (a rule at a
-    document's root that reads its name no longer converts its status).
+
+def _evaluate(text: str, seen: Any) -> bool:
+    """True when the rule holds on what it reads of a value (``projection``); a rule that
+    does not compile or errors counts as failed.
+
+    The engine is given only what the rule reads: the same answer, a few values converted
+    instead of the whole object (a rule at a document's root that reads its name does not
+    convert its status), and the verdict is a function of its memo key. A value the
+    engine cannot represent (a lone surrogate, an integer past uint64) fails a rule only
+    where the rule reads it, as the API server's decoded object would not fail it at all.
     """
     compiled = _compiled(text)
     if compiled is None:
         return False
     try:
-        return compiled.evaluate(_read_by(self_fields(text), value)) is True
+        return compiled.evaluate(seen) is True
     except Exception:  # noqa: BLE001 - the adapter promises False, but a user must never see a trace
         return False
 
@@ -857,8 +1028,19 @@ def _all_hold(checks: list[_ScalarCheck]) -> Clean:
         return _always
     if len(checks) == 1:
         return checks[0].holds
+    if len(checks) == 2:
+        first, second = checks[0].holds, checks[1].holds
+        return lambda value: first(value) and second(value)
     tests = [check.holds for check in checks]
     return lambda value: all(test(value) for test in tests)
+
+
+_SCALAR_TYPES: dict[tuple[str, ...], type] = {
+    ("string",): str,
+    ("integer",): int,
+    ("boolean",): bool,
+}
+"""The node types whose ``clean`` is one exact type test and the constraints."""
 
 
 class _Shape:
@@ -899,6 +1081,15 @@ class _Shape:
         on_scalar = _all_hold(self.scalar)
         parts = self.parts
         part = self.part
+        if self.expected in (("object",), ("array",)):
+            return self._compile_container_clean(self.expected[0])
+        scalar_type = _SCALAR_TYPES.get(self.expected)
+        if scalar_type is not None:
+            # A typed scalar: one type test (type() is exact, as _TYPE_NAMES's lookup is:
+            # a bool is no integer), then its constraints.
+            if not self.scalar:
+                return lambda value: type(value) is scalar_type
+            return lambda value: type(value) is scalar_type and on_scalar(value)
 
         def clean(value: Any) -> bool:
             actual = _TYPE_NAMES.get(type(value))
@@ -910,6 +1101,22 @@ class _Shape:
                 found = parts.get(actual)
                 return (found if found is not None else part(actual)).clean(value)
             return on_scalar(value)
+
+        return clean
+
+    def _compile_container_clean(self, actual: str) -> Clean:
+        """``clean`` of a node typed object or array: its part, compiled on first use."""
+        container = dict if actual == "object" else list
+        part = self.part
+        found: Clean | None = None
+
+        def clean(value: Any) -> bool:
+            nonlocal found
+            if type(value) is not container:
+                return False
+            if found is None:
+                found = part(actual).clean
+            return found(value)
 
         return clean
 
@@ -931,12 +1138,52 @@ class _Shape:
                 out.append(Problem(_text(path), check.message(value)))
 
 
+class _HitRate:
+    """Whether a memo site is worth its keys: a key costs a marshal, a lookup and, on a
+    miss, an insertion, about a quarter of walking a replica's engines. A site that hit
+    fewer than one lookup in five over the last window is not keyed for the next values
+    (a verdict is the same keyed or not), then measured again."""
+
+    __slots__ = ("lookups", "hits", "paused")
+
+    WINDOW = 256
+    PAUSE = 2048
+
+    def __init__(self) -> None:
+        self.lookups = 0
+        self.hits = 0
+        self.paused = 0
+
+    def keying(self) -> bool:
+        """True when the next value is to be keyed (the counters are advisory: threads
+        racing on them change how often a site is keyed, never a verdict)."""
+        if self.paused:
+            self.paused -= 1
+            return False
+        return True
+
+    def count(self, hit: bool) -> None:
+        self.lookups += 1
+        self.hits += hit
+        if self.lookups >= self.WINDOW:
+            if self.hits * 5 < self.lookups:
+                self.paused = self.PAUSE
+            self.lookups = self.hits = 0
+
+
 def _remembered(check: Clean, kind: str, site: str) -> Clean:
-    """``check`` with its verdicts on arrays and objects remembered by content."""
+    """``check`` with its verdicts on arrays and objects remembered by content, while
+    they are found again (``_HitRate``)."""
+    rate = _HitRate()
 
     def clean(value: Any) -> bool:
-        if type(value) is dict or type(value) is list:
-            return _VERDICTS.get(("clean", kind, site, content_key(value)), partial(check, value))
+        if (type(value) is dict or type(value) is list) and rate.keying():
+            key = ("clean", kind, site, content_key(value))
+            known = _VERDICTS.lookup(key)
+            rate.count(isinstance(known, bool))
+            if isinstance(known, bool):
+                return known
+            return _VERDICTS.put(key, check(value))
         return check(value)
 
     return clean
@@ -1144,7 +1391,17 @@ class _Rules:
     """The CEL rules and DRA selector check of one schema node below the root, and of the
     nodes below it; built only where something is checked (see ``build``)."""
 
-    __slots__ = ("entries", "selector", "fields", "entry_rules", "items", "holds")
+    __slots__ = (
+        "entries",
+        "projections",
+        "selector",
+        "fields",
+        "entry_rules",
+        "items",
+        "reads",
+        "project_all",
+        "holds",
+    )
 
     def __init__(
         self,
@@ -1155,11 +1412,33 @@ class _Rules:
         items: _Rules | None,
     ) -> None:
         self.entries = entries
+        # Each rule's key alone, for the located walk (the same key as ``holds`` uses for
+        # a node of one rule).
+        self.projections = [projection(rule_reads([text])) for text, _ in entries]
         self.selector = selector
         self.fields = fields
         self.entry_rules = entry_rules
         self.items = items
+        self.reads = self._subtree_reads()
+        # What every rule and selector of this subtree reads of its value: the key of the
+        # subtree's verdict as a whole (see _RootRules.holds).
+        self.project_all = projection(self.reads)
         self.holds = self._compile_holds()
+
+    def _subtree_reads(self) -> _Reads:
+        """The reads of this node's rules joined with its children's, placed where the
+        children are: values projecting alike get one verdict of the whole subtree."""
+        reads = rule_reads([text for text, _ in self.entries])
+        if reads is None:
+            reads = _Reads()
+            reads.whole = True
+        if self.selector or self.entry_rules is not None:
+            reads.whole = True  # a selector's whole text; a map's entries (keys and values)
+        for name, sub in (self.fields or {}).items():
+            _merge(reads.field(name), sub.reads)
+        if self.items is not None:
+            _merge(reads.item(), self.items.reads)
+        return reads
 
     @staticmethod
     def build(schema: Schema) -> _Rules | None:
@@ -1188,22 +1467,24 @@ class _Rules:
         """True exactly when ``locate`` would report nothing."""
         texts = [text for text, _ in self.entries]
         # All of a node's rules as one entry: "each of these holds" (for one rule, the
-        # same entry the located walk keeps).
+        # same entry the located walk keeps), keyed by what any of them reads.
         together = "\n".join(texts)
-        read = fields_read(texts)
+        project = projection(rule_reads(texts))
+        each_rule = list(zip(texts, self.projections, strict=True))
         selector = self.selector
         fields = {name: sub.holds for name, sub in (self.fields or {}).items()}
         entry_fn = self.entry_rules.holds if self.entry_rules is not None else None
         items_fn = self.items.holds if self.items is not None else None
 
         def all_hold(value: Any) -> bool:
-            return all(_holds(text, value) for text in texts)
+            return all(_evaluate(text, seen(value)) for text, seen in each_rule)
 
         def holds(value: Any) -> bool:
-            # Replicas of one deployment differ by their cluster, not by what their spec's
-            # rules read: the verdict is remembered by what the rules see.
+            # Replicas of one deployment differ by their cluster, their pool, their
+            # arguments, not by what their rules read: the verdict is remembered by what
+            # the rules see (a container's name, not its arguments).
             if texts and not _RULE_VERDICTS.get(
-                (together, content_key(_read_by(read, value))), lambda: all_hold(value)
+                (together, content_key(project(value))), lambda: all_hold(value)
             ):
                 return False
             if selector and isinstance(value, str) and check_selector(value) is not None:
@@ -1226,8 +1507,9 @@ class _Rules:
 
     def locate(self, value: Any, path: _Path, out: list[Problem]) -> None:
         """Every failed rule and bad selector of ``value`` and below, depth-first."""
-        for text, message in self.entries:
-            if not _holds_remembered(text, value):
+        for (text, message), project in zip(self.entries, self.projections, strict=True):
+            seen = project(value)
+            if not _RULE_VERDICTS.get((text, content_key(seen)), partial(_evaluate, text, seen)):
                 out.append(Problem(path.text(), message))
         if self.selector and isinstance(value, str):
             detail = check_selector(value)
@@ -1249,11 +1531,12 @@ class _Rules:
 class _RootRules:
     """The rules of a whole document: its own (which see all of it), then each field's."""
 
-    __slots__ = ("kind", "entries", "fields")
+    __slots__ = ("kind", "entries", "projections", "fields")
 
     def __init__(self, schema: Schema, kind: str) -> None:
         self.kind = kind
         self.entries = _rule_entries(schema)
+        self.projections = [projection(rule_reads([text])) for text, _ in self.entries]
         properties: dict[str, Schema] = schema.get("properties", {})
         self.fields = {
             name: found
@@ -1262,28 +1545,48 @@ class _RootRules:
         }
 
     def holds(self, doc: dict[str, Any], contents: dict[str, bytes]) -> bool:
-        """True exactly when ``locate`` would report nothing; bodies remembered by content."""
-        # A root rule sees the whole document, whose name makes it unlike any other.
-        if not all(_holds(text, doc) for text, _ in self.entries):
-            return False
+        """True exactly when ``locate`` would report nothing; a spec's or status's verdict
+        remembered by its content as written and by what its rules and selectors read."""
+        # A root rule reads the name's length (MD-01, IC-10): remembered by that.
+        for (text, _), project in zip(self.entries, self.projections, strict=True):
+            seen = project(doc)
+            if not _RULE_VERDICTS.get((text, content_key(seen)), partial(_evaluate, text, seen)):
+                return False
         for name, sub in self.fields.items():
             if name not in doc:
                 continue
             if name in _BODIES:
-                verdict = _body_verdict(
-                    ("rules", self.kind, name), contents.get(name), partial(sub.holds, doc[name])
-                )
+                verdict = self._body_holds(name, sub, doc[name], contents.get(name))
             else:
                 verdict = sub.holds(doc[name])
             if not verdict:
                 return False
         return True
 
+    def _body_holds(self, name: str, sub: _Rules, body: Any, content: bytes | None) -> bool:
+        """A spec's or status's rules verdict: by its content as written (the key the
+        document brought, a repeated spec's), else by what its rules read (replicas whose
+        specs all differ, each its own arguments, still read alike: one lookup instead of
+        one per rule node), else walked; remembered under both."""
+        written = None if content is None else ("rules", self.kind, name, content)
+        if written is not None:
+            known = _VERDICTS.lookup(written)
+            if isinstance(known, bool):
+                return known
+        verdict = _VERDICTS.get(
+            ("rules", self.kind, name, b"p" + content_key(sub.project_all(body))),
+            partial(sub.holds, body),
+        )
+        if written is not None:
+            _VERDICTS.put(written, verdict)
+        return verdict
+
     def locate(self, doc: dict[str, Any]) -> list[Problem]:
         """Every failed rule and bad selector of the document, depth-first."""
         out: list[Problem] = []
-        for text, message in self.entries:
-            if not _holds(text, doc):
+        for (text, message), project in zip(self.entries, self.projections, strict=True):
+            seen = project(doc)
+            if not _RULE_VERDICTS.get((text, content_key(seen)), partial(_evaluate, text, seen)):
                 # A rule at the root checks the name (MD-01, IC-10), so it is reported there.
                 out.append(Problem("metadata.name", message))
         for name, sub in self.fields.items():
