@@ -246,13 +246,34 @@ def _json_walk(value: Any, where: Where, depth: int, out: list[tuple[Where, str]
                 ((where, key), f"Duplicate value: {json.dumps(key)}: the key is set more than once")
             )
         for key, item in value.items():
+            if _lone_surrogate(key):
+                out.append(((where, key), f"Invalid value: {json.dumps(key)}: {_NOT_TEXT}"))
             _json_walk(item, (where, key), depth + 1, out)
     elif isinstance(value, list):
         if depth >= MAX_DEPTH:
             raise TooLarge(f"document nests deeper than {MAX_DEPTH} levels", 1)
         for index, item in enumerate(value):
             _json_walk(item, (where, index), depth + 1, out)
+    elif isinstance(value, str):
+        if _lone_surrogate(value):
+            out.append((where, f"Invalid value: {json.dumps(value)}: {_NOT_TEXT}"))
     elif isinstance(value, (int, float)):
         problem = number_problem(value, _json_text(value))
         if problem is not None:
             out.append((where, problem))
+
+
+# JSON may escape half of a UTF-16 pair alone (``"\\ud800"``); json.loads keeps it as a
+# lone surrogate, which is no Unicode character: no UTF-8 output can carry it.
+_NOT_TEXT = "a lone UTF-16 surrogate escape is not a Unicode character"
+
+
+def _lone_surrogate(text: str) -> bool:
+    """True when ``text`` holds a surrogate code point (only a JSON escape can put one there)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -439,6 +439,7 @@ _PLAIN_DECODER = json.JSONDecoder(
     parse_constant=_refused_constant,
 )
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")  # the whitespace json.loads skips
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud800-\udfff, either half of a pair
 
 
 def _json_documents(file: str, text: str) -> list[Document] | None:
@@ -447,11 +448,14 @@ def _json_documents(file: str, text: str) -> list[Document] | None:
     The located reader parses the file, walks every value for json_problems, and parses
     each item of an array a second time to find its line; here each item is parsed once,
     with the array's grammar checked between items (so a file is read here exactly when
-    json.loads reads it), and the values' checks made by the decoder's hooks. An item
+    json.loads reads it), and the values' checks made by the decoder's hooks (a file
+    escaping a surrogate, which may stand alone, is left to the located way). An item
     with fewer opening brackets than the nesting bound cannot pass it; one with as many is
     measured. Anything else, every invalid file
     among them, is read the located way, which words the problem.
     """
+    if _SURROGATE_ESCAPE.search(text):
+        return None  # one may stand alone, which json_problems refuses
     try:
         index = _JSON_SPACE.match(text).end()  # type: ignore[union-attr]
         if not text.startswith("[", index):

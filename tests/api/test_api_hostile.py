@@ -476,6 +476,47 @@ def test_int64_bounds_themselves_pass_the_json_check(tmp_path: Path) -> None:
     assert not any("must be within int64" in p for p in load([str(path)]).problems)
 
 
+# JSON may escape half of a UTF-16 pair alone; json.loads keeps it as a lone surrogate,
+# which no UTF-8 output can carry (render's writer would fail on it): refused where it is,
+# whether or not a rule reads the field. A whole pair is one character and passes.
+SURROGATE_CASES = [
+    (
+        '"args": ["x\\ud800"]',
+        'spec.args[0]: Invalid value: "x\\ud800": '
+        "a lone UTF-16 surrogate escape is not a Unicode character",
+    ),
+    (
+        '"args": ["\\uDFFF"]',
+        'spec.args[0]: Invalid value: "\\udfff": '
+        "a lone UTF-16 surrogate escape is not a Unicode character",
+    ),
+    (
+        '"k\\ud800": 1',
+        'spec.k\\ud800: Invalid value: "k\\ud800": '
+        "a lone UTF-16 surrogate escape is not a Unicode character",
+    ),
+    ('"args": ["\\ud83d\\ude00"]', None),
+]
+
+
+@pytest.mark.parametrize(("member", "message"), SURROGATE_CASES, ids=lambda v: str(v)[:24])
+def test_a_lone_surrogate_escape_in_json_is_refused_where_it_is(
+    tmp_path: Path, member: str, message: str | None
+) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(
+        '{"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceClass", '
+        '"metadata": {"name": "c"}, "spec": {' + member + "}}"
+    )
+    problems = load([str(path)]).problems
+    surrogate = [p for p in problems if "lone UTF-16" in p]
+    if message is None:
+        assert not surrogate
+        assert problems  # the class is invalid otherwise (no devices): the pair was read
+    else:
+        assert surrogate == [f"{path}:1: InferenceClass c: {message}"]
+
+
 # A taint value is free text (Kubernetes bounds it; our schema does not read it), and a
 # draining cluster's taint is quoted in the deployment's ReplicasReady message.
 FORGED = "\x1b[31mred\x1b[0m\nforged"
