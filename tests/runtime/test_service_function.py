@@ -80,17 +80,27 @@ def _with_config(objects: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]
     return out
 
 
+def _reported(obj: dict[str, Any], remote_status: dict[str, Any]) -> dict[str, Any]:
+    """An Object as provider-kubernetes reports it: its manifest, with the status the
+    remote object's controller wrote, under status.atProvider."""
+    remote = {**obj["spec"]["forProvider"]["manifest"], "status": remote_status}
+    return {**obj, "status": {"atProvider": {"manifest": remote}}}
+
+
 def _programmed(gateway_object: dict[str, Any]) -> dict[str, Any]:
     """The Gateway's Object as the provider reports it once Envoy Gateway programmed it."""
-    manifest = gateway_object["spec"]["forProvider"]["manifest"]
-    remote = {
-        **manifest,
-        "status": {
+    return _reported(
+        gateway_object,
+        {
             "addresses": [{"value": "198.51.100.20"}],
             "conditions": [{"type": "Programmed", "status": "True"}],
         },
-    }
-    return {**gateway_object, "status": {"atProvider": {"manifest": remote}}}
+    )
+
+
+def _observed_accepted(obj: dict[str, Any]) -> dict[str, Any]:
+    """An Object whose remote object Envoy AI Gateway marked Accepted (status.conditions)."""
+    return _reported(obj, {"conditions": [{"type": "Accepted", "status": "True"}]})
 
 
 def test_gateway_over_grpc_is_what_render_composes(stubs: Stubs) -> None:
@@ -150,18 +160,7 @@ def test_service_over_grpc_is_what_render_composes(stubs: Stubs) -> None:
     gateway = {**docs["InferenceGateway"], "status": {"address": "198.51.100.20"}}
     expected = _with_config(_objects_of(rendered, "qwen3-8b-"))
     # Envoy AI Gateway writes Accepted on the AIGatewayRoute itself (status.conditions).
-    route = expected["default-ai-gateway-route"]
-    accepted = {
-        **route,
-        "status": {
-            "atProvider": {
-                "manifest": {
-                    **route["spec"]["forProvider"]["manifest"],
-                    "status": {"conditions": [{"type": "Accepted", "status": "True"}]},
-                }
-            }
-        },
-    }
+    accepted = _observed_accepted(expected["default-ai-gateway-route"])
     required = {
         "inference-gateways": [gateway],
         "clusters": [_cluster()],
@@ -176,18 +175,9 @@ def test_service_over_grpc_is_what_render_composes(stubs: Stubs) -> None:
     }
     # Envoy AI Gateway has accepted the key's BackendSecurityPolicy (its status.conditions),
     # so the route names the provider's backend.
-    key_policy = expected["default-backend-security-policy-qwen3-8b-hosted"]
-    policy_accepted = {
-        **key_policy,
-        "status": {
-            "atProvider": {
-                "manifest": {
-                    **key_policy["spec"]["forProvider"]["manifest"],
-                    "status": {"conditions": [{"type": "Accepted", "status": "True"}]},
-                }
-            }
-        },
-    }
+    policy_accepted = _observed_accepted(
+        expected["default-backend-security-policy-qwen3-8b-hosted"]
+    )
     observed = {
         "default-ai-gateway-route": accepted,
         "default-credential-hosted-provider-key": found,
