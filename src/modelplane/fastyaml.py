@@ -66,7 +66,7 @@ import ryml
 
 from modelplane.errors import ModelplaneError
 from modelplane.forked import Child, ChildFailed, Send
-from modelplane.jsonvalues import INT64, MAX_DEPTH
+from modelplane.jsonvalues import INT64, MAX_DEPTH, nests_past
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
 _PRINTABLE_OR_HIGH = _PRINTABLE + bytes(range(0x80, 0x100))
@@ -366,7 +366,7 @@ def _assembled(
     if (
         flow
         and _RAPIDYAML_MAX_DEPTH > _MAX_FLOW_DEPTH
-        and any(_deeper_than(doc, _MAX_FLOW_DEPTH) for doc in present)
+        and any(nests_past(doc, _MAX_FLOW_DEPTH) for doc in present)
     ):
         return None  # the slow path names the line where nesting passes MAX_DEPTH
     if len(present) != len(starts):
@@ -760,21 +760,6 @@ def _whole_scalar(data: bytes, start: int, end: int) -> str | None:
     if rest.startswith(b":") and stripped.endswith((b"[", b"{", b",")):
         return "key"  # {'yes': 1}, {"yes":1}
     return "value" if ends_line or rest[:1] in (b",", b"]", b"}") else None
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """True when ``value`` nests arrays and objects more than ``limit`` levels deep."""
-    level: list[Any] = [value]
-    for _ in range(limit + 1):
-        level = [
-            item
-            for node in level
-            if isinstance(node, dict | list)
-            for item in (node.values() if isinstance(node, dict) else node)
-        ]
-        if not level:
-            return False
-    return True
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

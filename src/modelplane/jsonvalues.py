@@ -230,6 +230,25 @@ def json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return marked
 
 
+def nests_past(value: Any, bound: int) -> bool:
+    """True when ``value`` has an array or object ``bound`` or more levels below it (itself
+    at 0), as json_problems refuses one at depth MAX_DEPTH: measured level by level, so a
+    wide value (an InferenceCluster's status may list hundreds) costs one pass."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    for _ in range(bound):
+        if not level:
+            return False
+        below: list[Any] = []
+        for node in level:
+            below.extend(
+                child
+                for child in (node.values() if type(node) is dict else node)
+                if type(child) is dict or type(child) is list
+            )
+        level = below
+    return bool(level)
+
+
 def json_problems(value: Any, depth: int = 0) -> list[tuple[Keys, str]]:
     """The (keys, message) problems of a parsed JSON value (the YAML rules, for JSON)."""
     out: list[tuple[Where, str]] = []

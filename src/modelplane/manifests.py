@@ -37,6 +37,7 @@ from modelplane.jsonvalues import (
     TooLarge,
     json_object,
     json_problems,
+    nests_past,
 )
 from modelplane.printable import printable
 
@@ -475,7 +476,7 @@ def _json_documents(file: str, text: str) -> list[Document] | None:
     line, counted = 1, 0
     for start, end, value in spans:
         bound = MAX_DEPTH - top  # levels of containers an item may have
-        if text.count("{", start, end) + text.count("[", start, end) >= bound and _levels_past(
+        if text.count("{", start, end) + text.count("[", start, end) >= bound and nests_past(
             value, bound
         ):
             return None  # it nests past MAX_DEPTH: json_problems words it
@@ -484,25 +485,6 @@ def _json_documents(file: str, text: str) -> list[Document] | None:
         null_free = text.find("null", start, end) < 0
         documents.append(Document(file, line, value, null_free=null_free))
     return documents
-
-
-def _levels_past(value: Any, bound: int) -> bool:
-    """True when ``value`` has a container ``bound`` or more levels below it (itself at 0),
-    as json_problems refuses one at depth MAX_DEPTH: measured level by level, for an item
-    with as many brackets as the bound (an InferenceCluster's status may list hundreds)."""
-    level = [value] if type(value) is dict or type(value) is list else []
-    for _ in range(bound):
-        if not level:
-            return False
-        below: list[Any] = []
-        for node in level:
-            below.extend(
-                child
-                for child in (node.values() if type(node) is dict else node)
-                if type(child) is dict or type(child) is list
-            )
-        level = below
-    return bool(level)
 
 
 def _array_items(text: str, index: int) -> list[tuple[int, int, Any]] | None:
