@@ -181,27 +181,19 @@ class StructDocument(Mapping[str, Any]):
     """A Struct read as a dict on first use, identified by a digest of its content.
 
     Crossplane sends the same fleet on every call; ``cache_key`` lets a validated
-    object be reused without converting or validating the Struct again. ``unread``
-    names ObjectMeta fields removed first (``SERVER_BOOKKEEPING``): neither the digest
-    nor the dict carries them.
+    object be reused without converting or validating the Struct again. The request's
+    ``SERVER_BOOKKEEPING`` is dropped before its documents are made
+    (``proto.drop_bookkeeping``): neither the digest nor the dict carries it.
     """
 
     __slots__ = ("_struct", "_data", "_key")
 
-    def __init__(
-        self,
-        struct: struct_pb2.Struct,
-        *,
-        unread: frozenset[str] = frozenset(),
-        key: bytes | None = None,
-    ) -> None:
+    def __init__(self, struct: struct_pb2.Struct, *, key: bytes | None = None) -> None:
         """``key``: the digest, already computed (``proto.request_key``); None computes it
         on first use."""
         self._struct = struct
         self._data: dict[str, Any] | None = None
         self._key = key
-        if unread:
-            drop_metadata(struct, unread)
 
     @property
     def cache_key(self) -> bytes:
