@@ -645,6 +645,11 @@ def _holds(text: str, value: Any) -> bool:
     return _evaluate(text, projection(rule_reads([text]))(value))
 
 
+def _rule_holds(text: str, seen: Any) -> bool:
+    """``_evaluate``, remembered by the rule and the content key of what it reads."""
+    return _RULE_VERDICTS.get((text, content_key(seen)), partial(_evaluate, text, seen))
+
+
 def _evaluate(text: str, seen: Any) -> bool:
     """True when the rule holds on what it reads of a value (``projection``); a rule that
     does not compile or errors counts as failed.
@@ -1508,8 +1513,7 @@ class _Rules:
     def locate(self, value: Any, path: _Path, out: list[Problem]) -> None:
         """Every failed rule and bad selector of ``value`` and below, depth-first."""
         for (text, message), project in zip(self.entries, self.projections, strict=True):
-            seen = project(value)
-            if not _RULE_VERDICTS.get((text, content_key(seen)), partial(_evaluate, text, seen)):
+            if not _rule_holds(text, project(value)):
                 out.append(Problem(path.text(), message))
         if self.selector and isinstance(value, str):
             detail = check_selector(value)
@@ -1549,8 +1553,7 @@ class _RootRules:
         remembered by its content as written and by what its rules and selectors read."""
         # A root rule reads the name's length (MD-01, IC-10): remembered by that.
         for (text, _), project in zip(self.entries, self.projections, strict=True):
-            seen = project(doc)
-            if not _RULE_VERDICTS.get((text, content_key(seen)), partial(_evaluate, text, seen)):
+            if not _rule_holds(text, project(doc)):
                 return False
         for name, sub in self.fields.items():
             if name not in doc:
@@ -1585,8 +1588,7 @@ class _RootRules:
         """Every failed rule and bad selector of the document, depth-first."""
         out: list[Problem] = []
         for (text, message), project in zip(self.entries, self.projections, strict=True):
-            seen = project(doc)
-            if not _RULE_VERDICTS.get((text, content_key(seen)), partial(_evaluate, text, seen)):
+            if not _rule_holds(text, project(doc)):
                 # A rule at the root checks the name (MD-01, IC-10), so it is reported there.
                 out.append(Problem("metadata.name", message))
         for name, sub in self.fields.items():
