@@ -56,11 +56,11 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import ryml
 
@@ -164,8 +164,15 @@ class _Unfaithful(ModelplaneError):
     """The JSON would differ from what PyYAML reads: the file is read the slow way."""
 
 
+J = TypeVar("J")
+
+Judge = Callable[[dict[str, Any], bool], J]
+"""What the caller does with each object document while the child still reads: called
+with the document (the caller's to change) and whether it is known to hold no null."""
+
+
 @dataclass(frozen=True)
-class FastRead:
+class FastRead(Generic[J]):
     """What the fast reader read from one file."""
 
     documents: list[tuple[int, Any]]
@@ -173,22 +180,31 @@ class FastRead:
     null_free: bool
     """No object of any document has a null member (there is nothing to prune): the file's
     JSON has no ``null`` at all, not even inside a string."""
+    judged: list[J | None] = field(default_factory=list)
+    """The judge's answers for the first documents, in order (None for a document that is
+    not an object): those this process judged while the child was still reading."""
 
 
-def read(data: bytes, *, fork: bool | None = None) -> FastRead | None:
+def read(
+    data: bytes, *, fork: bool | None = None, judge: Judge[J] | None = None
+) -> FastRead[J] | None:
     """The documents of a file, or None to read it the slow way.
 
     A file of 1 MiB or more (``fork``: None decides by size) is read on two cores: a forked
-    child checks the bytes of the second half of the documents, parses it and checks the
-    whole text while this process checks the bytes of the first half, parses it and
-    decodes both (modelplane.forked). Where no child can help, the file is read here
-    alone, with the same answer.
+    child checks the bytes of the second part of the documents, parses it and checks the
+    whole text while this process checks the bytes of the first part, parses it and
+    decodes both (modelplane.forked). With a ``judge``, this process also judges the first
+    part's documents while the child parses its part (the first part is then the smaller);
+    their answers are ``judged``, and count only when the file is read here (a file read
+    the slow way is read anew). Where no child can help, the file is read here alone, with
+    the same documents.
     """
     wanted = len(data) >= _FORK_FROM if fork is None else fork
-    cut = _middle_marker(data) if wanted else None
+    share = _HEAD_SHARE if judge is None else _JUDGED_HEAD_SHARE
+    cut = _middle_marker(data, share) if wanted else None
     if cut is not None:
         try:
-            return _read_in_halves(data, cut)
+            return _read_in_halves(data, cut, judge)
         except ChildFailed:
             pass  # read here alone
     if _unsafe_bytes(data):
@@ -201,7 +217,7 @@ def read(data: bytes, *, fork: bool | None = None) -> FastRead | None:
 _FORK_FROM = 1 << 20
 
 
-def _read_whole(data: bytes) -> FastRead | None:
+def _read_whole(data: bytes) -> FastRead[Any] | None:
     parsed = _json_text(data)
     if parsed is None:
         return None
@@ -209,15 +225,20 @@ def _read_whole(data: bytes) -> FastRead | None:
     unsafe, flow, starts = _checks(data)
     if unsafe or _resolved_plain(data, _with_embedded(_suspects(text), [text])):
         return None
-    return _assembled([(_decoded(text), stream)], starts, flow, "null" not in text)
+    documents = _assembled([(_decoded(text), stream)], starts, flow)
+    return None if documents is None else FastRead(documents, "null" not in text)
 
 
-def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
+def _read_in_halves(data: bytes, cut: int, judge: Judge[J] | None) -> FastRead[J] | None:
     """The file read with a child: it checks the bytes of ``data[cut:]`` (a document
     marker's line on), parses them and checks the whole text; this process checks and
     parses the rest and decodes both. Each looks for the suspects of its own half's JSON
     in its own half (their quoted and embedded occurrences: a line never crosses the cut),
-    and this process counts the few a half has that the other has not."""
+    and this process counts the few a half has that the other has not.
+
+    A ``judge`` is given this process's documents once they are decoded, while the child
+    still parses, and the child's once they are, while it still checks: on a fleet file
+    most of the judging is then done by the time the child's verdict comes."""
     child = Child.start(partial(_second_half, data, cut))
     if child is None:
         raise ChildFailed("no child")
@@ -237,6 +258,7 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
         embedded = _embedded(tokens, text)
         parts = [(_decoded(text), stream)]
         null_free = "null" not in text
+        judged = _judged(parts[0], judge, null_free) if judge is not None else []
         second = child.receive()
         if second is not None and not _is_parsed(second):
             raise ChildFailed("the child's first answer is not a parsed half")
@@ -245,7 +267,10 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
         other_text, other_stream = second
         del second
         parts.append((_decoded(other_text), other_stream))
-        null_free = null_free and "null" not in other_text
+        other_null_free = "null" not in other_text
+        if judge is not None and len(judged) == _present(parts[0]):
+            judged += _judged(parts[1], judge, other_null_free)  # while the child checks
+        null_free = null_free and other_null_free
         verdict = child.receive()
     if not _is_verdict(verdict):
         raise ChildFailed("the child's second answer is not the checks' verdict")
@@ -268,7 +293,27 @@ def _read_in_halves(data: bytes, cut: int) -> FastRead | None:
             suspects[(token, "embedded")] = embedded[token] + other_embedded[token]
     if _resolved_plain(data, suspects, quoted):
         return None
-    return _assembled(parts, starts, flow, null_free)
+    documents = _assembled(parts, starts, flow)
+    return None if documents is None else FastRead(documents, null_free, judged)
+
+
+def _present(part: tuple[Any, bool]) -> int:
+    """How many non-empty documents a decoded part has."""
+    value, stream = part
+    if value is _UNFAITHFUL:
+        return -1
+    return sum(doc is not None for doc in value) if stream else int(value is not None)
+
+
+def _judged(part: tuple[Any, bool], judge: Judge[J], null_free: bool) -> list[J | None]:
+    """The judge's answer for each non-empty document of a decoded part, in order."""
+    value, stream = part
+    if value is _UNFAITHFUL:
+        return []  # the file is read the slow way: nothing to judge
+    values = value if stream else [value]
+    return [
+        judge(doc, null_free) if type(doc) is dict else None for doc in values if doc is not None
+    ]
 
 
 def _is_parsed(answer: Any) -> bool:
@@ -319,14 +364,19 @@ def _second_half(data: bytes, cut: int, send: Send) -> None:
     send((unsafe, flow, starts, suspects, quoted, _embedded(tokens, parsed[0])))
 
 
-def _middle_marker(data: bytes) -> int | None:
-    """The document marker (as _markers finds them, not the first byte) nearest the cut.
+# Where the file is cut: the share of its bytes this process parses. The child also checks
+# the whole text while this process decodes both parts, so it gets more than half (the two
+# then finish together on a fleet file, plain or written by `kubectl get -o yaml`); where
+# this process also judges its part's documents while the child parses, the child gets
+# about three quarters.
+_HEAD_SHARE = 0.42
+_JUDGED_HEAD_SHARE = 0.27
 
-    The cut leaves the child more than half: it also checks the whole text, while this
-    process decodes both halves (the two then finish together on a fleet file, plain or
-    written by `kubectl get -o yaml`).
-    """
-    middle = len(data) * 21 // 50
+
+def _middle_marker(data: bytes, share: float = _HEAD_SHARE) -> int | None:
+    """The document marker (as _markers finds them, not the first byte) nearest the cut
+    at ``share`` of the bytes."""
+    middle = int(len(data) * share)
     near = (_marker_after(data, middle), _marker_before(data, middle + 4))
     found = [at for at in near if at]
     return min(found, key=lambda at: abs(at - middle)) if found else None
@@ -352,8 +402,8 @@ def _ends_marker(data: bytes, at: int) -> bool:
 
 
 def _assembled(
-    parts: list[tuple[Any, bool]], starts: list[int], flow: bool, null_free: bool
-) -> FastRead | None:
+    parts: list[tuple[Any, bool]], starts: list[int], flow: bool
+) -> list[tuple[int, Any]] | None:
     """The documents of the parts, in order, given their lines; None where they disagree."""
     documents: list[Any] = []
     for value, stream in parts:
@@ -371,7 +421,7 @@ def _assembled(
         return None  # the slow path names the line where nesting passes MAX_DEPTH
     if len(present) != len(starts):
         return None
-    return FastRead(list(zip(starts, present, strict=True)), null_free)
+    return list(zip(starts, present, strict=True))
 
 
 _UNFAITHFUL: Any = object()

@@ -67,6 +67,8 @@ class Document:
     from the keys with the kind's schema when the problem is reported (fieldpath)."""
     null_free: bool = False
     """The reader knows no object of the content has a null member (fastyaml.FastRead)."""
+    result: ValidationResult | None = None
+    """The content validated already (in place) while the rest of its file was being read."""
 
 
 @dataclass(frozen=True)
@@ -295,13 +297,21 @@ _Loader.yaml_implicit_resolvers = {
 
 
 def _read_yaml(file: str, data: bytes) -> Iterator[Document | str]:
-    fast = fastyaml.read(data)
+    fast = fastyaml.read(data, judge=_validated)
     if fast is not None:
         # The plain YAML fleets are written in: the same values and lines, much faster.
-        for line, content in fast.documents:
-            yield Document(file, line, content, null_free=fast.null_free)
+        judged = fast.judged
+        for index, (line, content) in enumerate(fast.documents):
+            result = judged[index] if index < len(judged) else None
+            yield Document(file, line, content, null_free=fast.null_free, result=result)
         return
     yield from read_yaml_located(file, data)
+
+
+def _validated(content: dict[str, Any], null_free: bool) -> ValidationResult:
+    """An object document validated as _add_document would (the fast reader's judge: the
+    reader hands over a fresh value, defaulted in place)."""
+    return validate_document(content, owned=True, null_free=null_free)
 
 
 def read_yaml_located(file: str, data: bytes) -> Iterator[Document | str]:
@@ -539,7 +549,7 @@ def _add_document(doc: Document, loaded: Loaded, seen: set[tuple[str, str, str]]
         return
     # The readers build a fresh JSON value per document (jsonvalues, json.loads, fastyaml):
     # validation may default it in place rather than copy it once more.
-    result = validate_document(doc.content, owned=True, null_free=doc.null_free)
+    result = doc.result if doc.result is not None else _validated(doc.content, doc.null_free)
     problems = list(result.problems)
     identity = _identity(result)
     if identity is not None:

@@ -9,6 +9,7 @@ pin both halves: where it answers, the values and document lines are the located
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -26,8 +27,9 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from modelplane import fastyaml
+from modelplane import fastyaml, forked
 from modelplane.manifests import Document, _Loader, load, read_yaml_located
+from tests.builders import seed_replica
 from tests.forking import counted_forks
 
 # Scalars on which YAML 1.1 (PyYAML), YAML 1.2 (rapidyaml) and JSON disagree or nearly do.
@@ -580,12 +582,14 @@ def _hand_written(docs: list[dict[str, Any]]) -> bytes:
     return "".join(f"---\n{k}: {v}\n" for doc in docs for k, v in doc.items()).encode()
 
 
+_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 @functools.cache
 def _fleet_file() -> bytes:
     """A file large enough to be read with a child (made once: PyYAML writes it slowly)."""
     replica = {"kind": "ModelReplica", "spec": {"engines": [{"name": "e", "copies": 1}]}}
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    data = yaml.dump_all([replica] * (fastyaml._FORK_FROM // 40), Dumper=dumper).encode()
+    data = yaml.dump_all([replica] * (fastyaml._FORK_FROM // 40), Dumper=_DUMPER).encode()
     assert len(data) >= fastyaml._FORK_FROM
     return data
 
@@ -627,6 +631,76 @@ def test_a_child_that_fails_leaves_the_file_read_here(how: str, monkeypatch: Any
     assert fastyaml.read(data) == fastyaml.read(data, fork=False)
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
+
+
+@_LINUX
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(tokens, values, min_size=1, max_size=4)
+        | st.lists(values, min_size=1, max_size=3),
+        min_size=2,
+        max_size=6,
+    )
+)
+def test_a_judge_answers_for_every_object_document_in_order(docs: list[Any]) -> None:
+    """With a judge, the file reads as without one, and each object document is judged
+    once, in order, told it holds no null only where none of its objects has one (a
+    document that is not an object is not judged: None)."""
+    if not forked.may_fork():
+        pytest.skip("this process has threads another test started: it never forks")
+    data = yaml.safe_dump_all(docs).encode()
+    seen: list[Any] = []
+
+    def judge(doc: dict[str, Any], null_free: bool) -> str:
+        seen.append(doc)
+        assert not (null_free and _has_null_member(doc))
+        return json.dumps(doc)
+
+    found = fastyaml.read(data, fork=True, judge=judge)
+    alone = fastyaml.read(data, fork=False)
+    if alone is None:
+        assert found is None  # read the slow way; whatever was judged is not used
+        return
+    assert found is not None and found.documents == alone.documents
+    assert found.null_free == alone.null_free
+    expected = [json.dumps(v) if isinstance(v, dict) else None for _, v in alone.documents]
+    assert found.judged == expected
+    assert len(seen) == sum(answer is not None for answer in expected)
+
+
+@_LINUX
+def test_a_fleet_validated_while_it_is_read_loads_as_one_validated_after(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """The documents validated while the child reads give the objects and problem lines,
+    in order, that validating them after reading gives: an invalid document in either part,
+    a name taken twice across the cut."""
+    counted_forks(monkeypatch)  # skips where this process may not fork
+    replicas = [seed_replica(f"c-{i:04d}", i) for i in range(1100)]
+    replicas[3]["spec"]["engines"] = "not a list"
+    replicas[-3]["metadata"]["name"] = "Not A Name"
+    replicas.append(copy.deepcopy(replicas[1]))
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_bytes(yaml.dump_all(replicas, Dumper=_DUMPER).encode())
+    assert fleet.stat().st_size >= fastyaml._FORK_FROM
+    reads: list[Any] = []
+    real = fastyaml.read
+
+    def spied(data: bytes, **options: Any) -> Any:
+        reads.append(real(data, **options))
+        return reads[-1]
+
+    monkeypatch.setattr(fastyaml, "read", spied)
+    judged = load([str(fleet)])
+    assert len(reads[0].judged) == len(replicas)  # every document validated while reading
+    monkeypatch.setattr(fastyaml, "_FORK_FROM", 1 << 40)  # read alone, validated after
+    after = load([str(fleet)])
+    assert reads[1].judged == []
+    assert len(judged.problems) == 3 and judged.problems == after.problems
+    assert [(o.name, o.line, o.raw, o.model) for o in judged.objects] == [
+        (o.name, o.line, o.raw, o.model) for o in after.objects
+    ]
 
 
 def test_a_file_with_a_null_member_is_not_called_null_free() -> None:
