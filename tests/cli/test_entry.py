@@ -8,13 +8,17 @@ the process must still print all its output and exit with the same codes (docs/c
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
 import sys
+import weakref
+from typing import Any
 
 import pytest
 
+from modelplane.cli import inputs
 from modelplane.cli.main import VERBS, build_parser, chosen_verb, main
 from tests.paths import CORPUS, EXAMPLES, REPO
 
@@ -113,6 +117,28 @@ def test_the_output_of_a_quick_exit_is_all_written() -> None:
     assert process.returncode == 0
     assert len(process.stdout) > 65536
     json.loads(process.stdout)  # whole: a cut document would not parse
+
+
+@pytest.mark.parametrize(
+    "argv", [["render", str(EXAMPLES), "-o", "json"], ["validate", str(CORPUS)]]
+)
+def test_an_in_process_main_holds_no_fleet_once_it_returns(
+    argv: list[str], monkeypatch: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The process keeps its loaded fleet until it leaves (freeing it is 0.1 s of a large
+    fleet's command); a caller of main, valid input or not, gets the memory back."""
+    kept: list[weakref.ref[Any]] = []
+    real = inputs.keep_until_exit
+
+    def recorded(value: object) -> None:
+        kept.append(weakref.ref(value))
+        real(value)
+
+    monkeypatch.setattr(inputs, "keep_until_exit", recorded)
+    main(argv)
+    capsys.readouterr()
+    gc.collect()
+    assert kept and all(ref() is None for ref in kept)
 
 
 def test_the_cli_modules_import_only_what_the_verb_needs() -> None:

@@ -18,7 +18,7 @@ from modelplane.api import (
     ModelEndpoint,
     ModelReplica,
 )
-from modelplane.cli.main import Exit
+from modelplane.cli.main import Exit, keep_until_exit
 from modelplane.manifests import Loaded, PathError, load
 from modelplane.reconcile.deployment import Fleet
 
@@ -34,6 +34,7 @@ def load_valid(verb: str, paths: Sequence[str]) -> Loaded:
     except PathError as err:
         print(f"modelplane {verb}: error: {err}", file=sys.stderr)
         raise Exit(2) from err
+    keep_until_exit(loaded)
     if loaded.problems:
         for line in loaded.problems:
             print(line, file=sys.stderr)

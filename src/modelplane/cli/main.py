@@ -92,9 +92,27 @@ def chosen_verb(argv: Sequence[str]) -> str:
     return ""
 
 
+_KEPT: list[object] = []
+"""What a verb keeps until the process leaves (keep_until_exit)."""
+
+
+def keep_until_exit(value: object) -> None:
+    """Keep ``value`` (a loaded fleet) alive until the command ends.
+
+    A verb's locals are freed object by object when it returns, before entry leaves the
+    process without a teardown: a loaded fleet of 10,000 replicas takes about 0.12 s to
+    free. Kept here, entry's quick exit frees nothing; an in-process ``main`` drops what
+    was kept when it returns.
+    """
+    _KEPT.append(value)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code (0 ok, 1 invalid input, 2 usage error)."""
-    return _dispatch(argv)[0]
+    try:
+        return _dispatch(argv)[0]
+    finally:
+        _KEPT.clear()
 
 
 def _dispatch(argv: Sequence[str] | None) -> tuple[int, argparse.Namespace | None]:
