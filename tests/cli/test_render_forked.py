@@ -1,6 +1,6 @@
-"""render with a forked child composing and writing the second half of the clusters
-(cli/render.py ``_printed``): the same output and summary as this process alone, however
-the child fares, and no child left behind."""
+"""render with a forked child composing and writing most of the clusters while this
+process reconciles the deployments (cli/render.py ``_printed``): the same output and
+summary as this process alone, however the child fares, and no child left behind."""
 
 from __future__ import annotations
 
@@ -10,9 +10,15 @@ import sys
 from typing import Any
 
 import pytest
+import yaml
 
+from modelplane.cli import emit
 from modelplane.cli import render as render_cli
+from modelplane.cli.inputs import fleet_of
 from modelplane.cli.main import main
+from modelplane.manifests import load
+from modelplane.runtime.local.render import clusters_placed, render, render_clusters
+from tests.builders import inference_cluster
 from tests.forking import counted_forks
 from tests.paths import EXAMPLES, REPO
 
@@ -93,3 +99,34 @@ def test_an_error_in_the_second_half_is_this_process_error(monkeypatch: Any, cap
         main(["render", str(EXAMPLES)])
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
+
+
+def test_only_the_clusters_a_deployment_places_on_compose_differently_with_it() -> None:
+    """What lets the child compose before the deployments are reconciled: every cluster
+    composes the same without them, except those clusters_placed names (their team
+    namespaces join), and the examples have both kinds."""
+    loaded = load([str(EXAMPLES)])
+    fleet = fleet_of(loaded)
+    rendered = render(fleet)
+    placed = clusters_placed(rendered)
+    assert placed and placed != {c.metadata.name for c in fleet.clusters}
+    for cluster in fleet.clusters:
+        with_them = render_clusters(fleet, rendered, [cluster])[0]
+        without = render_clusters(fleet, (), [cluster])[0]
+        same = list(with_them.in_order()) == list(without.in_order())
+        assert same == (cluster.metadata.name not in placed)
+
+
+def test_a_child_cluster_that_ends_the_stream_is_written_as_its_end(
+    tmp_path: Any, monkeypatch: Any, capsys: Any
+) -> None:
+    """With nothing after the clusters, the child's last cluster, written as followed by
+    more, ends the YAML stream as it does alone, also where PyYAML writes every document
+    (its stream end differs only after a scalar document; objects are mappings)."""
+    fleet = tmp_path / "clusters.yaml"
+    fleet.write_text(yaml.safe_dump_all([inference_cluster(f"c-{i}") for i in range(3)]))
+    monkeypatch.setattr(emit, "_yaml_document", lambda document, tokens: None)
+    alone = _render(str(fleet), "yaml", 10**9, monkeypatch, capsys)
+    forks = counted_forks(monkeypatch)
+    assert _render(str(fleet), "yaml", 1, monkeypatch, capsys) == alone
+    assert len(forks) == 1 and alone[0]

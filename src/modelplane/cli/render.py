@@ -34,6 +34,7 @@ from modelplane.runtime.local.render import (
     RenderedDestination,
     RenderedEndpoint,
     RenderedFront,
+    clusters_placed,
     render,
     render_autoscalers,
     render_caches,
@@ -99,6 +100,19 @@ def run(args: argparse.Namespace) -> int:
 def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
     """Reconcile the valid input and print it (``run``'s rest, with the collector off)."""
     fleet = at(fleet_of(loaded), args.now)
+    _, later = _clusters_cut(fleet)
+    # Started before the deployments are reconciled: the child's clusters compose the same
+    # without them, all but the few they place a replica on (see _printed).
+    child = _start_clusters(fleet, later, args.output) if later and not args.out else None
+    try:
+        return _reconciled(args, loaded, fleet, child)
+    finally:
+        if child is not None:
+            child.close()
+
+
+def _reconciled(args: argparse.Namespace, loaded: Loaded, fleet: Fleet, child: Child | None) -> int:
+    """_composed's reconcile and print, ``child`` composing the later clusters."""
     rendered = render(fleet)
     caches = render_caches(fleet)
     backends = render_endpoints(fleet, rendered)
@@ -126,7 +140,7 @@ def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
         rest.extend(o for f in fronts for o in f.in_order())
         rest.extend(o for t in telemetry for o in t.in_order())
         rest.extend(o for a in scalers for o in a.in_order())
-        pieces, clusters_summary = _printed(fleet, rendered, rest, args.output)
+        pieces, clusters_summary = _printed(fleet, rendered, rest, args.output, child)
         # One write, as before: text the stream cannot encode fails it before any is written.
         sys.stdout.write("".join(pieces))
     print(
@@ -141,53 +155,85 @@ def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
     return 0
 
 
-# From this many clusters, a forked child composes and writes the second half of them
+# From this many clusters, a forked child composes and writes most of them
 # (docs/performance.md, "Composing and writing `render`'s output"); below, forking costs
-# more than the half it saves.
+# more than it saves.
 FORK_FROM = 64
+
+_ClusterPart = tuple[str, str, str]
+"""A cluster's name, its printed text (as followed by more documents) and its summary line."""
+
+
+def _clusters_cut(fleet: Fleet) -> tuple[list[InferenceCluster], list[InferenceCluster]]:
+    """The clusters in name order: those this process composes, and the child's (none
+    below FORK_FROM clusters)."""
+    ordered = sorted(fleet.clusters, key=lambda c: c.metadata.name or "")
+    if len(ordered) < FORK_FROM:
+        return ordered, []
+    # The child starts while this process reconciles the deployments, so it takes the
+    # larger share: all but the first quarter.
+    cut = len(ordered) // 4
+    return ordered[:cut], ordered[cut:]
+
+
+def _start_clusters(fleet: Fleet, later: list[InferenceCluster], output: str) -> Child | None:
+    """A forked child composing and writing ``later`` as if no deployment placed a replica
+    on them (None where no child can start)."""
+    return Child.start(lambda send: send(_cluster_parts(fleet, (), later, output)))
+
+
+def _cluster_parts(
+    fleet: Fleet,
+    rendered: Sequence[RenderedDeployment],
+    clusters: Sequence[InferenceCluster],
+    output: str,
+) -> list[_ClusterPart]:
+    """Each cluster composed and written on its own, in order."""
+    return [
+        (c.name, _written(list(c.in_order()), output, True), _clusters_summary([c]))
+        for c in render_clusters(fleet, rendered, clusters)
+    ]
 
 
 def _printed(
-    fleet: Fleet, rendered: Sequence[RenderedDeployment], rest: list[dict[str, Any]], output: str
+    fleet: Fleet,
+    rendered: Sequence[RenderedDeployment],
+    rest: list[dict[str, Any]],
+    output: str,
+    child: Child | None,
 ) -> tuple[list[str], str]:
     """The printed text in pieces (the deployments' objects, the clusters', then ``rest``)
     and the clusters' summary lines.
 
-    The clusters in name order are cut in two where there are FORK_FROM or more: a forked
-    child composes the second half and writes its text while this process does the rest.
-    Each part's text is the one the whole stream has there (``followed``: more documents
-    come), so the parts joined are the whole's. A child that cannot start, fails or
-    answers wrongly is no child: its half is done here, with the same errors.
+    Where there are FORK_FROM clusters or more, ``child`` composed the later ones in name
+    order, each written on its own, while this process reconciled the deployments: as if no
+    deployment placed a replica on them. That is what each composes unless a rendered
+    deployment placed one there (its team namespace then joins the cluster's objects:
+    ``clusters_placed``), so those few are composed again here. Each part is written as
+    followed by more documents: every object is a mapping, whose YAML text is the same at
+    the stream's end (only a scalar document is followed by ``...`` there), so the parts
+    joined are the whole stream's. A child that cannot
+    start, fails or answers wrongly is no child: its clusters are composed here, with the
+    same errors.
     """
-    ordered = sorted(fleet.clusters, key=lambda c: c.metadata.name or "")
-    half = len(ordered) // 2 if len(ordered) >= FORK_FROM else len(ordered)
-    first, second = ordered[:half], ordered[half:]
-
-    def part(clusters: Sequence[InferenceCluster]) -> tuple[str, str]:
-        composed = render_clusters(fleet, rendered, clusters)
-        objects = [o for c in composed for o in c.in_order()]
-        return _written(objects, output, bool(rest)), _clusters_summary(composed)
-
-    child = Child.start(lambda send: send(part(second))) if second else None
-    try:
-        head = [o for r in rendered for o in r.in_order()]
-        own = render_clusters(fleet, rendered, first)
-        head.extend(o for c in own for o in c.in_order())
-        # Written before the second half is known: as followed by it, or by the rest.
-        texts = [_written(head, output, bool(second or rest))]
-        summaries = [_clusters_summary(own)]
-        if second:
-            text, lines = _answer(child) or part(second)
-            if not text and not rest:  # the second half printed nothing: nothing follows
-                texts[0] = _written(head, output, False)
-            texts.append(text)
-            summaries.append(lines)
-        texts.append(_written(rest, output, False))
-    finally:
-        if child is not None:
-            child.close()
+    first, later = _clusters_cut(fleet)
+    head = [o for r in rendered for o in r.in_order()]
+    own = render_clusters(fleet, rendered, first)
+    head.extend(o for c in own for o in c.in_order())
+    parts = _answer(child, [c.metadata.name or "" for c in later])
+    if parts is None:
+        parts = _cluster_parts(fleet, rendered, later, output)
+    else:
+        placed = clusters_placed(rendered)
+        parts = [
+            _cluster_parts(fleet, rendered, [cluster], output)[0] if part[0] in placed else part
+            for part, cluster in zip(parts, later, strict=True)
+        ]
+    texts = [_written(head, output, True), *(text for _, text, _ in parts)]
+    texts.append(_written(rest, output, False))
+    summaries = _clusters_summary(own) + "".join(line for _, _, line in parts)
     pieces = [*array_pieces(texts), "\n"] if output == "json" else texts
-    return pieces, "".join(summaries)
+    return pieces, summaries
 
 
 def _written(objects: list[dict[str, Any]], output: str, followed: bool) -> str:
@@ -198,16 +244,25 @@ def _written(objects: list[dict[str, Any]], output: str, followed: bool) -> str:
     return yaml_documents(objects, followed)
 
 
-def _answer(child: Child | None) -> tuple[str, str] | None:
-    """The child's (text, summary), or None: no child, or no right answer."""
+def _answer(child: Child | None, names: list[str]) -> list[_ClusterPart] | None:
+    """The child's parts, one per cluster of ``names`` in order; None: no child, or no
+    right answer."""
     if child is None:
         return None
     try:
         answer = child.receive()
     except ChildFailed:
         return None
-    if type(answer) is tuple and len(answer) == 2 and all(type(a) is str for a in answer):
-        return answer[0], answer[1]
+    if (
+        type(answer) is list
+        and len(answer) == len(names)
+        and all(
+            type(part) is tuple and len(part) == 3 and all(type(x) is str for x in part)
+            for part in answer
+        )
+        and [part[0] for part in answer] == names
+    ):
+        return [(name, text, line) for name, text, line in answer]
     return None
 
 

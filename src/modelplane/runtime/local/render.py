@@ -19,6 +19,7 @@ from modelplane.api import (
     ModelCache,
     ModelDeployment,
     ModelEndpoint,
+    ModelReplica,
     ModelService,
     TelemetryDestination,
 )
@@ -196,7 +197,7 @@ def render_clusters(
     "Team namespaces"). ``only``: these of the fleet's clusters (each as it composes among
     all of them), in name order.
     """
-    replicas = [d.object for r in deployments for d in r.result.replicas]
+    replicas = _placed_replicas(deployments)
     classes = {c.metadata.name or "": c for c in fleet.classes}
     shapes = StackShapes()
     out: list[RenderedCluster] = []
@@ -225,6 +226,17 @@ def render_clusters(
             )
         out.append(rendered)
     return out
+
+
+def clusters_placed(deployments: Sequence[RenderedDeployment]) -> frozenset[str]:
+    """The clusters the rendered ``deployments`` place a replica on: those alone compose
+    differently in render_clusters with them than without them (the Namespace and shared
+    Objects of each team namespace a replica is in)."""
+    return frozenset(r.spec.cluster_name for r in _placed_replicas(deployments))
+
+
+def _placed_replicas(deployments: Sequence[RenderedDeployment]) -> list[ModelReplica]:
+    return [d.object for r in deployments for d in r.result.replicas]
 
 
 def render_caches(fleet: Fleet) -> list[RenderedCache]:
