@@ -41,8 +41,8 @@ JSON and PyYAML's SafeLoader that tests/api/test_fast_yaml.py pins):
   ``---`` markers (which gives each document's first line).
 
 Each of these is decided before rapidyaml parses the bytes it is about where it can be
-(the bytes), after it where it needs the JSON; a file read in two halves is checked half
-by half where the checks of the halves give the whole file's answer (the cut is at a line
+(the bytes), after it where it needs the JSON; a file read in parts is checked part by
+part where the checks of the parts give the whole file's answer (each cut is at a line
 start, and no refused sequence crosses one).
 
 Its parse errors are not read here: rapidyaml prints them on file descriptor 2, which is
@@ -200,11 +200,10 @@ def read(
     the same documents.
     """
     wanted = len(data) >= _FORK_FROM if fork is None else fork
-    share = _HEAD_SHARE if judge is None else _JUDGED_HEAD_SHARE
-    cut = _middle_marker(data, share) if wanted else None
-    if cut is not None:
+    cuts = _cuts(data, _SHARES if judge is None else _JUDGED_SHARES) if wanted else None
+    if cuts is not None:
         try:
-            return _read_in_halves(data, cut, judge)
+            return _read_in_parts(data, cuts, judge)
         except ChildFailed:
             pass  # read here alone
     if _unsafe_bytes(data):
@@ -229,27 +228,29 @@ def _read_whole(data: bytes) -> FastRead[Any] | None:
     return None if documents is None else FastRead(documents, "null" not in text)
 
 
-def _read_in_halves(data: bytes, cut: int, judge: Judge[J] | None) -> FastRead[J] | None:
-    """The file read with a child: it checks the bytes of ``data[cut:]`` (a document
-    marker's line on), parses them and checks the whole text; this process checks and
-    parses the rest and decodes both. Each looks for the suspects of its own half's JSON
-    in its own half (their quoted and embedded occurrences: a line never crosses the cut),
-    and this process counts the few a half has that the other has not.
+def _read_in_parts(data: bytes, cuts: list[int], judge: Judge[J] | None) -> FastRead[J] | None:
+    """The file read with a child: it checks the bytes of each part of ``data`` from the
+    first cut on (each a document marker's line on), parses it and sends its JSON text,
+    then checks the whole text; this process checks and parses the part before the first
+    cut and decodes them all. Each looks for the suspects of its own parts' JSON in its
+    own bytes (their quoted and embedded occurrences: a line never crosses a cut), and
+    this process counts the few one side has that the other has not.
 
     A ``judge`` is given this process's documents once they are decoded, while the child
-    still parses, and the child's once they are, while it still checks: on a fleet file
-    most of the judging is then done by the time the child's verdict comes."""
-    child = Child.start(partial(_second_half, data, cut))
+    still parses, and each of the child's parts once it is: on a fleet file most of the
+    judging is done by the time the child's verdict comes."""
+    cut = cuts[0]
+    child = Child.start(partial(_later_parts, data, cuts))
     if child is None:
         raise ChildFailed("no child")
     with child:
         head = data[:cut]
         if _unsafe_bytes(head):
-            return None  # decided before rapidyaml sees this half
+            return None  # decided before rapidyaml sees this part
         first = _json_text(head)
         del head
         if first is None:
-            return None  # a half that does not parse: the slow path names the line
+            return None  # a part that does not parse: the slow path names the line
         text, stream = first
         del first
         suspects = _suspects(text)
@@ -259,34 +260,41 @@ def _read_in_halves(data: bytes, cut: int, judge: Judge[J] | None) -> FastRead[J
         parts = [(_decoded(text), stream)]
         null_free = "null" not in text
         judged = _judged(parts[0], judge, null_free) if judge is not None else []
-        second = child.receive()
-        if second is not None and not _is_parsed(second):
-            raise ChildFailed("the child's first answer is not a parsed half")
-        if second is None:
-            return None  # unsafe bytes or no parse: the slow path
-        other_text, other_stream = second
-        del second
-        parts.append((_decoded(other_text), other_stream))
-        other_null_free = "null" not in other_text
-        if judge is not None and len(judged) == _present(parts[0]):
-            judged += _judged(parts[1], judge, other_null_free)  # while the child checks
-        null_free = null_free and other_null_free
+        judging = judge is not None and parts[0][0] is not _UNFAITHFUL
+        other_texts: list[str] = []
+        for _ in cuts:
+            answer = child.receive()
+            if answer is not None and not _is_parsed(answer):
+                raise ChildFailed("the child's answer is not a parsed part")
+            if answer is None:
+                return None  # unsafe bytes or no parse: the slow path
+            other_text, other_stream = answer
+            del answer
+            other_texts.append(other_text)
+            part = (_decoded(other_text), other_stream)
+            parts.append(part)
+            part_null_free = "null" not in other_text
+            if judge is not None and judging and part[0] is not _UNFAITHFUL:
+                judged += _judged(part, judge, part_null_free)  # while the child goes on
+            else:
+                judging = False
+            null_free = null_free and part_null_free
         verdict = child.receive()
     if not _is_verdict(verdict):
-        raise ChildFailed("the child's second answer is not the checks' verdict")
+        raise ChildFailed("the child's last answer is not the checks' verdict")
     unsafe, flow, starts, other_suspects, other_quoted, other_embedded = verdict
     if unsafe:
         return None
     suspects += Counter(other_suspects)
     other_tokens = {token for token, _ in other_suspects}
-    # What one half has counted for its suspects, the other counts here for them too.
+    # What one side has counted for its suspects, the other counts here for them too.
     for token in other_tokens - tokens:
         quoted[token] = _quoted(data, token, 0, cut)
         embedded[token] = _embedded({token}, text)[token]
     for token in tokens - other_tokens:
         other_quoted[token] = _quoted(data, token, cut, len(data))
-        other_embedded[token] = _embedded({token}, other_text)[token]
-    del text, other_text
+        other_embedded[token] = sum(_embedded({token}, other)[token] for other in other_texts)
+    del text, other_texts
     for token in tokens | other_tokens:
         quoted[token] += other_quoted[token]
         if embedded[token] + other_embedded[token]:
@@ -295,14 +303,6 @@ def _read_in_halves(data: bytes, cut: int, judge: Judge[J] | None) -> FastRead[J
         return None
     documents = _assembled(parts, starts, flow)
     return None if documents is None else FastRead(documents, null_free, judged)
-
-
-def _present(part: tuple[Any, bool]) -> int:
-    """How many non-empty documents a decoded part has."""
-    value, stream = part
-    if value is _UNFAITHFUL:
-        return -1
-    return sum(doc is not None for doc in value) if stream else int(value is not None)
 
 
 def _judged(part: tuple[Any, bool], judge: Judge[J], null_free: bool) -> list[J | None]:
@@ -322,7 +322,7 @@ def _is_parsed(answer: Any) -> bool:
 
 
 def _is_verdict(answer: Any) -> bool:
-    """The shape of _second_half's last answer: (unsafe, flow, lines, suspect counts,
+    """The shape of _later_parts' last answer: (unsafe, flow, lines, suspect counts,
     quoted counts, embedded counts), a count of each kind for each suspect text."""
     if not _shaped(answer, bool, bool, list, dict, dict, dict):
         return False
@@ -347,33 +347,57 @@ def _shaped(answer: Any, *types: type) -> bool:
     )
 
 
-def _second_half(data: bytes, cut: int, send: Send) -> None:
-    """The child's part: its half's JSON text (None for unsafe bytes or no parse), then
-    the checks of the whole text with its half's suspects and their quoted and embedded
-    occurrences in its half (this process, which decodes both halves, has the more work)."""
-    tail = data[cut:]
-    parsed = None if _unsafe_bytes(tail) else _json_text(tail)
-    del tail
-    send(parsed)
-    if parsed is None:
-        return
+def _later_parts(data: bytes, cuts: list[int], send: Send) -> None:
+    """The child's part: the JSON text of each part from the first cut on, in order (None,
+    and no more, for unsafe bytes or no parse), then the checks of the whole text with its
+    parts' suspects and their quoted and embedded occurrences in its bytes (this process,
+    which decodes every part, has the more work)."""
+    texts: list[str] = []
+    for start, end in zip(cuts, [*cuts[1:], len(data)], strict=True):
+        part = data[start:end]
+        parsed = None if _unsafe_bytes(part) else _json_text(part)
+        del part
+        send(parsed)
+        if parsed is None:
+            return
+        texts.append(parsed[0])
     unsafe, flow, starts = _checks(data)
-    suspects = {} if unsafe else dict(_suspects(parsed[0]))
+    suspects: Counter[tuple[str, str]] = Counter()
+    if not unsafe:
+        for text in texts:
+            suspects += _suspects(text)
     tokens = {token for token, _ in suspects}
-    quoted = {token: _quoted(data, token, cut, len(data)) for token in tokens}
-    send((unsafe, flow, starts, suspects, quoted, _embedded(tokens, parsed[0])))
+    quoted = {token: _quoted(data, token, cuts[0], len(data)) for token in tokens}
+    embedded = dict.fromkeys(tokens, 0)
+    for text in texts:
+        for token, count in _embedded(tokens, text).items():
+            embedded[token] += count
+    send((unsafe, flow, starts, dict(suspects), quoted, embedded))
 
 
-# Where the file is cut: the share of its bytes this process parses. The child also checks
-# the whole text while this process decodes both parts, so it gets more than half (the two
-# then finish together on a fleet file, plain or written by `kubectl get -o yaml`); where
-# this process also judges its part's documents while the child parses, the child gets
-# about three quarters.
-_HEAD_SHARE = 0.42
-_JUDGED_HEAD_SHARE = 0.27
+# Where the file is cut, as shares of its bytes: this process parses the part before the
+# first cut, the child each part after it, sending each one's JSON as soon as it is parsed.
+# The child also checks the whole text while this process decodes every part, so it gets
+# more than half (the two then finish together on a fleet file, plain or written by
+# `kubectl get -o yaml`). Where this process also judges the documents, it parses less
+# and the child sends its first part early, so that this process can decode and judge it
+# while the child parses the second.
+_SHARES = (0.42,)
+_JUDGED_SHARES = (0.2, 0.6)
 
 
-def _middle_marker(data: bytes, share: float = _HEAD_SHARE) -> int | None:
+def _cuts(data: bytes, shares: tuple[float, ...]) -> list[int] | None:
+    """The document markers nearest ``shares`` of the bytes, each after the one before;
+    None where there is none (the file is then read here alone)."""
+    cuts: list[int] = []
+    for share in shares:
+        at = _middle_marker(data, share)
+        if at is not None and at > (cuts[-1] if cuts else 0):
+            cuts.append(at)
+    return cuts or None
+
+
+def _middle_marker(data: bytes, share: float = _SHARES[0]) -> int | None:
     """The document marker (as _markers finds them, not the first byte) nearest the cut
     at ``share`` of the bytes."""
     middle = int(len(data) * share)
@@ -702,7 +726,7 @@ def _with_embedded(
 
 def _embedded(tokens: set[str], text: str) -> dict[str, int]:
     """How often each of ``tokens`` is quoted inside a longer JSON string of ``text`` (what
-    _with_embedded counts, one text at a time: each half's in its own process)."""
+    _with_embedded counts, one text at a time: each side's in its own process)."""
     found = dict.fromkeys(tokens, 0)
     # A quote the text does not hold at all (a `kubectl` file's JSON has no ``'``) is not
     # searched for after each token: found by memchr, its absence saves a pass per token.

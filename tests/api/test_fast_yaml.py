@@ -607,28 +607,35 @@ def test_a_fleet_file_is_read_with_one_child_that_is_gone_after(monkeypatch: Any
 
 
 @_LINUX
+@pytest.mark.parametrize("judged", [False, True])
 @pytest.mark.parametrize(
     "how", ["raises", "is killed", "answers nothing", "answers once", "answers garbage"]
 )
-def test_a_child_that_fails_leaves_the_file_read_here(how: str, monkeypatch: Any) -> None:
-    """However the child fails, the file is read here alone, with the same answer."""
-    real = fastyaml._second_half
+def test_a_child_that_fails_leaves_the_file_read_here(
+    how: str, judged: bool, monkeypatch: Any
+) -> None:
+    """However the child fails, the file is read here alone, with the same answer (with a
+    judge the child sends two parts: "answers once" stops after the first)."""
+    real = fastyaml._later_parts
 
-    def failing(data: bytes, cut: int, send: Any) -> None:
+    def failing(data: bytes, cuts: list[int], send: Any) -> None:
         if how == "raises":
             raise RuntimeError("only in the child")
         if how == "is killed":
             os.kill(os.getpid(), signal.SIGKILL)
         if how == "answers once":
             sent: list[Any] = []
-            real(data, cut, lambda value: None if sent else sent.append(send(value)))
+            real(data, cuts, lambda value: None if sent else sent.append(send(value)))
             os._exit(0)
         if how == "answers garbage":
-            real(data, cut, lambda value: send("not what the reader expects"))
+            real(data, cuts, lambda value: send("not what the reader expects"))
 
-    monkeypatch.setattr(fastyaml, "_second_half", failing)
+    monkeypatch.setattr(fastyaml, "_later_parts", failing)
     data = _fleet_file()
-    assert fastyaml.read(data) == fastyaml.read(data, fork=False)
+    found = fastyaml.read(data, judge=(lambda doc, null_free: 1) if judged else None)
+    alone = fastyaml.read(data, fork=False)
+    assert found is not None and alone is not None
+    assert (found.documents, found.null_free) == (alone.documents, alone.null_free)
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
 
@@ -918,18 +925,25 @@ def test_suspects_of_one_half_only_are_counted_in_the_other(
 
 
 @_LINUX
-@pytest.mark.parametrize("where", [1, 3])
-@pytest.mark.parametrize("unsafe", ["a:\tb", 'a: "\\N"', "a: \x85", "a: !!str b"])
-def test_a_refused_text_in_either_half_sends_the_file_the_slow_way(where: int, unsafe: str) -> None:
-    """Bytes refused before the parse (a tab, ``\\N``, NEL) and a tag found after it, in
-    the half this process reads or in the child's."""
+@pytest.mark.parametrize("judged", [False, True])
+@pytest.mark.parametrize("where", [0, 1, 3])
+@pytest.mark.parametrize("unsafe", ["a:\tb", 'a: "\\N"', "a: \x85", "a: !!str b", "a: yes"])
+def test_a_refused_text_in_any_part_sends_the_file_the_slow_way(
+    where: int, unsafe: str, judged: bool
+) -> None:
+    """Bytes refused before the parse (a tab, ``\\N``, NEL), a tag and a plain ``yes``
+    found after it, in the part this process reads or in either of the child's (with a
+    judge the child's bytes are two parts)."""
     doc = "---\nkind: ModelReplica\nspec: {}\n"
     count = fastyaml._FORK_FROM // len(doc) + 1
     docs = [doc] * count
     docs[where * count // 4] = f"---\n{unsafe}\n"
     data = "".join(docs).encode()
-    assert fastyaml._middle_marker(data) is not None
-    assert fastyaml.read(data, fork=True) is None
+    shares = fastyaml._JUDGED_SHARES if judged else fastyaml._SHARES
+    cuts = fastyaml._cuts(data, shares)
+    assert cuts is not None and len(cuts) == len(shares)
+    judge = (lambda doc, null_free: 1) if judged else None
+    assert fastyaml.read(data, fork=True, judge=judge) is None
 
 
 @pytest.mark.parametrize(
