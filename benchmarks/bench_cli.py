@@ -129,7 +129,9 @@ def in_process_split(directory: str, verb: str) -> dict[str, float]:
 
     The steps are the commands' own (cli/inputs.load_valid, cli/schedule.run,
     cli/render.run), taken apart here so that each can be timed; the garbage collector is
-    paused while loading, as load_valid pauses it.
+    paused while loading, as load_valid pauses it. A file read with a forked child has its
+    documents validated while the child reads (fastyaml.read's judge): that validation is
+    in "load", and "validate" is the rest.
     """
     memo.clear_all()
     gc.collect()

@@ -261,7 +261,8 @@ def main(argv: list[str]) -> None:
     print(
         "process ms: median wall time of the whole command; cpu ms: its median user + system "
         "time (its forked reader's included); load, validate, compute (schedule, or render's "
-        "compose) and write: one cold in-process run's split (bench_cli's steps); loadavg: the "
+        "compose) and write: one cold in-process run's split (bench_cli's steps; a large file's "
+        "documents are validated while it is read, in load); loadavg: the "
         "machine's 1-minute load after the runs (2 CPUs: above about 1, other work shared them)"
     )
     print("targets: every style's schedule and render <= 2000 ms at 10 desired, <= 2500 ms at 100")
