@@ -70,6 +70,24 @@ def test_runs_pack_exactly_like_the_per_node_model(
     assert len(state.runs) <= len(runs) + 2 * len(packs)
 
 
+@settings(max_examples=400, deadline=None)
+@given(_runs, _demand, st.lists(st.integers(0, 12), min_size=1, max_size=6))
+def test_identical_pods_packed_together_leave_what_packed_one_charge_at_a_time_leaves(
+    runs: list[tuple[tuple[int, ...], int]], demand: Demand, charges: list[int]
+) -> None:
+    """First fit puts each identical pod on the first node with room: charges of one
+    demand packed in turn (a pool closed at the first that does not fit, as the ledger
+    closes it) leave the pool as their sum packed at once (Ledger.charge_all_observed)."""
+    alone = PoolState(list(runs))
+    for pods in charges:
+        if not alone.pack(demand, pods):
+            alone.closed = True
+    together = PoolState(list(runs))
+    if not together.pack(demand, sum(charges)):
+        together.closed = True
+    assert (together.runs, together.closed) == (alone.runs, alone.closed)
+
+
 def test_a_pack_adds_at_most_two_runs() -> None:
     # 100,000 fresh nodes are one run; a partial charge splits it into three, no more.
     state = PoolState([((8,), 100_000)])

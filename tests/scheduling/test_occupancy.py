@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from modelplane.api import InferenceCluster, ModelReplica
 from modelplane.api.inferencecluster import ClusterOccupancy
 from modelplane.scheduling import CACHE_NONE, schedule, schedule_all
+from modelplane.scheduling.capacity import Ledger
 from modelplane.scheduling.explain import UNPUBLISHED_MESSAGE
 from modelplane.scheduling.fleet import cluster_view
 from modelplane.scheduling.occupancy import (
@@ -269,3 +270,26 @@ def test_published_occupancy_reads_back_as_computed(w: World) -> None:
         computed = occupancy_of(view, w.others)
         wire = ClusterOccupancy.model_validate(to_status(computed, view).to_wire())
         assert from_status(wire, view) == computed
+
+
+@settings(max_examples=200, deadline=None)
+@given(worlds())
+def test_replicas_charged_together_leave_what_each_charged_alone_leaves(w: World) -> None:
+    """Ledger.charge_all_observed (a shared spec read once, a demand's consecutive charges
+    packed together) leaves every pool as one charge_observed per replica does, also where
+    the replicas overflow the pools (each placed replica twice) and pools close."""
+    for c in w.fleet:
+        view = cluster_view(c, {})
+        pinned = [r for r in w.others if r.spec.cluster_name == view.name]
+        for replicas in (pinned, [r for r in pinned for _ in range(2)]):
+            together, alone = Ledger([view]), Ledger([view])
+            together.charge_all_observed(replicas, view)
+            for one in replicas:
+                alone.charge_observed(one, view)
+            states, expected = together.states(view.name), alone.states(view.name)
+            if states is None or expected is None:
+                assert states is expected
+                continue
+            assert {name: (s.runs, s.closed) for name, s in states.items()} == {
+                name: (s.runs, s.closed) for name, s in expected.items()
+            }

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from modelplane.api import ModelReplica
+from modelplane.api.modelreplica import ModelReplicaSpec
 from modelplane.memo import memoized
 from modelplane.scheduling.fleet import ClusterView, Pool, PoolShape
 
@@ -224,29 +225,62 @@ class Ledger:
 
     def charge_observed(self, replica: ModelReplica, cluster: ClusterView) -> None:
         """Charge an observed replica from its stamped spec."""
+        self.charge_all_observed([replica], cluster)
+
+    def charge_all_observed(self, replicas: Sequence[ModelReplica], cluster: ClusterView) -> None:
+        """Charge observed replicas of one cluster in order, as charge_observed would each.
+
+        A spec shared by several replicas (typed specs are shared by content) is read once,
+        and consecutive charges of one demand on one pool are packed together: first fit
+        puts each identical pod on the first node with room, so packing a pods and then b
+        is packing a + b, and a pod that fits nowhere leaves the same state either way
+        (the pool is then closed, and a closed pool takes nothing more).
+        """
         states = self.states(cluster.name)
         if states is None:
             return
-        pools = cluster.pool_map
-        for engine in replica.spec.engines:
-            for member in engine.members:
-                requests = member.device_requests
-                if not requests:
-                    continue
-                pool = pools.get(member.node_pool_name)
-                if pool is None:
-                    continue  # pinned to a pool the cluster no longer publishes: cannot run
-                demand = _observed_demand(
-                    pool.shape, tuple([(r.device_class_name, r.count) for r in requests])
-                )
-                if not demand:
-                    continue
-                worker = member.worker
-                pods = pods_of(member.role, worker.nodes if worker is not None else None)
-                state = states[pool.name]
-                # A pod that fits nowhere closes the pool for the rest of this schedule.
-                if not state.pack(demand, pods * engine.copies):
-                    state.closed = True
+        read: dict[int, list[tuple[str, Demand, int]]] = {}
+        merged: list[tuple[str, Demand, int]] = []
+        for replica in replicas:
+            spec = replica.spec
+            charges = read.get(id(spec))
+            if charges is None:
+                charges = read[id(spec)] = observed_charges(spec, cluster)
+            for pool, demand, pods in charges:
+                if merged and merged[-1][0] == pool and merged[-1][1] == demand:
+                    merged[-1] = (pool, demand, merged[-1][2] + pods)
+                else:
+                    merged.append((pool, demand, pods))
+        for pool, demand, pods in merged:
+            state = states[pool]
+            # A pod that fits nowhere closes the pool for the rest of this schedule.
+            if not state.pack(demand, pods):
+                state.closed = True
+
+
+def observed_charges(spec: ModelReplicaSpec, cluster: ClusterView) -> list[tuple[str, Demand, int]]:
+    """The (pool, demand, pods) charges of an observed replica's stamped spec, in member
+    order: none for a member without device requests, on a pool the cluster no longer
+    publishes (it cannot run) or whose requests map to no device of the pool."""
+    pools = cluster.pool_map
+    charges: list[tuple[str, Demand, int]] = []
+    for engine in spec.engines:
+        for member in engine.members:
+            requests = member.device_requests
+            if not requests:
+                continue
+            pool = pools.get(member.node_pool_name)
+            if pool is None:
+                continue
+            demand = _observed_demand(
+                pool.shape, tuple([(r.device_class_name, r.count) for r in requests])
+            )
+            if not demand:
+                continue
+            worker = member.worker
+            pods = pods_of(member.role, worker.nodes if worker is not None else None)
+            charges.append((pool.name, demand, pods * engine.copies))
+    return charges
 
 
 class _LazyPools(dict[str, PoolState]):

@@ -64,8 +64,7 @@ def occupancy_of(view: ClusterView, replicas: Iterable[ModelReplica]) -> Occupan
     if view.pools is None or not pinned:
         return Occupancy(refs)
     ledger = Ledger([view])
-    for replica in pinned:
-        ledger.charge_observed(replica, view)
+    ledger.charge_all_observed(pinned, view)
     states = ledger.states(view.name)
     pools: dict[str, PoolUse] = {}
     for pool in view.pools:
