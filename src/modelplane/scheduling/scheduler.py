@@ -90,8 +90,10 @@ def schedule(
     need only be the deployment's own.
     """
     desired = deployment.spec.replicas
-    observed = sorted(observed_replicas, key=sort_key)
-    ours = owned(deployment, observed)
+    observed = list(observed_replicas)
+    # Ours in (namespace, name) order; the rest need none (each cluster's occupancy sorts
+    # its own replicas).
+    ours = sorted(owned(deployment, observed), key=sort_key)
     if desired == 0:
         return _parked(deployment, clusters, ours)
     if clusters is UNRESOLVED or (not clusters and any(r.spec.cluster_name for r in ours)):
@@ -812,8 +814,11 @@ def schedule_all(
         given = tuple(replica_object(deployment, p) for p in result.replicas)
         # Superseded replicas still run: later deployments see them charged.
         moving = tuple(replica_object(deployment, s.placement) for s in result.superseded)
-        dropped = [r for r in observed if owns(deployment, r)]
-        observed = [r for r in observed if not owns(deployment, r)] + [*given, *moving]
+        dropped: list[ModelReplica] = []
+        others: list[ModelReplica] = []
+        for replica in observed:
+            (dropped if owns(deployment, replica) else others).append(replica)
+        observed = others + [*given, *moving]
         # Only the clusters this deployment left or joined change occupancy.
         for name in {r.spec.cluster_name for r in (*dropped, *given, *moving)}:
             pinned[name] = [r for r in pinned[name] if not owns(deployment, r)]
