@@ -274,10 +274,9 @@ def _read_in_parts(data: bytes, cuts: list[int], judge: Judge[J] | None) -> Fast
             part = (_decoded(other_text), other_stream)
             parts.append(part)
             part_null_free = "null" not in other_text
-            if judge is not None and judging and part[0] is not _UNFAITHFUL:
+            judging = judging and part[0] is not _UNFAITHFUL  # judged: a prefix, in order
+            if judge is not None and judging:
                 judged += _judged(part, judge, part_null_free)  # while the child goes on
-            else:
-                judging = False
             null_free = null_free and part_null_free
         verdict = child.receive()
     if not _is_verdict(verdict):

@@ -212,9 +212,8 @@ def _printed(
     ``clusters_placed``), so those few are composed again here. Each part is written as
     followed by more documents: every object is a mapping, whose YAML text is the same at
     the stream's end (only a scalar document is followed by ``...`` there), so the parts
-    joined are the whole stream's. A child that cannot
-    start, fails or answers wrongly is no child: its clusters are composed here, with the
-    same errors.
+    joined are the whole stream's. A child that cannot start, fails or answers wrongly is
+    no child: its clusters are composed here, with the same errors.
     """
     first, later = _clusters_cut(fleet)
     head = [o for r in rendered for o in r.in_order()]

@@ -271,7 +271,7 @@ def observed_charges(spec: ModelReplicaSpec, cluster: ClusterView) -> list[tuple
                 continue
             pool = pools.get(member.node_pool_name)
             if pool is None:
-                continue
+                continue  # pinned to a pool the cluster no longer publishes: cannot run
             demand = _observed_demand(
                 pool.shape, tuple([(r.device_class_name, r.count) for r in requests])
             )
