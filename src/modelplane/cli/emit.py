@@ -170,9 +170,20 @@ def yaml_documents(objects: Iterable[Any], followed: bool = False) -> str:
     """``yaml.safe_dump_all(objects, **YAML_OPTIONS)``, the same text; ``followed``: the
     stream's part before more documents, so that the parts' texts joined are the whole
     stream's."""
+    return _documents(objects, followed, _Tokens())
+
+
+def yaml_parts(parts: Iterable[Iterable[Any]]) -> list[str]:
+    """The text of each of several parts of one stream, each as followed by more documents
+    (``yaml_documents(part, followed=True)``), the scalars' tokens learnt once for all of
+    them (a part a cluster's objects: a fleet's clusters repeat their strings)."""
+    tokens = _Tokens()
+    return [_documents(part, True, tokens) for part in parts]
+
+
+def _documents(objects: Iterable[Any], followed: bool, tokens: _Tokens) -> str:
     parts = []
     slow: list[Any] = []
-    tokens = _Tokens()
     for document in objects:
         fast = _yaml_document(document, tokens)
         if fast is None:
