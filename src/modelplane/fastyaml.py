@@ -191,13 +191,14 @@ def read(
     """The documents of a file, or None to read it the slow way.
 
     A file of 1 MiB or more (``fork``: None decides by size) is read on two cores: a forked
-    child checks the bytes of the second part of the documents, parses it and checks the
+    child checks the bytes of the later part of the documents, parses it and checks the
     whole text while this process checks the bytes of the first part, parses it and
-    decodes both (modelplane.forked). With a ``judge``, this process also judges the first
-    part's documents while the child parses its part (the first part is then the smaller);
-    their answers are ``judged``, and count only when the file is read here (a file read
-    the slow way is read anew). Where no child can help, the file is read here alone, with
-    the same documents.
+    decodes both (modelplane.forked). With a ``judge``, this process also judges every
+    object document as soon as it is decoded: its own part's while the child parses (its
+    part is then the smaller), the child's, sent in two parts, each as it arrives. The
+    answers are ``judged``, and count only when the file is read here (a file read the
+    slow way is read anew). Where no child can help, the file is read here alone, with the
+    same documents.
     """
     wanted = len(data) >= _FORK_FROM if fork is None else fork
     cuts = _cuts(data, _SHARES if judge is None else _JUDGED_SHARES) if wanted else None
