@@ -55,7 +55,7 @@ def test_render_with_a_child_prints_what_it_prints_alone(
 
 @pytest.mark.parametrize("how", ["raises", "is killed", "answers garbage"])
 @pytest.mark.parametrize("output", ["yaml", "json"])
-def test_a_child_that_fails_leaves_its_half_to_this_process(
+def test_a_child_that_fails_leaves_its_clusters_to_this_process(
     how: str, output: str, monkeypatch: Any, capsys: Any
 ) -> None:
     alone = _render(str(EXAMPLES), output, 10**9, monkeypatch, capsys)
@@ -83,9 +83,11 @@ def test_a_child_that_fails_leaves_its_half_to_this_process(
         os.waitpid(-1, os.WNOHANG)
 
 
-def test_an_error_in_the_second_half_is_this_process_error(monkeypatch: Any, capsys: Any) -> None:
-    """The child's failure is not reported: this process composes the half and fails the
-    same way it fails alone."""
+def test_an_error_in_the_childs_clusters_is_this_process_error(
+    monkeypatch: Any, capsys: Any
+) -> None:
+    """The child's failure is not reported: this process composes the child's clusters and
+    fails the same way it fails alone."""
     real_compose = render_cli.render_clusters
 
     def compose(fleet: Any, rendered: Any, only: Any = None) -> Any:
