@@ -1,10 +1,11 @@
 """Work handed to a forked child while this process goes on (two cores, one file).
 
-A fleet file is read by parsing two halves at once and checking the whole text while it
-is decoded; the child's part comes back as marshal frames. Small frames go through a
-pipe; a large one (a half's JSON text, megabytes) is written to a memory file shared
-before the fork and only its place goes through the pipe, so the child never waits for
-this process to read.
+A fleet file is read by parsing its parts at once and checking the whole text while it
+is decoded (and `render` composes most clusters in a child); the child's part comes back
+as marshal frames. Small frames go through a pipe; a large one (a part's JSON text,
+megabytes) is written to a memory file shared before the fork and only its place goes
+through the pipe, so the child never waits for this process to read, and this process
+unmarshals it where it lies.
 
 Forking is only done where it is safe: on Linux (macOS forbids a fork once system
 frameworks may be loaded), in a process with no other Python thread (a thread holding a
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import marshal
+import mmap
 import os
 import signal
 import struct
@@ -91,18 +93,14 @@ class Child:
         if len(header) != _HEADER.size:
             raise ChildFailed("the child stopped answering")
         where, offset, length = _HEADER.unpack(header)
-        if where == _IN_PIPE:
-            payload = self._pipe.read(length)
-        elif where == _IN_FILE:
-            payload = _read_at(self._memory, offset, length)
-        else:
+        if where == _IN_FILE:
+            return _loaded_at(self._memory, offset, length)
+        if where != _IN_PIPE:
             raise ChildFailed("the child's answer came in a frame of no known kind")
+        payload = self._pipe.read(length)
         if len(payload) != length:
             raise ChildFailed("the child's answer was cut short")
-        try:
-            return marshal.loads(payload)
-        except (EOFError, ValueError, TypeError) as err:
-            raise ChildFailed("the child's answer did not read back") from err
+        return _loaded(payload)
 
     def close(self) -> None:
         """Stop the child if it still runs, and reap it."""
@@ -123,16 +121,25 @@ class Child:
         self.close()
 
 
-def _read_at(fd: int, offset: int, length: int) -> bytes:
-    parts = []
-    while length > 0:
-        part = os.pread(fd, length, offset)
-        if not part:
-            break
-        parts.append(part)
-        offset += len(part)
-        length -= len(part)
-    return b"".join(parts)
+def _loaded(payload: bytes | memoryview) -> Any:
+    """A frame's value; ChildFailed where it does not read back."""
+    try:
+        return marshal.loads(payload)
+    except (EOFError, ValueError, TypeError) as err:
+        raise ChildFailed("the child's answer did not read back") from err
+
+
+def _loaded_at(fd: int, offset: int, length: int) -> Any:
+    """The value of a frame in the memory file, read where it lies: a half's JSON text is
+    tens of megabytes, and copying it out first costs a copy and its page faults."""
+    if length <= 0 or offset + length > os.fstat(fd).st_size:
+        raise ChildFailed("the child's answer was cut short")
+    with (
+        mmap.mmap(fd, offset + length, prot=mmap.PROT_READ) as mapped,
+        memoryview(mapped) as view,
+        view[offset : offset + length] as frame,
+    ):
+        return _loaded(frame)  # each view released before the map closes, raise or not
 
 
 def _child(work: Callable[[Send], None], read_end: int, write_end: int, memory: int) -> NoReturn:
