@@ -1,6 +1,7 @@
-"""modelplane.forked: a child's answers come back whole, and a malformed one is no answer.
+"""modelplane.forked (the reader's and `render`'s children): a child's answers come back whole,
+and a malformed one is no answer.
 
-A large answer (a half's JSON text) travels through the memory file shared before the fork
+A large answer (a part's JSON text) travels through the memory file shared before the fork
 and is read where it lies; these pin that it reads back equal, and that a frame the file
 does not hold whole, or that does not unmarshal, is ChildFailed (the caller then does the
 work itself), never another error.
