@@ -259,9 +259,10 @@ def _read_in_parts(data: bytes, cuts: list[int], judge: Judge[J] | None) -> Fast
         quoted = {token: _quoted(data, token, 0, cut) for token in tokens}
         embedded = _embedded(tokens, text)
         parts = [(_decoded(text), stream)]
+        if parts[0][0] is _UNFAITHFUL:
+            return None  # values PyYAML does not read so: the slow path, whatever follows
         null_free = "null" not in text
         judged = _judged(parts[0], judge, null_free) if judge is not None else []
-        judging = judge is not None and parts[0][0] is not _UNFAITHFUL
         other_texts: list[str] = []
         for _ in cuts:
             answer = child.receive()
@@ -273,10 +274,11 @@ def _read_in_parts(data: bytes, cuts: list[int], judge: Judge[J] | None) -> Fast
             del answer
             other_texts.append(other_text)
             part = (_decoded(other_text), other_stream)
+            if part[0] is _UNFAITHFUL:
+                return None
             parts.append(part)
             part_null_free = "null" not in other_text
-            judging = judging and part[0] is not _UNFAITHFUL  # judged: a prefix, in order
-            if judge is not None and judging:
+            if judge is not None:
                 judged += _judged(part, judge, part_null_free)  # while the child goes on
             null_free = null_free and part_null_free
         verdict = child.receive()
@@ -308,8 +310,6 @@ def _read_in_parts(data: bytes, cuts: list[int], judge: Judge[J] | None) -> Fast
 def _judged(part: tuple[Any, bool], judge: Judge[J], null_free: bool) -> list[J | None]:
     """The judge's answer for each non-empty document of a decoded part, in order."""
     value, stream = part
-    if value is _UNFAITHFUL:
-        return []  # the file is read the slow way: nothing to judge
     values = value if stream else [value]
     return [
         judge(doc, null_free) if type(doc) is dict else None for doc in values if doc is not None

@@ -927,13 +927,15 @@ def test_suspects_of_one_half_only_are_counted_in_the_other(
 @_LINUX
 @pytest.mark.parametrize("judged", [False, True])
 @pytest.mark.parametrize("where", [0, 1, 3])
-@pytest.mark.parametrize("unsafe", ["a:\tb", 'a: "\\N"', "a: \x85", "a: !!str b", "a: yes"])
+@pytest.mark.parametrize(
+    "unsafe", ["a:\tb", 'a: "\\N"', "a: \x85", "a: !!str b", "a: yes", "a: 1\na: 2"]
+)
 def test_a_refused_text_in_any_part_sends_the_file_the_slow_way(
     where: int, unsafe: str, judged: bool
 ) -> None:
     """Bytes refused before the parse (a tab, ``\\N``, NEL), a tag and a plain ``yes``
-    found after it, in the part this process reads or in either of the child's (with a
-    judge the child's bytes are two parts)."""
+    found after it and a key set twice found when decoding, in the part this process
+    reads or in either of the child's (with a judge the child's bytes are two parts)."""
     doc = "---\nkind: ModelReplica\nspec: {}\n"
     count = fastyaml._FORK_FROM // len(doc) + 1
     docs = [doc] * count
