@@ -177,6 +177,12 @@ def check_rules(schema: Schema, value: Any, path: str) -> list[Problem]:
     return out
 
 
+def rule_holds(text: str, value: Any) -> bool:
+    """True when the rule holds on ``value``, evaluated on what the rule reads of it (no
+    remembered verdict)."""
+    return v._evaluate(text, v.projection(v.rule_reads([text]))(value))
+
+
 def _walk_rules(schema: Schema, value: Any, path: str, out: list[Problem]) -> None:
     for entry in schema.get(VALIDATIONS_KEY, []):
         text = entry["rule"]
@@ -184,7 +190,7 @@ def _walk_rules(schema: Schema, value: Any, path: str, out: list[Problem]) -> No
             continue  # there is no previous object to compare with
         # Every rule evaluated on the value itself, never a remembered verdict: what the
         # compiled tree remembers by what a rule reads is held to this.
-        held = v._holds(text, value)
+        held = rule_holds(text, value)
         if not held:
             # A rule at the root checks the name (MD-01, IC-10), so it is reported there.
             out.append(Problem(path or "metadata.name", entry["message"]))

@@ -640,11 +640,6 @@ def _compiled(text: str) -> CompiledRule | None:
         return None
 
 
-def _holds(text: str, value: Any) -> bool:
-    """True when the rule holds on ``value``, judged on what the rule reads of it."""
-    return _evaluate(text, projection(rule_reads([text]))(value))
-
-
 def _rule_holds(text: str, seen: Any) -> bool:
     """``_evaluate``, remembered by the rule and the content key of what it reads."""
     return _RULE_VERDICTS.get((text, content_key(seen)), partial(_evaluate, text, seen))
