@@ -130,7 +130,7 @@ def _loaded(payload: bytes | memoryview) -> Any:
 
 
 def _loaded_at(fd: int, offset: int, length: int) -> Any:
-    """The value of a frame in the memory file, read where it lies: a half's JSON text is
+    """The value of a frame in the memory file, read where it lies: a part's JSON text is
     tens of megabytes, and copying it out first costs a copy and its page faults."""
     if length <= 0 or offset + length > os.fstat(fd).st_size:
         raise ChildFailed("the child's answer was cut short")

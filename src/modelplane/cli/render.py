@@ -100,19 +100,21 @@ def run(args: argparse.Namespace) -> int:
 def _composed(args: argparse.Namespace, loaded: Loaded) -> int:
     """Reconcile the valid input and print it (``run``'s rest, with the collector off)."""
     fleet = at(fleet_of(loaded), args.now)
-    _, later = _clusters_cut(fleet, args.output)
+    cut = _clusters_cut(fleet, args.output)
     # Started before the deployments are reconciled: the child's clusters compose the same
     # without them, all but the few they place a replica on (see _printed).
-    child = _start_clusters(fleet, later, args.output) if later and not args.out else None
+    child = _start_clusters(fleet, cut[1], args.output) if cut[1] and not args.out else None
     try:
-        return _reconciled(args, loaded, fleet, child)
+        return _reconciled(args, loaded, fleet, cut, child)
     finally:
         if child is not None:
             child.close()
 
 
-def _reconciled(args: argparse.Namespace, loaded: Loaded, fleet: Fleet, child: Child | None) -> int:
-    """_composed's reconcile and print, ``child`` composing the later clusters."""
+def _reconciled(
+    args: argparse.Namespace, loaded: Loaded, fleet: Fleet, cut: _Cut, child: Child | None
+) -> int:
+    """_composed's reconcile and print, ``child`` composing the later clusters of ``cut``."""
     rendered = render(fleet)
     caches = render_caches(fleet)
     backends = render_endpoints(fleet, rendered)
@@ -140,7 +142,7 @@ def _reconciled(args: argparse.Namespace, loaded: Loaded, fleet: Fleet, child: C
         rest.extend(o for f in fronts for o in f.in_order())
         rest.extend(o for t in telemetry for o in t.in_order())
         rest.extend(o for a in scalers for o in a.in_order())
-        pieces, clusters_summary = _printed(fleet, rendered, rest, args.output, child)
+        pieces, clusters_summary = _printed(fleet, rendered, rest, args.output, cut, child)
         # One write, as before: text the stream cannot encode fails it before any is written.
         sys.stdout.write("".join(pieces))
     print(
@@ -164,9 +166,11 @@ _ClusterPart = tuple[str, str, str]
 """A cluster's name, its printed text (as followed by more documents) and its summary line."""
 
 
-def _clusters_cut(
-    fleet: Fleet, output: str
-) -> tuple[list[InferenceCluster], list[InferenceCluster]]:
+_Cut = tuple[list[InferenceCluster], list[InferenceCluster]]
+"""The clusters in name order: those this process composes, and the child's."""
+
+
+def _clusters_cut(fleet: Fleet, output: str) -> _Cut:
     """The clusters in name order: those this process composes, and the child's (none
     below FORK_FROM clusters)."""
     ordered = sorted(fleet.clusters, key=lambda c: c.metadata.name or "")
@@ -207,13 +211,14 @@ def _printed(
     rendered: Sequence[RenderedDeployment],
     rest: list[dict[str, Any]],
     output: str,
+    cut: _Cut,
     child: Child | None,
 ) -> tuple[list[str], str]:
     """The printed text in pieces (the deployments' objects, the clusters', then ``rest``)
     and the clusters' summary lines.
 
-    Where there are FORK_FROM clusters or more, ``child`` composed the later ones in name
-    order, each written on its own, while this process reconciled the deployments: as if no
+    Where there are FORK_FROM clusters or more, ``child`` composed the later ones of
+    ``cut``, in name order, each written on its own, while this process reconciled the deployments: as if no
     deployment placed a replica on them. That is what each composes unless a rendered
     deployment placed one there (its team namespace then joins the cluster's objects:
     ``clusters_placed``), so those few are composed again here. Each part is written as
@@ -222,7 +227,7 @@ def _printed(
     joined are the whole stream's. A child that cannot start, fails or answers wrongly is
     no child: its clusters are composed here, with the same errors.
     """
-    first, later = _clusters_cut(fleet, output)
+    first, later = cut
     head = [o for r in rendered for o in r.in_order()]
     own = render_clusters(fleet, rendered, first)
     head.extend(o for c in own for o in c.in_order())
